@@ -1,0 +1,283 @@
+package io.ringstar;
+
+import java.time.Duration;
+import java.util.Collections;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * Where this process stands in the job: its rank, the world size, how to reach rank 0, which
+ * transport to use and how long any wait may last. Immutable; every value is checked when it is
+ * built, so a bad value fails here with {@link InvalidConfigException} naming the field and the
+ * value, before any connection is attempted.
+ *
+ * <pre>{@code
+ * DistributedConfig config = DistributedConfig.builder()
+ *         .worldSize(4).rank(1)
+ *         .coordinatorAddr("10.0.0.1:29500")
+ *         .transport("netty")
+ *         .timeout(Duration.ofSeconds(30))
+ *         .build();
+ * }</pre>
+ */
+public final class DistributedConfig {
+    /** Coordinator address used when none is given. */
+    public static final String DEFAULT_COORDINATOR_ADDR = "127.0.0.1:29500";
+    /** Transport used when none is given: ranks as threads of one JVM. */
+    public static final String DEFAULT_TRANSPORT = "inproc";
+    /** Upper bound of every blocking call when none is given. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
+
+    private final int worldSize;
+    private final int rank;
+    private final String coordinatorAddr;
+    private final String transport;
+    private final Duration timeout;
+    private final Map<String, String> options;
+
+    private DistributedConfig(Builder builder) {
+        this.worldSize = builder.worldSize;
+        this.rank = builder.rank;
+        this.coordinatorAddr = builder.coordinatorAddr;
+        this.transport = builder.transport;
+        this.timeout = builder.timeout;
+        this.options = Collections.unmodifiableMap(new TreeMap<>(builder.options));
+    }
+
+    /** A configuration with the default transport and timeout. */
+    public static DistributedConfig of(int worldSize, int rank, String coordinatorAddr) {
+        return builder().worldSize(worldSize).rank(rank).coordinatorAddr(coordinatorAddr).build();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder that starts from this configuration's values. */
+    public Builder toBuilder() {
+        Builder builder = new Builder()
+                .worldSize(worldSize)
+                .rank(rank)
+                .coordinatorAddr(coordinatorAddr)
+                .transport(transport)
+                .timeout(timeout);
+        builder.options.putAll(options);
+        return builder;
+    }
+
+    /** Number of ranks in the job, at least 1. */
+    public int worldSize() {
+        return worldSize;
+    }
+
+    /** This process's rank, in {@code [0, worldSize)}. */
+    public int rank() {
+        return rank;
+    }
+
+    /** {@code host:port} of rank 0 ({@code [v6addr]:port} for IPv6). */
+    public String coordinatorAddr() {
+        return coordinatorAddr;
+    }
+
+    /** Host part of {@link #coordinatorAddr()}, without IPv6 brackets. */
+    public String coordinatorHost() {
+        return splitHostPort(coordinatorAddr).host;
+    }
+
+    /** Port part of {@link #coordinatorAddr()}. */
+    public int coordinatorPort() {
+        return splitHostPort(coordinatorAddr).port;
+    }
+
+    /** Name of the transport that {@link Transports#open} looks up, for example {@code "inproc"}. */
+    public String transport() {
+        return transport;
+    }
+
+    /** Upper bound of every blocking call made with this configuration; positive. */
+    public Duration timeout() {
+        return timeout;
+    }
+
+    /** Transport- or algorithm-specific settings, by name; unknown names are ignored. */
+    public Map<String, String> options() {
+        return options;
+    }
+
+    /** One option's value, if set. */
+    public Optional<String> option(String name) {
+        return Optional.ofNullable(options.get(name));
+    }
+
+    /**
+     * A positive integer option, or {@code defaultValue} when unset.
+     *
+     * @throws InvalidConfigException if the option is set but is not a positive integer
+     */
+    public int positiveIntOption(String name, int defaultValue) {
+        String text = options.get(name);
+        if (text == null) {
+            return defaultValue;
+        }
+        try {
+            int value = Integer.parseInt(text.trim());
+            if (value > 0) {
+                return value;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new InvalidConfigException("option " + name, text, "must be a positive integer");
+    }
+
+    @Override
+    public String toString() {
+        return "DistributedConfig{worldSize=" + worldSize + ", rank=" + rank + ", coordinatorAddr=" + coordinatorAddr
+                + ", transport=" + transport + ", timeout=" + timeout + (options.isEmpty() ? "" : ", options=" + options)
+                + '}';
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        if (!(other instanceof DistributedConfig)) {
+            return false;
+        }
+        DistributedConfig that = (DistributedConfig) other;
+        return worldSize == that.worldSize && rank == that.rank && coordinatorAddr.equals(that.coordinatorAddr)
+                && transport.equals(that.transport) && timeout.equals(that.timeout) && options.equals(that.options);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(worldSize, rank, coordinatorAddr, transport, timeout, options);
+    }
+
+    private static final class HostPort {
+        final String host;
+        final int port;
+
+        HostPort(String host, int port) {
+            this.host = host;
+            this.port = port;
+        }
+    }
+
+    /** Splits {@code host:port} or {@code [v6]:port}; throws {@link InvalidConfigException} if malformed. */
+    private static HostPort splitHostPort(String addr) {
+        String requirement = "must be host:port (IPv6 as [address]:port) with a port in 0..65535";
+        if (addr == null || addr.isBlank()) {
+            throw new InvalidConfigException("coordinatorAddr", addr, requirement);
+        }
+        String host;
+        String portText;
+        if (addr.startsWith("[")) {
+            int close = addr.indexOf(']');
+            if (close < 2 || close + 1 >= addr.length() || addr.charAt(close + 1) != ':') {
+                throw new InvalidConfigException("coordinatorAddr", addr, requirement);
+            }
+            host = addr.substring(1, close);
+            portText = addr.substring(close + 2);
+        } else {
+            int colon = addr.lastIndexOf(':');
+            if (colon <= 0 || addr.indexOf(':') != colon) {
+                throw new InvalidConfigException("coordinatorAddr", addr, requirement);
+            }
+            host = addr.substring(0, colon);
+            portText = addr.substring(colon + 1);
+        }
+        if (host.isBlank() || host.chars().anyMatch(Character::isWhitespace)) {
+            throw new InvalidConfigException("coordinatorAddr", addr, requirement);
+        }
+        int port;
+        try {
+            port = Integer.parseInt(portText);
+        } catch (NumberFormatException e) {
+            throw new InvalidConfigException("coordinatorAddr", addr, requirement);
+        }
+        if (port < 0 || port > 65535) {
+            throw new InvalidConfigException("coordinatorAddr", addr, requirement);
+        }
+        return new HostPort(host, port);
+    }
+
+    /** Collects values; {@link #build()} checks them all. Not thread-safe. */
+    public static final class Builder {
+        private int worldSize = 1;
+        private int rank = 0;
+        private String coordinatorAddr = DEFAULT_COORDINATOR_ADDR;
+        private String transport = DEFAULT_TRANSPORT;
+        private Duration timeout = DEFAULT_TIMEOUT;
+        private final Map<String, String> options = new TreeMap<>();
+
+        private Builder() {
+        }
+
+        /** Number of ranks; default 1. */
+        public Builder worldSize(int worldSize) {
+            this.worldSize = worldSize;
+            return this;
+        }
+
+        /** This process's rank; default 0. */
+        public Builder rank(int rank) {
+            this.rank = rank;
+            return this;
+        }
+
+        /** {@code host:port} of rank 0; default {@value DistributedConfig#DEFAULT_COORDINATOR_ADDR}. */
+        public Builder coordinatorAddr(String coordinatorAddr) {
+            this.coordinatorAddr = coordinatorAddr;
+            return this;
+        }
+
+        /** Transport name; default {@value DistributedConfig#DEFAULT_TRANSPORT}. */
+        public Builder transport(String transport) {
+            this.transport = transport;
+            return this;
+        }
+
+        /** Upper bound of every blocking call; default 5 minutes. */
+        public Builder timeout(Duration timeout) {
+            this.timeout = timeout;
+            return this;
+        }
+
+        /** Sets one named option (see {@link DistributedConfig#options()}). */
+        public Builder option(String name, String value) {
+            if (name == null || name.isBlank()) {
+                throw new InvalidConfigException("option name", name, "must not be blank");
+            }
+            if (value == null) {
+                options.remove(name);
+            } else {
+                options.put(name, value);
+            }
+            return this;
+        }
+
+        /**
+         * Checks every value and builds the configuration.
+         *
+         * @throws InvalidConfigException naming the first field whose value is not allowed
+         */
+        public DistributedConfig build() {
+            if (worldSize < 1) {
+                throw new InvalidConfigException("worldSize", worldSize, "must be at least 1");
+            }
+            if (rank < 0 || rank >= worldSize) {
+                throw new InvalidConfigException("rank", rank, "must be in [0, worldSize) = [0, " + worldSize + ")");
+            }
+            splitHostPort(coordinatorAddr);
+            if (transport == null || transport.isBlank()) {
+                throw new InvalidConfigException("transport", transport, "must name a transport, for example inproc");
+            }
+            if (timeout == null || timeout.isZero() || timeout.isNegative()) {
+                throw new InvalidConfigException("timeout", timeout, "must be positive");
+            }
+            return new DistributedConfig(this);
+        }
+    }
+}

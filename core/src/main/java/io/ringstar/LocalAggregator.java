@@ -1,0 +1,52 @@
+package io.ringstar;
+
+import io.ringstar.tensor.TensorLayout;
+import org.nd4j.linalg.api.ndarray.INDArray;
+
+/**
+ * The aggregator of a job with one rank: the average of one rank's gradients is the gradients
+ * themselves, so both calls return copies. Never blocks; needs no transport. Checks its input as
+ * the distributed aggregators do, so code tested with it behaves the same with them.
+ */
+public final class LocalAggregator implements GradientAggregator {
+    private boolean closed;
+
+    public LocalAggregator() {
+    }
+
+    /**
+     * @throws InvalidConfigException if the configuration's world size is not 1
+     */
+    public LocalAggregator(DistributedConfig config) {
+        if (config.worldSize() != 1) {
+            throw new InvalidConfigException("worldSize", config.worldSize(), "LocalAggregator serves one rank only");
+        }
+    }
+
+    @Override
+    public INDArray[] broadcastParams(INDArray... params) {
+        return copies("broadcastParams", params);
+    }
+
+    @Override
+    public INDArray[] reduceGradients(INDArray... grads) {
+        return copies("reduceGradients", grads);
+    }
+
+    private INDArray[] copies(String operation, INDArray[] tensors) {
+        if (closed) {
+            throw new IllegalStateException(operation + ": the aggregator is closed");
+        }
+        TensorLayout.of(operation, 0, tensors);
+        INDArray[] results = new INDArray[tensors.length];
+        for (int i = 0; i < tensors.length; i++) {
+            results[i] = tensors[i].dup('c');
+        }
+        return results;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+    }
+}

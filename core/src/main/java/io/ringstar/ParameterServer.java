@@ -1,0 +1,44 @@
+package io.ringstar;
+
+import io.ringstar.algorithm.CollectiveCall;
+import io.ringstar.algorithm.StarBroadcast;
+import io.ringstar.algorithm.StarReduce;
+import java.nio.ByteBuffer;
+
+/**
+ * The star, with rank 0 as the server: {@link #reduceGradients} streams every worker's gradients
+ * to rank 0, which averages them chunk by chunk as they arrive and streams the average back;
+ * {@link #broadcastParams} sends rank 0's parameters to every worker. Rank 0's link carries
+ * {@code n-1} times the data each way, which is what the ring avoids; its memory does not grow
+ * with the world size. See {@link StarReduce} and {@link StarBroadcast}.
+ *
+ * <p>Owns the transport it is given and closes it in {@link #close()}. Each call waits at most the
+ * configuration's timeout. Chunk size: option {@value TransportAggregator#CHUNK_BYTES_OPTION}
+ * (bytes, default 1 MiB). Contracts as in {@link GradientAggregator}.
+ */
+public final class ParameterServer extends TransportAggregator {
+
+    /**
+     * @param config this rank's configuration; its rank and world size must match the transport's
+     * @param transport an open transport for the group; the aggregator owns it from now on
+     * @throws InvalidConfigException if the transport belongs to another rank or world size
+     */
+    public ParameterServer(DistributedConfig config, Transport transport) {
+        super(config, transport);
+    }
+
+    /** Whether this rank is the server, rank 0. */
+    public boolean isServer() {
+        return rank() == 0;
+    }
+
+    @Override
+    void reduce(CollectiveCall call, ByteBuffer bucket, int maxChunkElements) {
+        StarReduce.run(call, bucket, maxChunkElements);
+    }
+
+    @Override
+    void broadcast(CollectiveCall call, ByteBuffer bucket, int maxChunkElements) {
+        StarBroadcast.run(call, bucket, maxChunkElements);
+    }
+}

@@ -1,0 +1,63 @@
+package io.ringstar.algorithm;
+
+import io.ringstar.CollectiveException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The payload of an {@link io.ringstar.protocol.MessageKind#ABORT} message: which rank failed
+ * first, how, and its message. A failing rank sends one to every peer, and every rank that
+ * receives one passes it on, so ranks that wait on healthy peers learn of the failure too instead
+ * of waiting for their own timeout.
+ *
+ * <pre>
+ *  0: u8 failure kind (1 timeout, 2 peer failure, 3 mismatch, 4 other), 3 bytes zero
+ *  4: int32 origin rank
+ *  8: int32 UTF-8 text length, then the text (at most {@link #MAX_TEXT_BYTES} bytes)
+ * </pre>
+ */
+final class AbortNotice {
+    static final int MAX_TEXT_BYTES = 2000;
+    static final int MAX_BYTES = 12 + MAX_TEXT_BYTES;
+
+    final int failureCode;
+    final int originRank;
+    final String text;
+
+    AbortNotice(int failureCode, int originRank, String text) {
+        this.failureCode = failureCode;
+        this.originRank = originRank;
+        this.text = text;
+    }
+
+    static AbortNotice of(int originRank, CollectiveException failure) {
+        return new AbortNotice(Failures.code(failure), originRank, failure.getMessage());
+    }
+
+    ByteBuffer encode() {
+        byte[] utf8 = text.getBytes(StandardCharsets.UTF_8);
+        int length = Math.min(utf8.length, MAX_TEXT_BYTES);
+        ByteBuffer out = ByteBuffer.allocate(12 + length).order(ByteOrder.LITTLE_ENDIAN);
+        out.put((byte) failureCode).put((byte) 0).put((byte) 0).put((byte) 0);
+        out.putInt(originRank).putInt(length).put(utf8, 0, length);
+        return out.flip();
+    }
+
+    /** Reads a notice from {@code length} bytes at {@code offset}; {@code null} if they are not one. */
+    static AbortNotice decode(ByteBuffer buffer, int offset, int length) {
+        if (length < 12) {
+            return null;
+        }
+        ByteBuffer in = buffer.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        int code = in.get(offset) & 0xFF;
+        int origin = in.getInt(offset + 4);
+        int textLength = in.getInt(offset + 8);
+        if (textLength < 0 || textLength > length - 12) {
+            return null;
+        }
+        byte[] utf8 = new byte[textLength];
+        in.get(offset + 12, utf8);
+        return new AbortNotice(code, origin, new String(utf8, StandardCharsets.UTF_8));
+    }
+}

@@ -1,0 +1,48 @@
+package io.ringstar.algorithm;
+
+import io.ringstar.protocol.MessageHeader;
+import io.ringstar.protocol.MessageKind;
+import io.ringstar.tensor.ElementType;
+import io.ringstar.tensor.Reduction;
+import java.nio.ByteBuffer;
+
+/**
+ * Broadcast from rank 0 along the ring, as a pipelined chain: rank 0 sends the bucket chunk by
+ * chunk to rank 1, every rank forwards each chunk to the next as soon as it has it, and the last
+ * rank tells rank 0 that the chain is complete. Each link carries the bucket once; the closing
+ * notice means rank 0 returns only once every rank has the data, and that rank 0 too learns of
+ * a rank that disagreed.
+ */
+public final class RingBroadcast {
+    private RingBroadcast() {
+    }
+
+    /** Overwrites the bucket with rank 0's bucket on every rank. */
+    public static void run(CollectiveCall call, ByteBuffer bucket, int maxChunkElements) {
+        int rank = call.rank();
+        int worldSize = call.worldSize();
+        if (worldSize == 1) {
+            return;
+        }
+        ElementType type = call.type();
+        long total = call.elementCount();
+        int chunks = ChunkLayout.chunkCount(total, maxChunkElements);
+        int last = worldSize - 1;
+        for (int chunk = 0; chunk < chunks; chunk++) {
+            int start = Math.toIntExact(ChunkLayout.partStart(total, chunks, chunk) * type.bytes());
+            int length = Math.toIntExact(ChunkLayout.partStart(total, chunks, chunk + 1) * type.bytes()) - start;
+            if (rank != 0) {
+                ByteBuffer received = call.receive(rank - 1, MessageKind.RING_BROADCAST, chunk, length);
+                Reduction.copy(bucket, start, received, MessageHeader.LENGTH, length);
+            }
+            if (rank != last) {
+                call.send(rank + 1, MessageKind.RING_BROADCAST, chunk, bucket, start, length);
+            }
+        }
+        if (rank == last) {
+            call.send(0, MessageKind.RING_BROADCAST_DONE, chunks, bucket, 0, 0);
+        } else if (rank == 0) {
+            call.receive(last, MessageKind.RING_BROADCAST_DONE, chunks, 0);
+        }
+    }
+}

@@ -1,0 +1,48 @@
+package io.ringstar.algorithm;
+
+import io.ringstar.protocol.MessageHeader;
+import io.ringstar.protocol.MessageKind;
+import io.ringstar.tensor.ElementType;
+import io.ringstar.tensor.Reduction;
+import java.nio.ByteBuffer;
+
+/**
+ * Broadcast from rank 0 to every worker directly (the parameter server's star). Each worker first
+ * sends rank 0 a header-only notice that it has entered the broadcast; rank 0 checks every
+ * notice, so a worker with another layout, or one in another operation, makes rank 0 fail too,
+ * and then streams its bucket chunk by chunk to every worker.
+ */
+public final class StarBroadcast {
+    private StarBroadcast() {
+    }
+
+    /** Overwrites the bucket with rank 0's bucket on every rank. */
+    public static void run(CollectiveCall call, ByteBuffer bucket, int maxChunkElements) {
+        int worldSize = call.worldSize();
+        if (worldSize == 1) {
+            return;
+        }
+        ElementType type = call.type();
+        long total = call.elementCount();
+        int chunks = ChunkLayout.chunkCount(total, maxChunkElements);
+        if (call.rank() == 0) {
+            for (int worker = 1; worker < worldSize; worker++) {
+                call.receive(worker, MessageKind.STAR_BROADCAST_READY, 0, 0);
+            }
+        } else {
+            call.send(0, MessageKind.STAR_BROADCAST_READY, 0, bucket, 0, 0);
+        }
+        for (int chunk = 0; chunk < chunks; chunk++) {
+            int start = Math.toIntExact(ChunkLayout.partStart(total, chunks, chunk) * type.bytes());
+            int length = Math.toIntExact(ChunkLayout.partStart(total, chunks, chunk + 1) * type.bytes()) - start;
+            if (call.rank() == 0) {
+                for (int worker = 1; worker < worldSize; worker++) {
+                    call.send(worker, MessageKind.STAR_BROADCAST, chunk, bucket, start, length);
+                }
+            } else {
+                ByteBuffer received = call.receive(0, MessageKind.STAR_BROADCAST, chunk, length);
+                Reduction.copy(bucket, start, received, MessageHeader.LENGTH, length);
+            }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+package io.ringstar.algorithm;
+
+import io.ringstar.protocol.MessageHeader;
+import io.ringstar.protocol.MessageKind;
+import io.ringstar.tensor.ElementType;
+import io.ringstar.tensor.Reduction;
+import java.nio.ByteBuffer;
+
+/**
+ * Average through rank 0 (the parameter server's star). Workers stream their bucket to rank 0
+ * chunk by chunk; rank 0 adds each worker's chunk into its own as it arrives, in rank order,
+ * divides the finished chunk by {@code n} and streams it back to every worker at once. Rank 0
+ * holds its own bucket and one chunk in flight, so its memory does not grow with the world size.
+ * Workers run at most {@value #WINDOW} chunks ahead of the results they have received, which
+ * bounds what any link holds.
+ */
+public final class StarReduce {
+    /** Chunks a worker may send ahead of the results it has received. */
+    static final int WINDOW = 4;
+
+    private StarReduce() {
+    }
+
+    /** Replaces the bucket's contents with the average over all ranks. */
+    public static void run(CollectiveCall call, ByteBuffer bucket, int maxChunkElements) {
+        int worldSize = call.worldSize();
+        if (worldSize == 1) {
+            return;
+        }
+        ElementType type = call.type();
+        long total = call.elementCount();
+        int chunks = ChunkLayout.chunkCount(total, maxChunkElements);
+        if (call.rank() == 0) {
+            for (int chunk = 0; chunk < chunks; chunk++) {
+                long first = ChunkLayout.partStart(total, chunks, chunk);
+                int count = (int) (ChunkLayout.partStart(total, chunks, chunk + 1) - first);
+                int start = Math.toIntExact(first * type.bytes());
+                int length = count * type.bytes();
+                for (int worker = 1; worker < worldSize; worker++) {
+                    ByteBuffer received = call.receive(worker, MessageKind.STAR_REDUCE, chunk, length);
+                    Reduction.add(type, bucket, start, received, MessageHeader.LENGTH, count);
+                }
+                Reduction.divide(type, bucket, start, count, worldSize);
+                for (int worker = 1; worker < worldSize; worker++) {
+                    call.send(worker, MessageKind.STAR_REDUCE_RESULT, chunk, bucket, start, length);
+                }
+            }
+            return;
+        }
+        int sent = 0;
+        for (int chunk = 0; chunk < chunks; chunk++) {
+            while (sent < chunks && sent < chunk + WINDOW) {
+                int start = Math.toIntExact(ChunkLayout.partStart(total, chunks, sent) * type.bytes());
+                int end = Math.toIntExact(ChunkLayout.partStart(total, chunks, sent + 1) * type.bytes());
+                call.send(0, MessageKind.STAR_REDUCE, sent, bucket, start, end - start);
+                sent++;
+            }
+            int start = Math.toIntExact(ChunkLayout.partStart(total, chunks, chunk) * type.bytes());
+            int length = Math.toIntExact(ChunkLayout.partStart(total, chunks, chunk + 1) * type.bytes()) - start;
+            ByteBuffer received = call.receive(0, MessageKind.STAR_REDUCE_RESULT, chunk, length);
+            Reduction.copy(bucket, start, received, MessageHeader.LENGTH, length);
+        }
+    }
+}

@@ -1,0 +1,53 @@
+package io.ringstar.protocol;
+
+/**
+ * What a collective message is, written into byte 5 of the {@link MessageHeader}. Each algorithm
+ * has kinds of its own, so ranks that call different operations, or run different algorithms,
+ * see a kind they did not expect and fail with a mismatch instead of exchanging wrong numbers.
+ */
+public enum MessageKind {
+    /** A chunk of ring all-reduce, reduce-scatter or all-gather phase. */
+    RING_ALL_REDUCE(1, "reduceGradients (ring)"),
+    /** A chunk of ring (chain) broadcast from rank 0. */
+    RING_BROADCAST(2, "broadcastParams (ring)"),
+    /** The last rank's notice to rank 0 that a ring broadcast has reached the end of the chain. */
+    RING_BROADCAST_DONE(3, "broadcastParams (ring)"),
+    /** A chunk of a worker's gradients on its way to rank 0. */
+    STAR_REDUCE(4, "reduceGradients (star)"),
+    /** A chunk of the averaged gradients on its way from rank 0 to a worker. */
+    STAR_REDUCE_RESULT(5, "reduceGradients (star)"),
+    /** A worker's notice to rank 0 that it has entered a broadcast, with its tensor layout. */
+    STAR_BROADCAST_READY(6, "broadcastParams (star)"),
+    /** A chunk of rank 0's parameters on its way to a worker. */
+    STAR_BROADCAST(7, "broadcastParams (star)"),
+    /** A rank failed; the payload says why (see {@code io.ringstar.algorithm.AbortNotice}). */
+    ABORT(15, "abort");
+
+    private final int code;
+    private final String operation;
+
+    MessageKind(int code, String operation) {
+        this.code = code;
+        this.operation = operation;
+    }
+
+    /** The byte written on the wire. */
+    public int code() {
+        return code;
+    }
+
+    /** The user-facing operation this kind belongs to, for error messages. */
+    public String operation() {
+        return operation;
+    }
+
+    /** The kind with this wire code, or {@code null} if there is none. */
+    public static MessageKind fromCode(int code) {
+        for (MessageKind kind : values()) {
+            if (kind.code == code) {
+                return kind;
+            }
+        }
+        return null;
+    }
+}

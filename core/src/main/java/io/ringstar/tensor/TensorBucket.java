@@ -1,0 +1,110 @@
+package io.ringstar.tensor;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
+
+/**
+ * One contiguous off-heap buffer that holds the tensors of one element type for one call, so that
+ * a collective sends one message per chunk rather than one per tensor (fusion). The memory is
+ * ND4J's, so packing and unpacking are ND4J copies that handle any order, view or stride; the
+ * algorithms see it as a little-endian {@link ByteBuffer}.
+ *
+ * <p>Reused from call to call: it grows to the largest call seen and never shrinks until
+ * {@link #close()}. Not thread-safe.
+ */
+public final class TensorBucket implements AutoCloseable {
+    private final ElementType type;
+    private INDArray storage;
+    private ByteBuffer bytes;
+    private long capacity;
+
+    public TensorBucket(ElementType type) {
+        this.type = type;
+    }
+
+    public ElementType type() {
+        return type;
+    }
+
+    /** Bytes held off-heap by this bucket now. */
+    public long capacityBytes() {
+        return capacity * type.bytes();
+    }
+
+    /**
+     * Copies the group's tensors into the bucket, each at its offset in 'c' order.
+     *
+     * @return the bucket's bytes, position 0, limit the group's size in bytes; valid until the next
+     *     {@code pack} or {@link #close()}
+     */
+    public ByteBuffer pack(INDArray[] tensors, TensorLayout.Group group) {
+        if (group.type() != type) {
+            throw new IllegalArgumentException("a " + type + " bucket cannot hold " + group.type() + " tensors");
+        }
+        ensureCapacity(group.elementCount());
+        for (int member = 0; member < group.size(); member++) {
+            INDArray tensor = tensors[group.tensorIndex(member)];
+            long offset = group.elementOffset(member);
+            long length = tensor.length();
+            if (length == 0) {
+                continue;
+            }
+            if (tensor.rank() == 0) {
+                storage.putScalar(offset, tensor.getDouble(0));
+            } else {
+                region(offset, length).reshape('c', tensor.shape()).assign(tensor);
+            }
+        }
+        ByteBuffer view = bytes.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        view.position(0).limit(Math.toIntExact(group.elementCount() * type.bytes()));
+        return view;
+    }
+
+    /** A new 'c'-order array with {@code shape} holding the bucket's elements from {@code offset}. */
+    public INDArray unpack(long offset, long[] shape) {
+        long length = 1;
+        for (long dimension : shape) {
+            length *= dimension;
+        }
+        if (length == 0) {
+            return Nd4j.create(type.dataType(), shape, 'c');
+        }
+        if (shape.length == 0) {
+            return Nd4j.scalar(type.dataType(), storage.getDouble(offset));
+        }
+        return region(offset, length).reshape('c', shape).dup('c');
+    }
+
+    private INDArray region(long offset, long length) {
+        return storage.get(NDArrayIndex.interval(offset, offset + length));
+    }
+
+    private void ensureCapacity(long elements) {
+        if (storage != null && capacity >= elements) {
+            return;
+        }
+        close();
+        // At least one element: ND4J cannot allocate an empty buffer that has a ByteBuffer view.
+        capacity = Math.max(1, elements);
+        storage = Nd4j.createUninitializedDetached(type.dataType(), capacity);
+        bytes = storage.data().asNio().order(ByteOrder.LITTLE_ENDIAN);
+        if (!bytes.isDirect() || bytes.capacity() < capacity * type.bytes()) {
+            throw new IllegalStateException("ND4J buffer of " + capacity + " " + type + " elements has no direct view of "
+                    + capacity * type.bytes() + " bytes");
+        }
+    }
+
+    /** Frees the off-heap memory; the bucket may be used again and then allocates anew. */
+    @Override
+    public void close() {
+        if (storage != null) {
+            storage.close();
+            storage = null;
+            bytes = null;
+            capacity = 0;
+        }
+    }
+}
