@@ -1,0 +1,396 @@
+package io.ringstar.testing;
+
+import static io.ringstar.testing.TensorFixtures.average;
+import static io.ringstar.testing.TensorFixtures.callTensors;
+import static io.ringstar.testing.TensorFixtures.copies;
+import static io.ringstar.testing.TensorFixtures.filled;
+import static io.ringstar.testing.TensorFixtures.value;
+import static io.ringstar.testing.TensorFixtures.values;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.ringstar.AllReduceAggregator;
+import io.ringstar.CollectiveException;
+import io.ringstar.CollectiveMismatchException;
+import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.DistributedConfig;
+import io.ringstar.GradientAggregator;
+import io.ringstar.ParameterServer;
+import io.ringstar.PeerFailureException;
+import io.ringstar.Transport;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+
+/**
+ * The {@link GradientAggregator} contract for both algorithms, written once over the transport
+ * that a subclass supplies: closed-form results on every world size and awkward element counts,
+ * several tensors of every shape per call, bit-identical results across ranks, untouched inputs,
+ * and one test for each failure rule.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+public abstract class AggregatorConformanceTest {
+    /** Watchdog for each group of ranks. */
+    protected static final Duration LIMIT = Duration.ofSeconds(60);
+
+    /** The two topologies. */
+    public enum Algorithm {
+        STAR, RING;
+
+        GradientAggregator create(DistributedConfig config, Transport transport) {
+            return this == STAR ? new ParameterServer(config, transport) : new AllReduceAggregator(config, transport);
+        }
+    }
+
+    /** A group of {@code worldSize} connected transports, element {@code r} for rank {@code r}. */
+    protected abstract List<Transport> createGroup(int worldSize, Duration timeout);
+
+    /** World sizes the correctness sweep covers; a slow transport may narrow it. */
+    protected int[] worldSizes() {
+        return new int[] {1, 2, 3, 4, 5, 6, 7, 8};
+    }
+
+    /** Element counts the correctness sweep covers. */
+    protected int[] elementCounts() {
+        return new int[] {0, 1, 2, 7, 1000, 1_000_003};
+    }
+
+    /** Runs {@code body} on every rank with its own aggregator, closing them all at the end. */
+    protected <T> List<Ranks.Outcome<T>> withAggregators(Algorithm algorithm, int worldSize, Duration timeout,
+            int chunkBytes, AggregatorBody<T> body) {
+        List<Transport> transports = createGroup(worldSize, timeout);
+        List<GradientAggregator> aggregators = new ArrayList<>();
+        try {
+            for (int rank = 0; rank < worldSize; rank++) {
+                DistributedConfig config = DistributedConfig.builder().worldSize(worldSize).rank(rank)
+                        .timeout(timeout).option("chunkBytes", Integer.toString(chunkBytes)).build();
+                aggregators.add(algorithm.create(config, transports.get(rank)));
+            }
+            return Ranks.run(worldSize, LIMIT, rank -> body.run(rank, aggregators.get(rank)));
+        } finally {
+            transports.forEach(Transport::close);
+            aggregators.forEach(GradientAggregator::close);
+        }
+    }
+
+    /** What one rank does with its aggregator. */
+    @FunctionalInterface
+    protected interface AggregatorBody<T> {
+        T run(int rank, GradientAggregator aggregator) throws Exception;
+    }
+
+    // ---------------------------------------------------------------- correctness
+
+    @TestFactory
+    Stream<DynamicTest> averagesAndBroadcastsAreExactOnEveryRank() {
+        List<DynamicTest> tests = new ArrayList<>();
+        for (Algorithm algorithm : Algorithm.values()) {
+            for (int worldSize : worldSizes()) {
+                for (DataType type : new DataType[] {DataType.FLOAT, DataType.DOUBLE}) {
+                    for (int count : elementCounts()) {
+                        String name = algorithm + " n=" + worldSize + " " + type + " count=" + count;
+                        tests.add(DynamicTest.dynamicTest(name, () -> checkExact(algorithm, worldSize, type, count)));
+                    }
+                }
+            }
+        }
+        return tests.stream();
+    }
+
+    private void checkExact(Algorithm algorithm, int worldSize, DataType type, int count) {
+        // Small chunks for small counts, so that every run of a few elements crosses many chunks
+        // and the pipeline window; the default 1 MiB for the large count.
+        int chunkBytes = count <= 1000 ? 16 : 1 << 20;
+        List<Ranks.Outcome<INDArray[][]>> outcomes = withAggregators(algorithm, worldSize, Duration.ofSeconds(30),
+                chunkBytes, (rank, aggregator) -> {
+                    INDArray[] inputs = callTensors(type, rank, count);
+                    INDArray[] before = copies(inputs);
+                    INDArray[] averaged = aggregator.reduceGradients(inputs);
+                    INDArray[] broadcast = aggregator.broadcastParams(inputs);
+                    for (int t = 0; t < inputs.length; t++) {
+                        assertArrayEquals(values(before[t]), values(inputs[t]), "rank " + rank + " input " + t
+                                + " was modified");
+                    }
+                    return new INDArray[][] {averaged, broadcast};
+                });
+        List<double[][]> averages = new ArrayList<>();
+        List<double[][]> broadcasts = new ArrayList<>();
+        INDArray[] shapes = callTensors(type, 0, count);
+        for (Ranks.Outcome<INDArray[][]> outcome : outcomes) {
+            INDArray[][] results = outcome.valueOrFail();
+            averages.add(checkResults("reduceGradients", outcome.rank, results[0], shapes, type,
+                    (t, i) -> average(worldSize, t, i)));
+            broadcasts.add(checkResults("broadcastParams", outcome.rank, results[1], shapes, type,
+                    (t, i) -> value(0, t, i)));
+        }
+        for (int rank = 1; rank < worldSize; rank++) {
+            for (int t = 0; t < shapes.length; t++) {
+                assertBitIdentical(averages.get(0)[t], averages.get(rank)[t], "average of tensor " + t + " on rank "
+                        + rank + " and rank 0");
+                assertBitIdentical(broadcasts.get(0)[t], broadcasts.get(rank)[t], "broadcast of tensor " + t
+                        + " on rank " + rank + " and rank 0");
+            }
+        }
+    }
+
+    /** The closed form of element {@code i} of tensor {@code t}. */
+    @FunctionalInterface
+    private interface Expected {
+        double at(int tensor, long index);
+    }
+
+    private static double[][] checkResults(String operation, int rank, INDArray[] results, INDArray[] shapes,
+            DataType type, Expected expected) {
+        assertEquals(shapes.length, results.length, operation + " result count on rank " + rank);
+        double[][] all = new double[results.length][];
+        for (int t = 0; t < results.length; t++) {
+            INDArray result = results[t];
+            assertNotNull(result, operation + " result " + t + " on rank " + rank);
+            assertArrayEquals(shapes[t].shape(), result.shape(), operation + " shape of tensor " + t + " on rank "
+                    + rank);
+            assertEquals(type, result.dataType(), operation + " type of tensor " + t);
+            double[] actual = values(result);
+            for (int i = 0; i < actual.length; i++) {
+                double want = type == DataType.FLOAT ? (float) expected.at(t, i) : expected.at(t, i);
+                if (actual[i] != want) {
+                    fail(operation + " on rank " + rank + ": tensor " + t + " element " + i + " is " + actual[i]
+                            + ", expected " + want);
+                }
+            }
+            all[t] = actual;
+        }
+        return all;
+    }
+
+    private static void assertBitIdentical(double[] a, double[] b, String what) {
+        assertEquals(a.length, b.length, what);
+        for (int i = 0; i < a.length; i++) {
+            if (Double.doubleToRawLongBits(a[i]) != Double.doubleToRawLongBits(b[i])) {
+                fail(what + " differ at element " + i + ": " + a[i] + " vs " + b[i]);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void floatAndDoubleTensorsMixInOneCall(Algorithm algorithm) {
+        int worldSize = 3;
+        List<Ranks.Outcome<INDArray[]>> outcomes = withAggregators(algorithm, worldSize, Duration.ofSeconds(30), 64,
+                (rank, aggregator) -> aggregator.reduceGradients(filled(DataType.DOUBLE, rank, 0, 101),
+                        filled(DataType.FLOAT, rank, 1, 7, 11), filled(DataType.DOUBLE, rank, 2, 3)));
+        for (Ranks.Outcome<INDArray[]> outcome : outcomes) {
+            INDArray[] results = outcome.valueOrFail();
+            DataType[] types = {DataType.DOUBLE, DataType.FLOAT, DataType.DOUBLE};
+            for (int t = 0; t < 3; t++) {
+                assertEquals(types[t], results[t].dataType());
+                double[] actual = values(results[t]);
+                for (int i = 0; i < actual.length; i++) {
+                    double want = types[t] == DataType.FLOAT ? (float) average(worldSize, t, i) : average(worldSize, t, i);
+                    assertEquals(want, actual[i], 0.0, "tensor " + t + " element " + i);
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void callsWithNoTensorsStillMeet(Algorithm algorithm) {
+        List<Ranks.Outcome<Integer>> outcomes = withAggregators(algorithm, 3, Duration.ofSeconds(30), 1 << 20,
+                (rank, aggregator) -> aggregator.reduceGradients().length + aggregator.broadcastParams().length);
+        outcomes.forEach(outcome -> assertEquals(0, outcome.valueOrFail()));
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void manyCallsInARowStayInStep(Algorithm algorithm) {
+        int worldSize = 4;
+        List<Ranks.Outcome<Object>> outcomes = withAggregators(algorithm, worldSize, Duration.ofSeconds(30), 256,
+                (rank, aggregator) -> {
+                    for (int step = 0; step < 20; step++) {
+                        int count = 1 + step * 37;
+                        INDArray[] result = aggregator.reduceGradients(filled(DataType.FLOAT, rank, step % 4, count));
+                        double[] actual = values(result[0]);
+                        for (int i = 0; i < count; i++) {
+                            assertEquals((float) average(worldSize, step % 4, i), actual[i], 0.0,
+                                    "step " + step + " element " + i);
+                        }
+                    }
+                    return null;
+                });
+        outcomes.forEach(Ranks.Outcome::valueOrFail);
+    }
+
+    // ---------------------------------------------------------------- failures
+
+    /** Every rank's outcome must be an exception of {@code type} that names the operation and its rank. */
+    private static <T> void assertAllFailWith(Class<? extends CollectiveException> type, String operation,
+            List<Ranks.Outcome<T>> outcomes) {
+        for (Ranks.Outcome<T> outcome : outcomes) {
+            assertNotNull(outcome.error, "rank " + outcome.rank + " should have failed but returned");
+            CollectiveException e = assertInstanceOf(type, outcome.error,
+                    "rank " + outcome.rank + " failed with " + outcome.error);
+            assertEquals(outcome.rank, e.rank(), e.getMessage());
+            assertTrue(e.getMessage().startsWith(operation + " on rank " + outcome.rank), e.getMessage());
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void differentTensorCountsAreAMismatchOnEveryRank(Algorithm algorithm) {
+        List<Ranks.Outcome<Object>> outcomes = withAggregators(algorithm, 4, Duration.ofSeconds(30), 64,
+                (rank, aggregator) -> rank == 2
+                        ? aggregator.reduceGradients(filled(DataType.FLOAT, rank, 0, 10), filled(DataType.FLOAT, rank, 1, 3))
+                        : aggregator.reduceGradients(filled(DataType.FLOAT, rank, 0, 10)));
+        assertAllFailWith(CollectiveMismatchException.class, "reduceGradients", outcomes);
+        assertTrue(outcomes.stream().anyMatch(o -> o.error.getMessage().contains("2 tensors")),
+                "some rank names the tensor counts");
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void differentShapesOfTheSameSizeAreAMismatchOnEveryRank(Algorithm algorithm) {
+        List<Ranks.Outcome<Object>> outcomes = withAggregators(algorithm, 3, Duration.ofSeconds(30), 1 << 20,
+                (rank, aggregator) -> aggregator.reduceGradients(rank == 1
+                        ? filled(DataType.FLOAT, rank, 0, 3, 2) : filled(DataType.FLOAT, rank, 0, 2, 3)));
+        assertAllFailWith(CollectiveMismatchException.class, "reduceGradients", outcomes);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void differentSizesAreAMismatchOnEveryRank(Algorithm algorithm) {
+        List<Ranks.Outcome<Object>> outcomes = withAggregators(algorithm, 3, Duration.ofSeconds(30), 1 << 20,
+                (rank, aggregator) -> aggregator.broadcastParams(filled(DataType.DOUBLE, rank, 0, rank == 0 ? 1003 : 1000)));
+        assertAllFailWith(CollectiveMismatchException.class, "broadcastParams", outcomes);
+        assertTrue(outcomes.stream().anyMatch(o -> o.error.getMessage().contains("1003")
+                && o.error.getMessage().contains("1000")), "some rank names both element counts");
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void differentDataTypesAreAMismatchOnEveryRank(Algorithm algorithm) {
+        List<Ranks.Outcome<Object>> outcomes = withAggregators(algorithm, 3, Duration.ofSeconds(30), 1 << 20,
+                (rank, aggregator) -> aggregator.reduceGradients(
+                        filled(rank == 0 ? DataType.DOUBLE : DataType.FLOAT, rank, 0, 100)));
+        assertAllFailWith(CollectiveMismatchException.class, "reduceGradients", outcomes);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void differentOperationsAreAMismatchOnEveryRank(Algorithm algorithm) {
+        for (int odd = 0; odd < 3; odd++) {
+            int oddRank = odd;
+            List<Ranks.Outcome<Object>> outcomes = withAggregators(algorithm, 3, Duration.ofSeconds(30), 1 << 20,
+                    (rank, aggregator) -> rank == oddRank
+                            ? aggregator.broadcastParams(filled(DataType.FLOAT, rank, 0, 10))
+                            : aggregator.reduceGradients(filled(DataType.FLOAT, rank, 0, 10)));
+            for (Ranks.Outcome<Object> outcome : outcomes) {
+                assertInstanceOf(CollectiveMismatchException.class, outcome.error,
+                        "rank " + outcome.rank + " with rank " + oddRank + " broadcasting: " + outcome.error);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aRankThatNeverArrivesTimesTheOthersOut(Algorithm algorithm) {
+        Duration timeout = Duration.ofSeconds(1);
+        List<Ranks.Outcome<Object>> outcomes = withAggregators(algorithm, 3, timeout, 1 << 20,
+                (rank, aggregator) -> {
+                    if (rank == 2) {
+                        Thread.sleep(timeout.toMillis() * 3);
+                        return null;
+                    }
+                    return aggregator.reduceGradients(filled(DataType.FLOAT, rank, 0, 1000));
+                });
+        for (int rank = 0; rank < 2; rank++) {
+            Ranks.Outcome<Object> outcome = outcomes.get(rank);
+            CollectiveTimeoutException e = assertInstanceOf(CollectiveTimeoutException.class, outcome.error,
+                    "rank " + rank + ": " + outcome.error);
+            assertTrue(e.getMessage().startsWith("reduceGradients on rank " + rank), e.getMessage());
+            assertTrue(outcome.elapsed.compareTo(timeout.multipliedBy(3)) < 0,
+                    "rank " + rank + " failed after " + outcome.elapsed + " with a timeout of " + timeout);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void afterAFailureEveryCallFailsFastWithTheSameCause(Algorithm algorithm) {
+        List<Ranks.Outcome<Object>> outcomes = withAggregators(algorithm, 3, Duration.ofSeconds(30), 1 << 20,
+                (rank, aggregator) -> {
+                    CollectiveException first = assertThrows(CollectiveMismatchException.class,
+                            () -> aggregator.reduceGradients(filled(DataType.FLOAT, rank, 0, rank == 1 ? 5 : 6)));
+                    long start = System.nanoTime();
+                    CollectiveException again = assertThrows(CollectiveMismatchException.class,
+                            () -> aggregator.broadcastParams(filled(DataType.FLOAT, rank, 0, 6)));
+                    assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(1), "a later call fails at once");
+                    assertSame(first, again.getCause(), "the later call carries the first failure");
+                    assertTrue(again.getMessage().startsWith("broadcastParams on rank " + rank), again.getMessage());
+                    return null;
+                });
+        outcomes.forEach(Ranks.Outcome::valueOrFail);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aPeerThatLeavesFailsTheOthersPromptly(Algorithm algorithm) {
+        List<Transport> transports = createGroup(3, Duration.ofSeconds(30));
+        List<GradientAggregator> aggregators = new ArrayList<>();
+        for (int rank = 0; rank < 3; rank++) {
+            aggregators.add(algorithm.create(DistributedConfig.builder().worldSize(3).rank(rank)
+                    .timeout(Duration.ofSeconds(30)).build(), transports.get(rank)));
+        }
+        try {
+            List<Ranks.Outcome<Object>> outcomes = Ranks.run(3, LIMIT, rank -> {
+                if (rank == 1) {
+                    Thread.sleep(300);
+                    aggregators.get(1).close();
+                    return null;
+                }
+                return aggregators.get(rank).reduceGradients(filled(DataType.FLOAT, rank, 0, 100_000));
+            });
+            for (int rank : new int[] {0, 2}) {
+                Ranks.Outcome<Object> outcome = outcomes.get(rank);
+                assertInstanceOf(PeerFailureException.class, outcome.error, "rank " + rank + ": " + outcome.error);
+                assertTrue(outcome.elapsed.compareTo(Duration.ofSeconds(10)) < 0,
+                        "rank " + rank + " took " + outcome.elapsed + " against a 30 s timeout");
+                assertTrue(outcome.error.getMessage().contains("rank 1"), outcome.error.getMessage());
+            }
+        } finally {
+            aggregators.forEach(GradientAggregator::close);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void unsupportedDataTypesAreRefusedBeforeAnythingIsSent(Algorithm algorithm) {
+        int worldSize = 3;
+        List<Ranks.Outcome<Object>> outcomes = withAggregators(algorithm, worldSize, Duration.ofSeconds(30), 1 << 20,
+                (rank, aggregator) -> {
+                    IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+                            () -> aggregator.reduceGradients(filled(DataType.FLOAT, rank, 0, 4),
+                                    filled(DataType.FLOAT, rank, 1, 4).castTo(DataType.INT32)));
+                    assertTrue(refused.getMessage().contains("INT") && refused.getMessage().contains("tensor 1")
+                            && refused.getMessage().contains("rank " + rank), refused.getMessage());
+                    // The group is still usable: nothing was sent.
+                    INDArray[] result = aggregator.reduceGradients(filled(DataType.FLOAT, rank, 0, 4));
+                    assertEquals((float) average(worldSize, 0, 3), result[0].getFloat(3), 0.0);
+                    return null;
+                });
+        outcomes.forEach(Ranks.Outcome::valueOrFail);
+    }
+}

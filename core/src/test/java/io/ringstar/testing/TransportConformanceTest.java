@@ -1,0 +1,335 @@
+package io.ringstar.testing;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.ringstar.CollectiveException;
+import io.ringstar.CollectiveMismatchException;
+import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.PeerFailureException;
+import io.ringstar.Transport;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The {@link Transport} contract, written once. A transport's test module extends this class and
+ * supplies {@link #createGroup}; every test here then runs over that transport.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+public abstract class TransportConformanceTest {
+    /** Watchdog for each multi-rank body. */
+    protected static final Duration LIMIT = Duration.ofSeconds(30);
+
+    private List<Transport> group = List.of();
+
+    /**
+     * Opens a group of {@code worldSize} connected transports, element {@code r} for rank {@code r},
+     * each with {@code timeout} as its wait bound. The test closes them.
+     */
+    protected abstract List<Transport> createGroup(int worldSize, Duration timeout);
+
+    private List<Transport> group(int worldSize, Duration timeout) {
+        group = createGroup(worldSize, timeout);
+        assertEquals(worldSize, group.size());
+        return group;
+    }
+
+    @AfterEach
+    void closeGroup() {
+        for (Transport transport : group) {
+            transport.close();
+        }
+    }
+
+    /** {@code length} bytes that differ by sender, receiver and position. */
+    static ByteBuffer pattern(int from, int to, int sequence, int length) {
+        ByteBuffer buffer = ByteBuffer.allocateDirect(length);
+        for (int i = 0; i < length; i++) {
+            buffer.put(i, (byte) (from * 31 + to * 17 + sequence * 7 + i));
+        }
+        return buffer;
+    }
+
+    static byte[] bytes(ByteBuffer buffer) {
+        byte[] out = new byte[buffer.remaining()];
+        buffer.duplicate().get(out);
+        return out;
+    }
+
+    @Test
+    void ranksKnowTheirPlace() {
+        List<Transport> transports = group(3, Duration.ofSeconds(10));
+        for (int rank = 0; rank < 3; rank++) {
+            assertEquals(rank, transports.get(rank).rank());
+            assertEquals(3, transports.get(rank).worldSize());
+        }
+    }
+
+    @Test
+    void everyPairExchangesExactBytes() {
+        List<Transport> transports = group(4, Duration.ofSeconds(20));
+        Ranks.runAll(4, LIMIT, rank -> {
+            Transport transport = transports.get(rank);
+            for (int peer = 0; peer < 4; peer++) {
+                if (peer != rank) {
+                    transport.send(peer, pattern(rank, peer, 0, 1000 + peer));
+                }
+            }
+            for (int peer = 0; peer < 4; peer++) {
+                if (peer != rank) {
+                    ByteBuffer into = ByteBuffer.allocate(1000 + rank);
+                    transport.recv(peer, into);
+                    assertEquals(into.capacity(), into.position(), "recv advances the position by the length");
+                    assertArrayEquals(bytes(pattern(peer, rank, 0, 1000 + rank)), into.array(),
+                            "bytes from rank " + peer + " to rank " + rank);
+                }
+            }
+            return null;
+        });
+    }
+
+    @Test
+    void messagesFromOnePeerArriveInOrder() {
+        List<Transport> transports = group(3, Duration.ofSeconds(20));
+        int messages = 300;
+        Ranks.runAll(3, LIMIT, rank -> {
+            if (rank == 0) {
+                for (int i = 0; i < messages; i++) {
+                    transports.get(0).send(1, pattern(0, 1, i, 1 + (i * 37) % 5000));
+                }
+            } else if (rank == 1) {
+                for (int i = 0; i < messages; i++) {
+                    ByteBuffer into = ByteBuffer.allocate(1 + (i * 37) % 5000);
+                    transports.get(1).recv(0, into);
+                    assertArrayEquals(bytes(pattern(0, 1, i, into.capacity())), into.array(), "message " + i);
+                }
+            }
+            return null;
+        });
+    }
+
+    @Test
+    void sendDoesNotWaitForTheReceiver() {
+        List<Transport> transports = group(3, Duration.ofSeconds(20));
+        CountDownLatch sent = new CountDownLatch(1);
+        Ranks.runAll(3, LIMIT, rank -> {
+            if (rank == 0) {
+                for (int i = 0; i < 16; i++) {
+                    transports.get(0).send(2, pattern(0, 2, i, 64 * 1024));
+                }
+                sent.countDown();
+            } else if (rank == 2) {
+                assertTrue(sent.await(20, TimeUnit.SECONDS), "16 sends of 64 KiB returned before any recv");
+                for (int i = 0; i < 16; i++) {
+                    ByteBuffer into = ByteBuffer.allocate(64 * 1024);
+                    transports.get(2).recv(0, into);
+                    assertArrayEquals(bytes(pattern(0, 2, i, 64 * 1024)), into.array());
+                }
+            }
+            return null;
+        });
+    }
+
+    @Test
+    void callerMayReuseTheBufferAsSoonAsSendReturns() {
+        List<Transport> transports = group(2, Duration.ofSeconds(10));
+        ByteBuffer data = pattern(0, 1, 0, 4096);
+        data.position(96).limit(4000);
+        byte[] expected = bytes(data);
+        transports.get(0).send(1, data);
+        assertEquals(96, data.position(), "send leaves the position alone");
+        assertEquals(4000, data.limit(), "send leaves the limit alone");
+        ByteBuffer whole = data.duplicate().clear();
+        for (int i = 0; i < whole.capacity(); i++) {
+            whole.put(i, (byte) 0);
+        }
+        ByteBuffer into = ByteBuffer.allocate(expected.length);
+        transports.get(1).recv(0, into);
+        assertArrayEquals(expected, into.array());
+    }
+
+    @Test
+    void headerAndPayloadGoAsOneMessage() {
+        List<Transport> transports = group(2, Duration.ofSeconds(10));
+        ByteBuffer header = pattern(0, 1, 1, 48);
+        ByteBuffer payload = pattern(0, 1, 2, 777);
+        transports.get(0).send(1, header, payload);
+        ByteBuffer into = ByteBuffer.allocate(48 + 777);
+        transports.get(1).recv(0, into);
+        ByteBuffer expected = ByteBuffer.allocate(48 + 777).put(header.duplicate()).put(payload.duplicate());
+        assertArrayEquals(expected.array(), into.array());
+        assertEquals(0, header.position());
+        assertEquals(0, payload.position());
+    }
+
+    @Test
+    void emptyMessagesAreMessages() {
+        List<Transport> transports = group(2, Duration.ofSeconds(10));
+        transports.get(0).send(1, ByteBuffer.allocate(0));
+        transports.get(0).send(1, pattern(0, 1, 0, 5));
+        transports.get(1).recv(0, ByteBuffer.allocate(0));
+        ByteBuffer into = ByteBuffer.allocate(5);
+        transports.get(1).recv(0, into);
+        assertArrayEquals(bytes(pattern(0, 1, 0, 5)), into.array());
+    }
+
+    @Test
+    void largeMessagesArriveIntact() {
+        List<Transport> transports = group(2, Duration.ofSeconds(20));
+        int length = 8 << 20;
+        Ranks.runAll(2, LIMIT, rank -> {
+            if (rank == 0) {
+                transports.get(0).send(1, pattern(0, 1, 3, length));
+            } else {
+                ByteBuffer into = ByteBuffer.allocateDirect(length);
+                transports.get(1).recv(0, into);
+                into.flip();
+                assertEquals(pattern(0, 1, 3, length), into);
+            }
+            return null;
+        });
+    }
+
+    @Test
+    void aMessageOfAnotherLengthIsAMismatchAndStaysQueued() {
+        List<Transport> transports = group(3, Duration.ofSeconds(10));
+        transports.get(0).send(2, pattern(0, 2, 0, 16));
+        ByteBuffer tooSmall = ByteBuffer.allocate(8);
+        CollectiveMismatchException shorter = assertThrows(CollectiveMismatchException.class,
+                () -> transports.get(2).recv(0, tooSmall));
+        assertEquals(2, shorter.rank());
+        assertEquals(0, shorter.peerRank());
+        assertTrue(shorter.getMessage().contains("16"), shorter.getMessage());
+        assertEquals(0, tooSmall.position(), "nothing was written");
+        ByteBuffer tooLarge = ByteBuffer.allocate(32);
+        assertThrows(CollectiveMismatchException.class, () -> transports.get(2).recv(0, tooLarge));
+        ByteBuffer exact = ByteBuffer.allocate(16);
+        transports.get(2).recv(0, exact);
+        assertArrayEquals(bytes(pattern(0, 2, 0, 16)), exact.array(), "the message was not lost");
+    }
+
+    @Test
+    void recvAtMostTakesShorterMessagesAndRefusesLongerOnes() {
+        List<Transport> transports = group(2, Duration.ofSeconds(10));
+        transports.get(0).send(1, pattern(0, 1, 0, 10));
+        transports.get(0).send(1, pattern(0, 1, 1, 100));
+        ByteBuffer into = ByteBuffer.allocate(50);
+        assertEquals(10, transports.get(1).recvAtMost(0, into, Duration.ofSeconds(5)));
+        assertEquals(10, into.position());
+        into.clear();
+        assertThrows(CollectiveMismatchException.class,
+                () -> transports.get(1).recvAtMost(0, into, Duration.ofSeconds(5)));
+        ByteBuffer larger = ByteBuffer.allocate(100);
+        assertEquals(100, transports.get(1).recvAtMost(0, larger, Duration.ofSeconds(5)));
+        assertArrayEquals(bytes(pattern(0, 1, 1, 100)), larger.array());
+    }
+
+    @Test
+    void recvFromASilentPeerTimesOut() {
+        List<Transport> transports = group(3, Duration.ofMillis(500));
+        long start = System.nanoTime();
+        CollectiveTimeoutException timeout = assertThrows(CollectiveTimeoutException.class,
+                () -> transports.get(1).recv(2, ByteBuffer.allocate(4)));
+        long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertTrue(millis >= 400 && millis < 5000, "timed out after " + millis + " ms for a 500 ms timeout");
+        assertEquals(1, timeout.rank());
+        assertEquals(2, timeout.peerRank());
+        start = System.nanoTime();
+        assertThrows(CollectiveTimeoutException.class,
+                () -> transports.get(1).recvAtMost(0, ByteBuffer.allocate(4), Duration.ofMillis(200)));
+        millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertTrue(millis >= 150 && millis < 5000, "explicit 200 ms timeout took " + millis + " ms");
+    }
+
+    @Test
+    void aClosedPeerIsAPeerFailureAfterItsLastMessages() {
+        List<Transport> transports = group(3, Duration.ofSeconds(30));
+        transports.get(2).send(0, pattern(2, 0, 0, 8));
+        transports.get(2).close();
+        ByteBuffer into = ByteBuffer.allocate(8);
+        transports.get(0).recv(2, into);
+        assertArrayEquals(bytes(pattern(2, 0, 0, 8)), into.array(), "what was sent before close arrives");
+        long start = System.nanoTime();
+        PeerFailureException gone = assertThrows(PeerFailureException.class,
+                () -> transports.get(0).recv(2, ByteBuffer.allocate(8)));
+        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10), "failed well before the 30 s timeout");
+        assertEquals(2, gone.peerRank());
+        assertThrows(PeerFailureException.class, () -> transports.get(1).send(2, pattern(1, 2, 0, 8)));
+    }
+
+    @Test
+    void aPeerThatClosesWhileWeWaitFailsTheWait() {
+        List<Transport> transports = group(3, Duration.ofSeconds(30));
+        List<Ranks.Outcome<Object>> outcomes = Ranks.run(3, LIMIT, rank -> {
+            if (rank == 1) {
+                transports.get(1).recv(0, ByteBuffer.allocate(8));
+            } else if (rank == 0) {
+                Thread.sleep(200);
+                transports.get(0).close();
+            }
+            return null;
+        });
+        assertInstanceOf(PeerFailureException.class, outcomes.get(1).error);
+        assertTrue(outcomes.get(1).elapsed.compareTo(Duration.ofSeconds(10)) < 0, "took " + outcomes.get(1).elapsed);
+    }
+
+    @Test
+    void barrierReleasesEveryRankTogether() {
+        List<Transport> transports = group(4, Duration.ofSeconds(20));
+        CountDownLatch beforeBarrier = new CountDownLatch(4);
+        Ranks.runAll(4, LIMIT, rank -> {
+            for (int round = 0; round < 5; round++) {
+                if (round == 0) {
+                    beforeBarrier.countDown();
+                }
+                transports.get(rank).barrier();
+                assertEquals(0, beforeBarrier.getCount(), "no rank leaves before all arrived");
+            }
+            return null;
+        });
+    }
+
+    @Test
+    void barrierTimesOutNamingTheMissingRanks() {
+        List<Transport> transports = group(3, Duration.ofMillis(500));
+        List<Ranks.Outcome<Object>> outcomes = Ranks.run(3, LIMIT, rank -> {
+            if (rank != 2) {
+                transports.get(rank).barrier();
+            }
+            return null;
+        });
+        for (int rank = 0; rank < 2; rank++) {
+            CollectiveTimeoutException timeout = assertInstanceOf(CollectiveTimeoutException.class,
+                    outcomes.get(rank).error);
+            assertTrue(timeout.getMessage().contains("2"), timeout.getMessage());
+        }
+    }
+
+    @Test
+    void badPeerRanksAreRefused() {
+        List<Transport> transports = group(2, Duration.ofSeconds(10));
+        assertThrows(IllegalArgumentException.class, () -> transports.get(0).send(0, ByteBuffer.allocate(1)));
+        assertThrows(IllegalArgumentException.class, () -> transports.get(0).send(2, ByteBuffer.allocate(1)));
+        assertThrows(IllegalArgumentException.class, () -> transports.get(0).recv(-1, ByteBuffer.allocate(1)));
+    }
+
+    @Test
+    void closeIsIdempotentAndLaterCallsFail() {
+        List<Transport> transports = group(2, Duration.ofSeconds(10));
+        transports.get(0).close();
+        transports.get(0).close();
+        RuntimeException afterClose = assertThrows(RuntimeException.class,
+                () -> transports.get(0).send(1, ByteBuffer.allocate(1)));
+        assertTrue(afterClose instanceof IllegalStateException || afterClose instanceof CollectiveException,
+                afterClose.toString());
+    }
+}
