@@ -1,0 +1,312 @@
+package io.ringstar.tensor;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
+
+class TensorBucketTest {
+
+    /** A 'c'-order FLOAT matrix holding 0, 1, 2, … in row-major order. */
+    private static INDArray floatMatrix(int rows, int columns) {
+        float[] data = new float[rows * columns];
+        for (int i = 0; i < data.length; i++) {
+            data[i] = i;
+        }
+        return Nd4j.create(data, new long[] {rows, columns}, 'c');
+    }
+
+    /** A DOUBLE array of {@code shape} and {@code order} whose element at 'c'-order position k is 0.1·k + 0.5. */
+    private static INDArray doubleArray(char order, long... shape) {
+        INDArray array = Nd4j.create(DataType.DOUBLE, shape, order);
+        long[] index = new long[shape.length];
+        for (long k = 0; k < array.length(); k++) {
+            cIndex(k, shape, index);
+            array.putScalar(index, 0.1 * k + 0.5);
+        }
+        return array;
+    }
+
+    private static void cIndex(long linear, long[] shape, long[] index) {
+        for (int d = shape.length - 1; d >= 0; d--) {
+            index[d] = linear % shape[d];
+            linear /= shape[d];
+        }
+    }
+
+    /** The elements in 'c' order, read one index at a time so that strides and offsets of views count. */
+    private static double[] cOrderValues(INDArray array) {
+        if (array.rank() == 0) {
+            return new double[] {array.getDouble(0)};
+        }
+        long[] shape = array.shape();
+        double[] values = new double[Math.toIntExact(array.length())];
+        long[] index = new long[shape.length];
+        for (int k = 0; k < values.length; k++) {
+            cIndex(k, shape, index);
+            values[k] = array.getDouble(index);
+        }
+        return values;
+    }
+
+    /**
+     * Packs {@code tensors} group by group, unpacks every one and checks it equals its input exactly;
+     * checks that inputs are unchanged and results are new arrays. Returns the results by tensor index.
+     */
+    private static INDArray[] roundTrip(INDArray... tensors) {
+        List<double[]> before = new ArrayList<>();
+        for (INDArray tensor : tensors) {
+            before.add(cOrderValues(tensor));
+        }
+        TensorLayout layout = TensorLayout.of("test", 0, tensors);
+        INDArray[] results = new INDArray[tensors.length];
+        for (TensorLayout.Group group : layout.groups()) {
+            try (TensorBucket bucket = new TensorBucket(group.type())) {
+                ByteBuffer bytes = bucket.pack(tensors, group);
+                assertEquals(0, bytes.position());
+                assertEquals(group.elementCount() * group.type().bytes(), bytes.limit());
+                assertEquals(ByteOrder.LITTLE_ENDIAN, bytes.order());
+                for (int member = 0; member < group.size(); member++) {
+                    int t = group.tensorIndex(member);
+                    INDArray result = bucket.unpack(group.elementOffset(member), layout.shape(t));
+                    assertNotSame(tensors[t], result);
+                    assertArrayEquals(tensors[t].shape(), result.shape(), "shape of tensor " + t);
+                    assertEquals(tensors[t].dataType(), result.dataType(), "type of tensor " + t);
+                    assertArrayEquals(before.get(t), cOrderValues(result), "values of tensor " + t);
+                    if (result.rank() > 0 && result.length() > 0) {
+                        assertEquals('c', result.ordering());
+                    }
+                    results[t] = result;
+                }
+                // Results are new arrays: writing to them changes neither the bucket nor the input.
+                byte[] packed = new byte[bytes.remaining()];
+                bytes.duplicate().get(packed);
+                for (int member = 0; member < group.size(); member++) {
+                    INDArray result = results[group.tensorIndex(member)];
+                    if (result.length() > 0) {
+                        result.addi(1000);
+                    }
+                }
+                byte[] packedAfter = new byte[bytes.remaining()];
+                bytes.duplicate().get(packedAfter);
+                assertArrayEquals(packed, packedAfter, "bucket bytes after writing to the results");
+                for (int member = 0; member < group.size(); member++) {
+                    int t = group.tensorIndex(member);
+                    INDArray again = bucket.unpack(group.elementOffset(member), layout.shape(t));
+                    assertArrayEquals(before.get(t), cOrderValues(again), "values of tensor " + t + " unpacked again");
+                    results[t] = again;
+                }
+            }
+        }
+        for (int t = 0; t < tensors.length; t++) {
+            assertArrayEquals(before.get(t), cOrderValues(tensors[t]), "input " + t + " is unchanged");
+        }
+        return results;
+    }
+
+    private static float[] floats(ByteBuffer bytes) {
+        float[] values = new float[bytes.remaining() / Float.BYTES];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = bytes.getFloat(bytes.position() + i * Float.BYTES);
+        }
+        return values;
+    }
+
+    @Test
+    void packedBytesOfAnFOrderMatrixAreItsElementsInCOrder() {
+        INDArray matrix = Nd4j.create(new float[] {1, 4, 2, 5, 3, 6}, new long[] {2, 3}, 'f');
+        assertEquals(2f, matrix.getFloat(0, 1));
+        TensorLayout layout = TensorLayout.of("test", 0, new INDArray[] {matrix});
+        try (TensorBucket bucket = new TensorBucket(ElementType.FLOAT)) {
+            ByteBuffer bytes = bucket.pack(new INDArray[] {matrix}, layout.groups().get(0));
+            assertEquals(24, bytes.limit());
+            for (int i = 0; i < 6; i++) {
+                assertEquals(i + 1f, bytes.getFloat(i * Float.BYTES), "float at byte " + i * Float.BYTES);
+            }
+            // 5.0f = 0x40A00000: least significant byte first
+            assertEquals(0x00, bytes.get(16));
+            assertEquals(0x00, bytes.get(17));
+            assertEquals((byte) 0xA0, bytes.get(18));
+            assertEquals(0x40, bytes.get(19));
+        }
+    }
+
+    @Test
+    void cOrderFloatRoundTrips() {
+        roundTrip(floatMatrix(2, 3));
+    }
+
+    @Test
+    void fOrderDoubleRoundTrips() {
+        INDArray f = doubleArray('f', 3, 4);
+        assertEquals('f', f.ordering());
+        INDArray[] results = roundTrip(f);
+        assertEquals(0.1 * 5 + 0.5, results[0].getDouble(1, 1));
+    }
+
+    @Test
+    void threeDimensionalFOrderRoundTrips() {
+        roundTrip(doubleArray('f', 2, 3, 4));
+    }
+
+    @Test
+    void columnViewRoundTrips() {
+        INDArray matrix = floatMatrix(3, 4);
+        INDArray column = matrix.getColumn(1);
+        assertArrayEquals(new double[] {1, 5, 9}, cOrderValues(column));
+        roundTrip(column);
+    }
+
+    @Test
+    void transposedMatrixRoundTrips() {
+        INDArray transposed = floatMatrix(3, 4).transpose();
+        assertArrayEquals(new long[] {4, 3}, transposed.shape());
+        INDArray[] results = roundTrip(transposed);
+        assertArrayEquals(new double[] {0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}, cOrderValues(results[0]));
+    }
+
+    @Test
+    void rowViewWithOffsetRoundTrips() {
+        INDArray row = floatMatrix(3, 4).getRow(2);
+        assertArrayEquals(new double[] {8, 9, 10, 11}, cOrderValues(row));
+        roundTrip(row);
+    }
+
+    @Test
+    void subMatrixViewRoundTrips() {
+        INDArray view = doubleArray('c', 5, 6).get(NDArrayIndex.interval(1, 4), NDArrayIndex.interval(2, 5));
+        INDArray[] results = roundTrip(view);
+        // row 1, column 2 of the 6-wide source: position 8
+        assertEquals(0.1 * 8 + 0.5, results[0].getDouble(0, 0));
+    }
+
+    @Test
+    void scalarRoundTrips() {
+        INDArray[] results = roundTrip(Nd4j.scalar(2.5f));
+        assertEquals(0, results[0].rank());
+        assertEquals(2.5f, results[0].getFloat(0));
+    }
+
+    @Test
+    void doubleScalarRoundTrips() {
+        INDArray[] results = roundTrip(Nd4j.scalar(0.1));
+        assertEquals(DataType.DOUBLE, results[0].dataType());
+        assertEquals(0.1, results[0].getDouble(0));
+    }
+
+    @Test
+    void singleElementArraysRoundTrip() {
+        INDArray one = Nd4j.create(new float[] {3.25f}, new long[] {1}, 'c');
+        INDArray oneByOne = Nd4j.create(new float[] {-7f}, new long[] {1, 1}, 'c');
+        roundTrip(one);
+        roundTrip(oneByOne);
+        roundTrip(one, oneByOne);
+    }
+
+    @Test
+    void emptyArraysRoundTrip() {
+        INDArray[] results = roundTrip(Nd4j.create(DataType.FLOAT, 0));
+        assertArrayEquals(new long[] {0}, results[0].shape());
+        results = roundTrip(Nd4j.create(DataType.FLOAT, 3, 0));
+        assertArrayEquals(new long[] {3, 0}, results[0].shape());
+        assertEquals(0, results[0].length());
+    }
+
+    @Test
+    void emptyGroupPacksToNoBytes() {
+        INDArray[] tensors = {Nd4j.create(DataType.DOUBLE, 3, 0)};
+        TensorLayout layout = TensorLayout.of("test", 0, tensors);
+        try (TensorBucket bucket = new TensorBucket(ElementType.DOUBLE)) {
+            ByteBuffer bytes = bucket.pack(tensors, layout.groups().get(0));
+            assertEquals(0, bytes.limit());
+        }
+    }
+
+    @Test
+    void severalTensorsOfOneGroupSitAtTheirOffsets() {
+        INDArray matrix = floatMatrix(3, 4);
+        INDArray[] tensors = {
+            matrix.getColumn(1),           // 1, 5, 9
+            Nd4j.scalar(2.5f),             // 2.5
+            Nd4j.create(DataType.FLOAT, 0),
+            matrix.getRow(2),              // 8, 9, 10, 11
+            Nd4j.create(new float[] {-1, -2, -3, -4}, new long[] {2, 2}, 'f'), // c order: -1, -3, -2, -4
+        };
+        TensorLayout layout = TensorLayout.of("test", 0, tensors);
+        TensorLayout.Group group = layout.groups().get(0);
+        try (TensorBucket bucket = new TensorBucket(ElementType.FLOAT)) {
+            ByteBuffer bytes = bucket.pack(tensors, group);
+            assertArrayEquals(new float[] {1, 5, 9, 2.5f, 8, 9, 10, 11, -1, -3, -2, -4}, floats(bytes));
+        }
+        roundTrip(tensors);
+    }
+
+    @Test
+    void floatAndDoubleGroupsRoundTripTogether() {
+        INDArray[] results = roundTrip(doubleArray('f', 2, 2), floatMatrix(2, 3), Nd4j.scalar(7.0),
+                floatMatrix(4, 3).transpose(), doubleArray('c', 5));
+        assertEquals(DataType.DOUBLE, results[0].dataType());
+        assertEquals(DataType.FLOAT, results[1].dataType());
+        assertEquals(7.0, results[2].getDouble(0));
+    }
+
+    @Test
+    void bucketIsReusedForALargerThenASmallerCall() {
+        try (TensorBucket bucket = new TensorBucket(ElementType.FLOAT)) {
+            assertEquals(0, bucket.capacityBytes());
+            float[] big = new float[1000];
+            for (int i = 0; i < big.length; i++) {
+                big[i] = i * 0.5f;
+            }
+            INDArray[] large = {Nd4j.create(big, new long[] {10, 100}, 'c')};
+            ByteBuffer bytes = bucket.pack(large, TensorLayout.of("test", 0, large).groups().get(0));
+            assertEquals(4000, bytes.limit());
+            assertEquals(4000, bucket.capacityBytes());
+            assertEquals(999 * 0.5f, bytes.getFloat(999 * 4));
+
+            INDArray[] small = {Nd4j.create(new float[] {7, 8, 9}, new long[] {3}, 'c')};
+            TensorLayout smallLayout = TensorLayout.of("test", 0, small);
+            bytes = bucket.pack(small, smallLayout.groups().get(0));
+            assertEquals(12, bytes.limit());
+            assertEquals(4000, bucket.capacityBytes(), "the bucket does not shrink");
+            assertArrayEquals(new float[] {7, 8, 9}, floats(bytes));
+            INDArray back = bucket.unpack(0, new long[] {3});
+            assertArrayEquals(new double[] {7, 8, 9}, cOrderValues(back));
+
+            INDArray[] larger = {Nd4j.create(DataType.FLOAT, 2000).assign(3f)};
+            bytes = bucket.pack(larger, TensorLayout.of("test", 0, larger).groups().get(0));
+            assertEquals(8000, bytes.limit());
+            assertEquals(8000, bucket.capacityBytes(), "the bucket grows");
+            assertEquals(3f, bytes.getFloat(0));
+            assertEquals(3f, bytes.getFloat(7996));
+
+            bucket.close();
+            assertEquals(0, bucket.capacityBytes());
+            bytes = bucket.pack(small, smallLayout.groups().get(0));
+            assertArrayEquals(new float[] {7, 8, 9}, floats(bytes), "usable again after close");
+            assertEquals(12, bucket.capacityBytes());
+        }
+    }
+
+    @Test
+    void bucketOfAnotherTypeIsRejected() {
+        INDArray[] tensors = {floatMatrix(1, 2)};
+        TensorLayout.Group group = TensorLayout.of("test", 0, tensors).groups().get(0);
+        try (TensorBucket bucket = new TensorBucket(ElementType.DOUBLE)) {
+            assertSame(ElementType.DOUBLE, bucket.type());
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> bucket.pack(tensors, group));
+            assertEquals("a DOUBLE bucket cannot hold FLOAT tensors", e.getMessage());
+        }
+    }
+}
