@@ -191,12 +191,10 @@ public final class DistributedConfig {
         if (host.isBlank() || host.chars().anyMatch(Character::isWhitespace)) {
             throw new InvalidConfigException("coordinatorAddr", addr, requirement);
         }
-        int port;
-        try {
-            port = Integer.parseInt(portText);
-        } catch (NumberFormatException e) {
+        if (portText.isEmpty() || portText.length() > 5 || !portText.chars().allMatch(c -> c >= '0' && c <= '9')) {
             throw new InvalidConfigException("coordinatorAddr", addr, requirement);
         }
+        int port = Integer.parseInt(portText);
         if (port < 0 || port > 65535) {
             throw new InvalidConfigException("coordinatorAddr", addr, requirement);
         }

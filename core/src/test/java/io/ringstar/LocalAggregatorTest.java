@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.function.Function;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -74,8 +73,6 @@ class LocalAggregatorTest {
     }
 
     @Test
-    @Disabled("bug: LocalAggregator returns the caller's own INDArray for an empty tensor, because ND4J's "
-            + "dup('c') returns `this` for empty arrays; the contract says results are new arrays")
     void emptyResultsAreNewArrays() {
         try (LocalAggregator aggregator = new LocalAggregator()) {
             INDArray empty = Nd4j.create(DataType.DOUBLE, 3, 0);

@@ -38,6 +38,10 @@ final class AbortNotice {
     ByteBuffer encode() {
         byte[] utf8 = text.getBytes(StandardCharsets.UTF_8);
         int length = Math.min(utf8.length, MAX_TEXT_BYTES);
+        // Cut before a character, never inside one: back off over UTF-8 continuation bytes.
+        while (length < utf8.length && length > 0 && (utf8[length] & 0xC0) == 0x80) {
+            length--;
+        }
         ByteBuffer out = ByteBuffer.allocate(12 + length).order(ByteOrder.LITTLE_ENDIAN);
         out.put((byte) failureCode).put((byte) 0).put((byte) 0).put((byte) 0);
         out.putInt(originRank).putInt(length).put(utf8, 0, length);

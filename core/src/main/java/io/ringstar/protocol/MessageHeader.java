@@ -11,7 +11,7 @@ import java.nio.ByteOrder;
  *  0                   1                   2                   3
  *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
- * |                       magic 0x52535452 ("RSTR")               |  0
+ * |            magic 0x52545352: bytes "RSTR" on the wire         |  0
  * +---------------+---------------+---------------+---------------+
  * |    version    |     kind      | element type  |   reserved    |  4
  * +---------------+---------------+---------------+---------------+
@@ -36,7 +36,7 @@ import java.nio.ByteOrder;
  */
 public final class MessageHeader {
     public static final int LENGTH = 48;
-    public static final int MAGIC = 0x52535452;
+    public static final int MAGIC = 0x52545352;
     public static final int VERSION = 1;
 
     public static final int MAGIC_OFFSET = 0;
@@ -53,10 +53,13 @@ public final class MessageHeader {
 
     private ByteBuffer buffer;
 
-    /** Points this flyweight at the first {@link #LENGTH} bytes of {@code buffer} (absolute index 0). */
+    /**
+     * Points this flyweight at the first {@link #LENGTH} bytes of {@code buffer} (absolute index 0)
+     * and sets the buffer's byte order to little-endian.
+     */
     public MessageHeader wrap(ByteBuffer buffer) {
-        if (buffer.capacity() < LENGTH) {
-            throw new IllegalArgumentException("header needs " + LENGTH + " bytes, buffer has " + buffer.capacity());
+        if (buffer.limit() < LENGTH) {
+            throw new IllegalArgumentException("header needs " + LENGTH + " bytes, buffer's limit is " + buffer.limit());
         }
         this.buffer = buffer.order(ByteOrder.LITTLE_ENDIAN);
         return this;

@@ -35,7 +35,7 @@ class MessageHeaderTest {
     @Test
     void constantsMatchTheByteDiagram() {
         assertEquals(48, MessageHeader.LENGTH);
-        assertEquals(0x52535452, MessageHeader.MAGIC);
+        assertEquals(0x52545352, MessageHeader.MAGIC);
         assertEquals(1, MessageHeader.VERSION);
         assertEquals(0, MessageHeader.MAGIC_OFFSET);
         assertEquals(4, MessageHeader.VERSION_OFFSET);
@@ -88,11 +88,11 @@ class MessageHeaderTest {
         ByteBuffer buffer = dirty(MessageHeader.LENGTH);
         written(buffer);
         byte[] b = buffer.array();
-        // magic 0x52535452, least significant byte first
-        assertEquals(0x52, b[0]);
-        assertEquals(0x54, b[1]);
-        assertEquals(0x53, b[2]);
-        assertEquals(0x52, b[3]);
+        // magic 0x52545352, least significant byte first: "RSTR"
+        assertEquals('R', b[0]);
+        assertEquals('S', b[1]);
+        assertEquals('T', b[2]);
+        assertEquals('R', b[3]);
         assertEquals(1, b[4]);
         assertEquals(4, b[5]);
         assertEquals(2, b[6]);
@@ -161,7 +161,9 @@ class MessageHeaderTest {
     void rejectsABufferShorterThanTheHeader() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> new MessageHeader().wrap(ByteBuffer.allocate(47)));
-        assertEquals("header needs 48 bytes, buffer has 47", e.getMessage());
+        assertEquals("header needs 48 bytes, buffer's limit is 47", e.getMessage());
+        ByteBuffer largeButLimited = ByteBuffer.allocate(64).limit(40);
+        assertThrows(IllegalArgumentException.class, () -> new MessageHeader().wrap(largeButLimited));
     }
 
     @ParameterizedTest

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -125,6 +126,8 @@ public abstract class AggregatorConformanceTest {
                     for (int t = 0; t < inputs.length; t++) {
                         assertArrayEquals(values(before[t]), values(inputs[t]), "rank " + rank + " input " + t
                                 + " was modified");
+                        assertNotSame(inputs[t], averaged[t], "reduceGradients result " + t + " is a new array");
+                        assertNotSame(inputs[t], broadcast[t], "broadcastParams result " + t + " is a new array");
                     }
                     return new INDArray[][] {averaged, broadcast};
                 });
