@@ -1,11 +1,14 @@
 package io.ringstar.transport.inproc;
 
+import io.ringstar.CollectiveException;
+import io.ringstar.CollectiveMismatchException;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.PeerFailureException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -138,7 +141,7 @@ final class InProcessGroup {
             if (++barrierArrivals == worldSize) {
                 barrierGeneration++;
                 barrierArrivals = 0;
-                java.util.Arrays.fill(atBarrier, false);
+                Arrays.fill(atBarrier, false);
                 stateChanged.signalAll();
                 return;
             }
@@ -166,7 +169,7 @@ final class InProcessGroup {
                 } catch (InterruptedException e) {
                     leaveBarrier(rank);
                     Thread.currentThread().interrupt();
-                    throw new io.ringstar.CollectiveException("barrier", rank, PeerFailureException.NO_RANK,
+                    throw new CollectiveException("barrier", rank, CollectiveException.NO_RANK,
                             "interrupted while waiting", e);
                 }
             }
@@ -250,7 +253,7 @@ final class InProcessGroup {
                 ByteBuffer message = queue.peekFirst();
                 int length = message.remaining();
                 if (exact ? length != into.remaining() : length > into.remaining()) {
-                    throw new io.ringstar.CollectiveMismatchException("recv", dst, src, "the next message from rank "
+                    throw new CollectiveMismatchException("recv", dst, src, "the next message from rank "
                             + src + " is " + length + " bytes, the receive buffer "
                             + (exact ? "expects exactly " : "holds at most ") + into.remaining()
                             + " bytes; the message stays queued");
@@ -288,7 +291,7 @@ final class InProcessGroup {
                 changed.awaitNanos(Math.min(nanos, TimeUnit.MILLISECONDS.toNanos(100)));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new io.ringstar.CollectiveException(operation, rank, peer, "interrupted while waiting", e);
+                throw new CollectiveException(operation, rank, peer, "interrupted while waiting", e);
             }
         }
     }

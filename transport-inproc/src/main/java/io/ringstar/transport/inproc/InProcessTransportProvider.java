@@ -1,5 +1,6 @@
 package io.ringstar.transport.inproc;
 
+import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
@@ -46,7 +47,7 @@ public final class InProcessTransportProvider implements TransportProvider {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             transport.close();
-            throw new io.ringstar.CollectiveException("open", config.rank(), io.ringstar.CollectiveException.NO_RANK,
+            throw new CollectiveException("open", config.rank(), CollectiveException.NO_RANK,
                     "interrupted while waiting for the group at " + address + " to form", e);
         }
         if (!missing.isEmpty()) {
