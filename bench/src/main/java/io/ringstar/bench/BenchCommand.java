@@ -1,0 +1,318 @@
+package io.ringstar.bench;
+
+import io.ringstar.DistributedConfig;
+import io.ringstar.GradientAggregator;
+import io.ringstar.Transport;
+import io.ringstar.tensor.ElementType;
+import io.ringstar.transport.inproc.InProcessTransport;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.nd4j.linalg.api.ndarray.INDArray;
+
+/**
+ * {@code ringstar bench}: the ranks of one group as threads of this JVM over the in-process
+ * transport, sweeping message sizes for the star and the ring, in the manner of nccl-tests. Every
+ * size is first checked against a closed-form result ({@link ClosedFormPattern}) on every rank,
+ * then timed; a wrong element anywhere makes the run fail.
+ */
+final class BenchCommand implements Command {
+    static final String WORLD_SIZE = "--world-size";
+    static final String ALGORITHM = "--algorithm";
+    static final String OP = "--op";
+    static final String TYPE = "--type";
+    static final String MIN_BYTES = "--min-bytes";
+    static final String MAX_BYTES = "--max-bytes";
+    static final String ITERS = "--iters";
+    static final String WARMUP = "--warmup";
+    static final String TIMEOUT = "--timeout";
+    static final String CHUNK_BYTES = "--chunk-bytes";
+    private static final List<String> FLAGS = List.of(WORLD_SIZE, ALGORITHM, OP, TYPE, MIN_BYTES, MAX_BYTES, ITERS,
+            WARMUP, TIMEOUT, CHUNK_BYTES);
+
+    /** Largest message: the aggregators address a bucket with int byte offsets. */
+    static final long LARGEST_MESSAGE = 1L << 30;
+    static final int LARGEST_WORLD_SIZE = 256;
+    /** Automatic iteration counts move about this many bytes per rank per row... */
+    private static final long AUTO_BYTES_PER_ROW = 256L << 20;
+    /** ...with at least this many timed calls, */
+    private static final int AUTO_MIN_ITERS = 5;
+    /** ...and at most this many. */
+    private static final int AUTO_MAX_ITERS = 200;
+    /** The option of {@code TransportAggregator} that sets the chunk size; its constant is not public API. */
+    private static final String CHUNK_BYTES_OPTION = "chunkBytes";
+
+    /** Everything the command line chose, checked. */
+    record Settings(int worldSize, List<Algorithm> algorithms, List<Operation> operations, ElementType type,
+            long minBytes, long maxBytes, int iters, int warmup, Duration timeout, int chunkBytes) {
+        static final int AUTO = -1;
+
+        /** Timed calls for one size: {@code --iters}, or fewer calls for larger sizes. */
+        int itersFor(long sizeBytes) {
+            if (iters != AUTO) {
+                return iters;
+            }
+            long byVolume = AUTO_BYTES_PER_ROW / sizeBytes;
+            return (int) Math.max(AUTO_MIN_ITERS, Math.min(AUTO_MAX_ITERS, byVolume));
+        }
+
+        /** Untimed calls before the timed ones: {@code --warmup}, or a fifth of the timed ones. */
+        int warmupFor(long sizeBytes) {
+            return warmup != AUTO ? warmup : Math.max(1, itersFor(sizeBytes) / 5);
+        }
+
+        /** The powers of two in {@code [minBytes, maxBytes]} that hold at least one element. */
+        List<Long> sizes() {
+            List<Long> sizes = new ArrayList<>();
+            long first = Long.highestOneBit(Math.max(minBytes, type.bytes()));
+            if (first < minBytes || first < type.bytes()) {
+                first <<= 1;
+            }
+            for (long size = first; size <= maxBytes; size <<= 1) {
+                sizes.add(size);
+            }
+            return sizes;
+        }
+    }
+
+    /** One rank's outcome for one row. */
+    private record RankMeasurement(long wrong, long elapsedNanos) {
+    }
+
+    /** The aggregators of one algorithm, one per rank, and their transports for the barrier. */
+    private record AggregatorGroup(List<GradientAggregator> aggregators, List<Transport> transports)
+            implements AutoCloseable {
+        @Override
+        public void close() {
+            aggregators.forEach(GradientAggregator::close);
+        }
+    }
+
+    @Override
+    public String name() {
+        return "bench";
+    }
+
+    @Override
+    public String summary() {
+        return "time reduceGradients/broadcastParams over a sweep of sizes, ranks as threads (nccl-tests style)";
+    }
+
+    @Override
+    public void printHelp(PrintStream out) {
+        out.println("Usage: " + Main.PROGRAM + " bench [flags]");
+        out.println();
+        out.println("Runs N ranks as threads of this JVM over the in-process transport and times the star");
+        out.println("(ps = ParameterServer) and the ring (ring = AllReduceAggregator) on one tensor per call,");
+        out.println("for every power-of-two size between --min-bytes and --max-bytes. Before timing a size,");
+        out.println("each rank checks one call against values with an exact closed-form result and counts");
+        out.println("wrong elements (#wrong). Time is the slowest rank's average per call; algbw = size/time;");
+        out.println("busbw = algbw * 2(n-1)/n for reduce, algbw for broadcast (GB = 10^9 bytes).");
+        out.println();
+        out.println("Flags:");
+        out.println("  --world-size N        ranks, 1.." + LARGEST_WORLD_SIZE + " (default 4)");
+        out.println("  --algorithm A         ps | ring | both (default both)");
+        out.println("  --op O                reduce | broadcast | all (default reduce)");
+        out.println("  --type T              float | double (default float)");
+        out.println("  --min-bytes SIZE      smallest message (default 4); suffixes K, M, G (x1024)");
+        out.println("  --max-bytes SIZE      largest message (default 64M, at most 1G)");
+        out.println("  --iters N             timed calls per size (default: " + AUTO_MAX_ITERS + " for small sizes, down to "
+                + AUTO_MIN_ITERS + ",");
+        out.println("                        about " + ByteSize.format(AUTO_BYTES_PER_ROW) + " per rank and row)");
+        out.println("  --warmup N            untimed calls before them (default: a fifth of --iters, at least 1)");
+        out.println("  --timeout SECONDS     bound of every collective call (default 60)");
+        out.println("  --chunk-bytes SIZE    largest payload of one message (default: the library's, 1M)");
+        out.println("  --help                this text");
+        out.println();
+        out.println("Environment: run with OMP_NUM_THREADS=1. The ranks are threads that share the");
+        out.println("machine's cores, and ND4J's own native threads would compete with them; when the");
+        out.println("variable is unset, ringstar limits ND4J to one thread itself.");
+        out.println();
+        out.println("Exit status: 0 all results right, 1 a wrong element or a failed call, 2 usage error.");
+        out.println();
+        out.println("Example: OMP_NUM_THREADS=1 java -jar ringstar.jar bench --world-size 4 --max-bytes 16M");
+    }
+
+    @Override
+    public int run(List<String> args, PrintStream out, PrintStream err) throws UsageException {
+        Settings settings = parse(args);
+        List<Long> sizes = settings.sizes();
+        if (sizes.isEmpty()) {
+            throw new UsageException("no power of two between " + MIN_BYTES + " " + settings.minBytes() + " and "
+                    + MAX_BYTES + " " + settings.maxBytes() + " holds a " + typeName(settings.type()) + " element");
+        }
+        String nativeThreads = NativeThreads.limitForRankThreads();
+        printPreamble(out, settings, sizes, nativeThreads);
+        ResultTable table = new ResultTable(out);
+        table.printHeader();
+
+        long totalWrong = 0;
+        Map<Algorithm, AggregatorGroup> groups = new EnumMap<>(Algorithm.class);
+        try (RankThreads threads = new RankThreads(settings.worldSize())) {
+            for (Algorithm algorithm : settings.algorithms()) {
+                groups.put(algorithm, openGroup(settings, algorithm));
+            }
+            for (long size : sizes) {
+                int count = Math.toIntExact(size / settings.type().bytes());
+                List<INDArray> inputs = threads.run(
+                        rank -> ClosedFormPattern.create(settings.type(), rank, count), Duration.ofMinutes(5));
+                try {
+                    for (Algorithm algorithm : settings.algorithms()) {
+                        for (Operation operation : settings.operations()) {
+                            List<RankMeasurement> ranks = measure(threads, settings, groups.get(algorithm), inputs,
+                                    operation, size);
+                            long wrong = ranks.stream().mapToLong(RankMeasurement::wrong).sum();
+                            long slowest = ranks.stream().mapToLong(RankMeasurement::elapsedNanos).max().orElse(0);
+                            totalWrong += wrong;
+                            table.printRow(size, count, typeName(settings.type()), algorithm.label(),
+                                    operation.label(), (double) slowest / settings.itersFor(size),
+                                    operation.busBandwidthFactor(settings.worldSize()), wrong);
+                        }
+                    }
+                } finally {
+                    inputs.forEach(INDArray::close);
+                }
+            }
+            printBufferBytes(out, groups);
+        } catch (RankFailureException e) {
+            out.flush();
+            err.println(Main.PROGRAM + " bench: " + e.getMessage());
+            if (e.getCause() != null) {
+                e.getCause().printStackTrace(err);
+            }
+            return 1;
+        } finally {
+            groups.values().forEach(AggregatorGroup::close);
+        }
+        if (totalWrong > 0) {
+            out.println("# FAILED: " + totalWrong + " wrong elements (see #wrong)");
+            return 1;
+        }
+        out.println("# all results right (#wrong 0)");
+        return 0;
+    }
+
+    static Settings parse(List<String> args) throws UsageException {
+        CommandArguments arguments = CommandArguments.parse(args, FLAGS);
+        int worldSize = arguments.intValue(WORLD_SIZE, 4, 1, LARGEST_WORLD_SIZE);
+        List<String> algorithmChoices = new ArrayList<>(Algorithm.labels());
+        algorithmChoices.add("both");
+        String algorithmText = arguments.choice(ALGORITHM, "both", algorithmChoices);
+        List<Algorithm> algorithms = algorithmText.equals("both")
+                ? List.of(Algorithm.values()) : List.of(Algorithm.of(algorithmText));
+        List<Operation> operations = switch (arguments.choice(OP, "reduce", List.of("reduce", "broadcast", "all"))) {
+            case "broadcast" -> List.of(Operation.BROADCAST);
+            case "all" -> List.of(Operation.REDUCE, Operation.BROADCAST);
+            default -> List.of(Operation.REDUCE);
+        };
+        ElementType type = arguments.choice(TYPE, "float", List.of("float", "double")).equals("float")
+                ? ElementType.FLOAT : ElementType.DOUBLE;
+        long minBytes = arguments.byteSize(MIN_BYTES, 4, 1, LARGEST_MESSAGE);
+        long maxBytes = arguments.byteSize(MAX_BYTES, 64L << 20, 1, LARGEST_MESSAGE);
+        if (minBytes > maxBytes) {
+            throw new UsageException(MIN_BYTES + " " + ByteSize.format(minBytes) + " is larger than " + MAX_BYTES + " "
+                    + ByteSize.format(maxBytes));
+        }
+        int iters = arguments.intValue(ITERS, Settings.AUTO, 1, Integer.MAX_VALUE);
+        int warmup = arguments.intValue(WARMUP, Settings.AUTO, 0, Integer.MAX_VALUE);
+        int timeoutSeconds = arguments.intValue(TIMEOUT, 60, 1, 24 * 3600);
+        int chunkBytes = arguments.value(CHUNK_BYTES).isPresent()
+                ? (int) arguments.byteSize(CHUNK_BYTES, 0, Double.BYTES, LARGEST_MESSAGE) : Settings.AUTO;
+        return new Settings(worldSize, algorithms, operations, type, minBytes, maxBytes, iters, warmup,
+                Duration.ofSeconds(timeoutSeconds), chunkBytes);
+    }
+
+    private static AggregatorGroup openGroup(Settings settings, Algorithm algorithm) {
+        List<Transport> transports = InProcessTransport.createGroup(settings.worldSize(), settings.timeout());
+        List<GradientAggregator> aggregators = new ArrayList<>();
+        for (int rank = 0; rank < settings.worldSize(); rank++) {
+            DistributedConfig.Builder config = DistributedConfig.builder()
+                    .worldSize(settings.worldSize())
+                    .rank(rank)
+                    .timeout(settings.timeout());
+            if (settings.chunkBytes() != Settings.AUTO) {
+                config.option(CHUNK_BYTES_OPTION, Integer.toString(settings.chunkBytes()));
+            }
+            aggregators.add(algorithm.create(config.build(), transports.get(rank)));
+        }
+        return new AggregatorGroup(aggregators, transports);
+    }
+
+    /**
+     * One row: every rank checks one call, makes the warm-up calls, meets the others at the
+     * transport's barrier and times its calls.
+     */
+    private static List<RankMeasurement> measure(RankThreads threads, Settings settings, AggregatorGroup group,
+            List<INDArray> inputs, Operation operation, long size) {
+        int iters = settings.itersFor(size);
+        int warmup = settings.warmupFor(size);
+        // Each call ends within the timeout by contract; this only guards against a bug in that.
+        Duration limit = settings.timeout().multipliedBy(iters + warmup + 3L);
+        return threads.run(rank -> {
+            GradientAggregator aggregator = group.aggregators().get(rank);
+            INDArray input = inputs.get(rank);
+            INDArray[] checked = operation.call(aggregator, input);
+            long wrong = ClosedFormPattern.countWrong(checked[0], settings.type(), operation, settings.worldSize());
+            release(checked);
+            for (int i = 0; i < warmup; i++) {
+                release(operation.call(aggregator, input));
+            }
+            group.transports().get(rank).barrier();
+            long start = System.nanoTime();
+            for (int i = 0; i < iters; i++) {
+                release(operation.call(aggregator, input));
+            }
+            return new RankMeasurement(wrong, System.nanoTime() - start);
+        }, limit);
+    }
+
+    /**
+     * Frees results at once: a training step would keep them, but a benchmark that leaves them to
+     * the garbage collector measures ND4J's memory pressure rather than the collective.
+     */
+    private static void release(INDArray[] results) {
+        for (INDArray result : results) {
+            if (result.closeable()) {
+                result.close();
+            }
+        }
+    }
+
+    private static void printPreamble(PrintStream out, Settings settings, List<Long> sizes, String nativeThreads) {
+        Runtime runtime = Runtime.getRuntime();
+        out.printf(Locale.ROOT, "# ringstar bench: world size %d, transport inproc (ranks are threads of this JVM)%n",
+                settings.worldSize());
+        out.printf(Locale.ROOT, "# JVM: %s %s (%s), %d processors, max heap %s; ND4J threads: %s%n",
+                System.getProperty("java.vm.name"), System.getProperty("java.runtime.version"),
+                System.getProperty("java.vm.vendor"), runtime.availableProcessors(),
+                ByteSize.format(runtime.maxMemory()), nativeThreads);
+        out.printf(Locale.ROOT, "# date: %s%n", ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME));
+        String iters = settings.iters() == Settings.AUTO ? "auto (" + AUTO_MAX_ITERS + " down to " + AUTO_MIN_ITERS + ")"
+                : Integer.toString(settings.iters());
+        String warmup = settings.warmup() == Settings.AUTO ? "auto (iters/5)" : Integer.toString(settings.warmup());
+        out.printf(Locale.ROOT, "# sizes %s..%s B, type %s, iters %s, warmup %s, timeout %ds, chunk %s%n",
+                ByteSize.format(sizes.get(0)), ByteSize.format(sizes.get(sizes.size() - 1)),
+                typeName(settings.type()), iters, warmup, settings.timeout().toSeconds(),
+                settings.chunkBytes() == Settings.AUTO ? "default" : ByteSize.format(settings.chunkBytes()));
+        out.println("#");
+        out.flush();
+    }
+
+    private static void printBufferBytes(PrintStream out, Map<Algorithm, AggregatorGroup> groups) {
+        for (Map.Entry<Algorithm, AggregatorGroup> entry : groups.entrySet()) {
+            List<Long> perRank = entry.getValue().aggregators().stream().map(Algorithm::bufferBytes).toList();
+            out.printf(Locale.ROOT, "# %s: off-heap bytes held between calls (bufferBytes), per rank: %s%n",
+                    entry.getKey().label(), perRank);
+        }
+    }
+
+    private static String typeName(ElementType type) {
+        return type.name().toLowerCase(Locale.ROOT);
+    }
+}

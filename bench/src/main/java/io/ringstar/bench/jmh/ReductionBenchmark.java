@@ -1,0 +1,90 @@
+package io.ringstar.bench.jmh;
+
+import io.ringstar.tensor.ElementType;
+import io.ringstar.tensor.Reduction;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.AuxCounters;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The reduction kernels against a plain copy of the same bytes, on direct little-endian buffers
+ * like the collectives' buckets and receive buffers. The design asks the kernels to run at memory
+ * speed, so {@code add} should come close to {@code copy}: per byte of the buffer, {@code add}
+ * reads two and writes one, {@code copy} reads one and writes one.
+ *
+ * <p>Each result has a secondary score {@code :bytes}, the buffer bytes processed per second;
+ * compare those of {@code addFloat}, {@code addDouble} and {@code copy} at one size.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Fork(value = 1, jvmArgsAppend = {
+        "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+        "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
+        "--add-opens", "java.base/java.nio=ALL-UNNAMED"})
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+public class ReductionBenchmark {
+
+    /** Size of each buffer in bytes: in cache, around the default chunk size, and far beyond the caches. */
+    @Param({"65536", "1048576", "16777216"})
+    public int bytes;
+
+    private ByteBuffer dst;
+    private ByteBuffer src;
+
+    /** Buffer bytes processed, reported by JMH per second as the score {@code :bytes}. */
+    @State(Scope.Thread)
+    @AuxCounters(AuxCounters.Type.OPERATIONS)
+    public static class Bytes {
+        public long bytes;
+
+        @Setup(Level.Iteration)
+        public void reset() {
+            bytes = 0;
+        }
+    }
+
+    @Setup(Level.Trial)
+    public void allocate() {
+        dst = ByteBuffer.allocateDirect(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        src = ByteBuffer.allocateDirect(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        // Small positive normal values, read as floats (1e-3) or as doubles (about 3e-26): the sums
+        // grow slowly from zero and never reach subnormals or infinity, which would slow the
+        // floating-point unit down and measure something else.
+        for (int at = 0; at + Float.BYTES <= bytes; at += Float.BYTES) {
+            src.putFloat(at, 1e-3f);
+        }
+    }
+
+    @Benchmark
+    public void addFloat(Bytes counter) {
+        Reduction.add(ElementType.FLOAT, dst, 0, src, 0, bytes / Float.BYTES);
+        counter.bytes += bytes;
+    }
+
+    @Benchmark
+    public void addDouble(Bytes counter) {
+        Reduction.add(ElementType.DOUBLE, dst, 0, src, 0, bytes / Double.BYTES);
+        counter.bytes += bytes;
+    }
+
+    @Benchmark
+    public void copy(Bytes counter) {
+        Reduction.copy(dst, 0, src, 0, bytes);
+        counter.bytes += bytes;
+    }
+}
