@@ -1,5 +1,6 @@
 package io.ringstar.bench;
 
+import io.ringstar.AllReduceAggregator;
 import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.Transport;
@@ -45,8 +46,6 @@ final class BenchCommand implements Command {
     private static final int AUTO_MIN_ITERS = 5;
     /** ...and at most this many. */
     private static final int AUTO_MAX_ITERS = 200;
-    /** The option of {@code TransportAggregator} that sets the chunk size; its constant is not public API. */
-    private static final String CHUNK_BYTES_OPTION = "chunkBytes";
 
     /** Everything the command line chose, checked. */
     record Settings(int worldSize, List<Algorithm> algorithms, List<Operation> operations, ElementType type,
@@ -237,7 +236,7 @@ final class BenchCommand implements Command {
                     .rank(rank)
                     .timeout(settings.timeout());
             if (settings.chunkBytes() != Settings.AUTO) {
-                config.option(CHUNK_BYTES_OPTION, Integer.toString(settings.chunkBytes()));
+                config.option(AllReduceAggregator.CHUNK_BYTES_OPTION, Integer.toString(settings.chunkBytes()));
             }
             aggregators.add(algorithm.create(config.build(), transports.get(rank)));
         }

@@ -112,17 +112,17 @@ public final class CollectiveCall {
      */
     public ByteBuffer receive(int srcRank, MessageKind kind, int messageIndex, int payloadBytes) {
         long remaining = deadlineNanos - System.nanoTime();
-        String waitingFor = "message " + messageIndex + " (" + kind + ") from rank " + srcRank;
         if (remaining <= 0) {
-            throw new CollectiveTimeoutException(operation, rank, srcRank,
-                    "the call's timeout of " + timeout + " ran out before " + waitingFor);
+            throw new CollectiveTimeoutException(operation, rank, srcRank, "the call's timeout of " + timeout
+                    + " ran out before " + describe(kind, messageIndex, srcRank));
         }
-        ByteBuffer dst = receiveBuffer.duplicate().clear();
+        receiveBuffer.clear();
         int length;
         try {
-            length = transport.recvAtMost(srcRank, dst, Duration.ofNanos(remaining));
+            length = transport.recvAtMost(srcRank, receiveBuffer, Duration.ofNanos(remaining));
         } catch (CollectiveException e) {
-            throw Failures.withContext(e, operation, rank, srcRank, "waiting for " + waitingFor);
+            throw Failures.withContext(e, operation, rank, srcRank,
+                    "waiting for " + describe(kind, messageIndex, srcRank));
         }
         check(srcRank, kind, messageIndex, payloadBytes, length);
         return receiveBuffer;
@@ -178,6 +178,10 @@ public final class CollectiveCall {
             throw mismatch(src, "message " + messageIndex + " from rank " + src + " carries " + incoming.payloadBytes()
                     + " payload bytes in a message of " + length + " bytes; expected " + payloadBytes);
         }
+    }
+
+    private static String describe(MessageKind kind, int messageIndex, int srcRank) {
+        return "message " + messageIndex + " (" + kind + ") from rank " + srcRank;
     }
 
     private CollectiveMismatchException mismatch(int src, String detail) {

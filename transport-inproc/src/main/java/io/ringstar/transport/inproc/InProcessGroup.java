@@ -21,8 +21,13 @@ import java.util.concurrent.locks.ReentrantLock;
 final class InProcessGroup {
     /** A send waits while this many bytes are queued on its link and not yet received. */
     static final long HIGH_WATERMARK_BYTES = 64L << 20;
-    /** Free message buffers kept per link for reuse. */
-    private static final int POOLED_BUFFERS_PER_LINK = 2;
+    /**
+     * Free message buffers kept per link for reuse: the ring keeps two messages in flight per link,
+     * the star four, plus one being copied out.
+     */
+    private static final int POOLED_BUFFERS_PER_LINK = 6;
+    /** Message buffers are allocated in multiples of this, so that chunks of near-equal size reuse them. */
+    private static final int ALLOCATION_GRANULE = 64 * 1024;
 
     final int worldSize;
     final Duration timeout;
@@ -283,7 +288,16 @@ final class InProcessGroup {
             if (pool.size() >= POOLED_BUFFERS_PER_LINK) {
                 pool.pollFirst();
             }
-            return ByteBuffer.allocateDirect(length);
+            return ByteBuffer.allocateDirect(roundedCapacity(length)).limit(length);
+        }
+
+        /** Small messages get the next power of two, large ones the next multiple of the granule. */
+        private int roundedCapacity(int length) {
+            if (length <= ALLOCATION_GRANULE) {
+                return Math.max(64, Integer.highestOneBit(Math.max(1, length - 1)) << 1);
+            }
+            long granules = ((long) length + ALLOCATION_GRANULE - 1) / ALLOCATION_GRANULE;
+            return (int) Math.min(Integer.MAX_VALUE, granules * ALLOCATION_GRANULE);
         }
 
         private void awaitOrThrow(long nanos, String operation, int rank, int peer) {
