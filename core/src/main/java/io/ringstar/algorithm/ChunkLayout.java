@@ -14,6 +14,11 @@ final class ChunkLayout {
         return Math.multiplyExact(total, (long) index) / parts;
     }
 
+    /** {@link #partStart} in bytes, for elements of {@code elementBytes} bytes; fits an int since buckets do. */
+    static int partStartByte(long total, int parts, int index, int elementBytes) {
+        return Math.toIntExact(partStart(total, parts, index) * elementBytes);
+    }
+
     /** How many chunks of at most {@code maxChunkElements} the longest of the parts needs; at least 1. */
     static int chunkCount(long longestPart, int maxChunkElements) {
         return (int) Math.max(1, (longestPart + maxChunkElements - 1) / maxChunkElements);

@@ -29,8 +29,8 @@ public final class RingBroadcast {
         int chunks = ChunkLayout.chunkCount(total, maxChunkElements);
         int last = worldSize - 1;
         for (int chunk = 0; chunk < chunks; chunk++) {
-            int start = Math.toIntExact(ChunkLayout.partStart(total, chunks, chunk) * type.bytes());
-            int length = Math.toIntExact(ChunkLayout.partStart(total, chunks, chunk + 1) * type.bytes()) - start;
+            int start = ChunkLayout.partStartByte(total, chunks, chunk, type.bytes());
+            int length = ChunkLayout.partStartByte(total, chunks, chunk + 1, type.bytes()) - start;
             if (rank != 0) {
                 ByteBuffer received = call.receive(rank - 1, MessageKind.RING_BROADCAST, chunk, length);
                 Reduction.copy(bucket, start, received, MessageHeader.LENGTH, length);

@@ -33,8 +33,8 @@ public final class StarBroadcast {
             call.send(0, MessageKind.STAR_BROADCAST_READY, 0, bucket, 0, 0);
         }
         for (int chunk = 0; chunk < chunks; chunk++) {
-            int start = Math.toIntExact(ChunkLayout.partStart(total, chunks, chunk) * type.bytes());
-            int length = Math.toIntExact(ChunkLayout.partStart(total, chunks, chunk + 1) * type.bytes()) - start;
+            int start = ChunkLayout.partStartByte(total, chunks, chunk, type.bytes());
+            int length = ChunkLayout.partStartByte(total, chunks, chunk + 1, type.bytes()) - start;
             if (call.rank() == 0) {
                 for (int worker = 1; worker < worldSize; worker++) {
                     call.send(worker, MessageKind.STAR_BROADCAST, chunk, bucket, start, length);

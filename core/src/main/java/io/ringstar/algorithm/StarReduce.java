@@ -50,13 +50,13 @@ public final class StarReduce {
         int sent = 0;
         for (int chunk = 0; chunk < chunks; chunk++) {
             while (sent < chunks && sent < chunk + WINDOW) {
-                int start = Math.toIntExact(ChunkLayout.partStart(total, chunks, sent) * type.bytes());
-                int end = Math.toIntExact(ChunkLayout.partStart(total, chunks, sent + 1) * type.bytes());
+                int start = ChunkLayout.partStartByte(total, chunks, sent, type.bytes());
+                int end = ChunkLayout.partStartByte(total, chunks, sent + 1, type.bytes());
                 call.send(0, MessageKind.STAR_REDUCE, sent, bucket, start, end - start);
                 sent++;
             }
-            int start = Math.toIntExact(ChunkLayout.partStart(total, chunks, chunk) * type.bytes());
-            int length = Math.toIntExact(ChunkLayout.partStart(total, chunks, chunk + 1) * type.bytes()) - start;
+            int start = ChunkLayout.partStartByte(total, chunks, chunk, type.bytes());
+            int length = ChunkLayout.partStartByte(total, chunks, chunk + 1, type.bytes()) - start;
             ByteBuffer received = call.receive(0, MessageKind.STAR_REDUCE_RESULT, chunk, length);
             Reduction.copy(bucket, start, received, MessageHeader.LENGTH, length);
         }
