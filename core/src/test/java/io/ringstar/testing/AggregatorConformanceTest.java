@@ -238,6 +238,31 @@ public abstract class AggregatorConformanceTest {
         outcomes.forEach(Ranks.Outcome::valueOrFail);
     }
 
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void buffersDoNotGrowWithTheWorldSize(Algorithm algorithm) {
+        // The star's server reduces as chunks stream in: it holds its own bucket and one receive
+        // buffer whether 1 or 7 workers send to it. The ring's ranks hold the same.
+        long[] serverBytes = new long[2];
+        int[] worldSizes = {2, 7};
+        for (int w = 0; w < 2; w++) {
+            int worldSize = worldSizes[w];
+            List<Ranks.Outcome<Long>> outcomes = withAggregators(algorithm, worldSize, Duration.ofSeconds(30), 1 << 16,
+                    (rank, aggregator) -> {
+                        aggregator.reduceGradients(filled(DataType.FLOAT, rank, 0, 300_000));
+                        return aggregator instanceof AllReduceAggregator
+                                ? ((AllReduceAggregator) aggregator).bufferBytes()
+                                : ((ParameterServer) aggregator).bufferBytes();
+                    });
+            serverBytes[w] = outcomes.get(0).valueOrFail();
+            for (Ranks.Outcome<Long> outcome : outcomes) {
+                assertEquals(serverBytes[w], outcome.valueOrFail(), "rank " + outcome.rank + " holds as much as rank 0");
+            }
+        }
+        assertEquals(serverBytes[0], serverBytes[1], "rank 0's buffers at world size 2 and 7");
+        assertTrue(serverBytes[0] < 300_000 * 4 + (1 << 16) + 4096, "one bucket and one chunk: " + serverBytes[0]);
+    }
+
     // ---------------------------------------------------------------- failures
 
     /** Every rank's outcome must be an exception of {@code type} that names the operation and its rank. */
