@@ -1,8 +1,8 @@
 package io.ringstar;
 
+import io.ringstar.tensor.TensorCopy;
 import io.ringstar.tensor.TensorLayout;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.factory.Nd4j;
 
 /**
  * The aggregator of a job with one rank: the average of one rank's gradients is the gradients
@@ -41,9 +41,7 @@ public final class LocalAggregator implements GradientAggregator {
         TensorLayout.of(operation, 0, tensors);
         INDArray[] results = new INDArray[tensors.length];
         for (int i = 0; i < tensors.length; i++) {
-            // ND4J's dup returns the array itself when it is empty; a result must be a new array.
-            results[i] = tensors[i].isEmpty() ? Nd4j.create(tensors[i].dataType(), tensors[i].shape(), 'c')
-                    : tensors[i].dup('c');
+            results[i] = TensorCopy.of(tensors[i]);
         }
         return results;
     }

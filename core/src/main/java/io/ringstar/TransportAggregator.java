@@ -128,11 +128,18 @@ abstract class TransportAggregator implements GradientAggregator {
                 failure = e;
                 call.abortPeers(e);
                 throw e;
-            } catch (RuntimeException | Error e) {
+            } catch (RuntimeException e) {
                 failure = new CollectiveException(operation, rank, CollectiveException.NO_RANK,
                         "unexpected failure: " + e, e);
                 call.abortPeers(failure);
                 throw failure;
+            } catch (Error e) {
+                // Poison the group and tell the peers, but let the error itself (say, out of
+                // memory) reach the caller unchanged.
+                failure = new CollectiveException(operation, rank, CollectiveException.NO_RANK,
+                        "unexpected error: " + e, e);
+                call.abortPeers(failure);
+                throw e;
             }
             for (int member = 0; member < group.size(); member++) {
                 int index = group.tensorIndex(member);

@@ -29,7 +29,8 @@ public final class CollectiveCall {
     private final String layoutDescription;
     private final long deadlineNanos;
     private final Duration timeout;
-    private final ByteBuffer headerBuffer;
+    /** The header's 48 bytes as one reusable view: transports leave a sent buffer's position alone. */
+    private final ByteBuffer headerView;
     private final MessageHeader outgoing = new MessageHeader();
     private final ByteBuffer receiveBuffer;
     private final MessageHeader incoming = new MessageHeader();
@@ -55,7 +56,7 @@ public final class CollectiveCall {
         this.layoutDescription = layoutDescription;
         this.deadlineNanos = deadlineNanos;
         this.timeout = timeout;
-        this.headerBuffer = headerBuffer;
+        this.headerView = headerBuffer.duplicate().position(0).limit(MessageHeader.LENGTH);
         this.receiveBuffer = receiveBuffer;
         outgoing.wrap(headerBuffer);
         incoming.wrap(receiveBuffer);
@@ -90,10 +91,9 @@ public final class CollectiveCall {
             int byteLength) {
         outgoing.write(kind, type.code(), rank, messageIndex, sequence, elementCount, fingerprint, tensorCount,
                 byteLength);
-        ByteBuffer header = headerBuffer.duplicate().position(0).limit(MessageHeader.LENGTH);
         ByteBuffer payload = source.duplicate().limit(byteOffset + byteLength).position(byteOffset);
         try {
-            transport.send(destRank, header, payload);
+            transport.send(destRank, headerView, payload);
         } catch (CollectiveException e) {
             throw Failures.withContext(e, operation, rank, destRank,
                     "sending message " + messageIndex + " (" + kind + ") to rank " + destRank);
@@ -198,13 +198,12 @@ public final class CollectiveCall {
         ByteBuffer payload = notice.encode();
         outgoing.write(MessageKind.ABORT, type.code(), rank, 0, sequence, elementCount, fingerprint, tensorCount,
                 payload.remaining());
-        ByteBuffer header = headerBuffer.duplicate().position(0).limit(MessageHeader.LENGTH);
         for (int peer = 0; peer < worldSize; peer++) {
             if (peer == rank || (relayedNotice != null && peer == relayedNotice.originRank)) {
                 continue;
             }
             try {
-                transport.send(peer, header, payload);
+                transport.send(peer, headerView, payload);
             } catch (RuntimeException e) {
                 // The peer may be the one that is gone; the others still get told.
             }

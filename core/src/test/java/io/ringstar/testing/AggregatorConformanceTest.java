@@ -216,6 +216,11 @@ public abstract class AggregatorConformanceTest {
         List<Ranks.Outcome<Integer>> outcomes = withAggregators(algorithm, 3, Duration.ofSeconds(30), 1 << 20,
                 (rank, aggregator) -> aggregator.reduceGradients().length + aggregator.broadcastParams().length);
         outcomes.forEach(outcome -> assertEquals(0, outcome.valueOrFail()));
+        // They meet: a rank that passes a tensor while the others pass none is caught by all.
+        List<Ranks.Outcome<Object>> mismatched = withAggregators(algorithm, 3, Duration.ofSeconds(30), 1 << 20,
+                (rank, aggregator) -> rank == 2 ? aggregator.reduceGradients(filled(DataType.FLOAT, rank, 0, 3))
+                        : aggregator.reduceGradients());
+        assertAllFailWith(CollectiveMismatchException.class, "reduceGradients", mismatched);
     }
 
     @ParameterizedTest

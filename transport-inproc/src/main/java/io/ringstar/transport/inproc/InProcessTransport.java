@@ -20,6 +20,9 @@ import java.util.List;
  * fail with {@link io.ringstar.PeerFailureException}, as a dead process would.
  */
 public final class InProcessTransport implements Transport {
+    /** The payload of a single-buffer send; never written, and transports never move a sent buffer's position. */
+    private static final ByteBuffer NO_PAYLOAD = ByteBuffer.allocate(0).asReadOnlyBuffer();
+
     private final InProcessGroup group;
     private final int rank;
     private final Runnable onClose;
@@ -68,7 +71,7 @@ public final class InProcessTransport implements Transport {
 
     @Override
     public void send(int destRank, ByteBuffer data) {
-        send(destRank, data, ByteBuffer.allocate(0));
+        send(destRank, data, NO_PAYLOAD);
     }
 
     @Override
