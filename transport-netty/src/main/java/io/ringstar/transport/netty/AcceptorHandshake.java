@@ -1,0 +1,153 @@
+package io.ringstar.transport.netty;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.ringstar.transport.netty.Handshake.Identity;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The listening side of a handshake: challenges whoever connected, checks its proof and identity,
+ * and lets the transport decide ({@link Admission}) whether to take the connection. Anything that
+ * is not a well-behaved ringstar rank of this job is closed here, without disturbing the job.
+ */
+final class AcceptorHandshake extends HandshakeHandler {
+
+    /** What the transport does with a peer that proved who it is. */
+    interface Admission {
+        /**
+         * Called on the event loop for a peer whose proof and identity hold. Returns why the
+         * connection is refused, or null after reserving the peer's rank for it.
+         */
+        String admit(Identity peer, ChannelHandlerContext ctx);
+
+        /**
+         * Called on the event loop once the welcome is on its way: the transport attaches the
+         * connection to the peer's link, or holds it until the table of ranks can be sent.
+         */
+        void welcomed(Identity peer, AcceptorHandshake handshake, ChannelHandlerContext ctx);
+
+        /** A connection that was closed before or during its handshake, for the log. */
+        void rejected(String remote, String why);
+    }
+
+    private final byte[] secret;
+    private final Identity self;
+    private final Admission admission;
+    private final Duration handshakeTimeout;
+    private final byte[] challengeNonce = Handshake.newNonce();
+    private ScheduledFuture<?> expiry;
+    private boolean helloSeen;
+
+    AcceptorHandshake(byte[] secret, Identity self, Admission admission, Duration handshakeTimeout) {
+        super(Handshake.MAX_UNTRUSTED_RECORD);
+        this.secret = secret;
+        this.self = self;
+        this.admission = admission;
+        this.handshakeTimeout = handshakeTimeout;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+        ctx.writeAndFlush(Handshake.challenge(ctx.alloc(), challengeNonce));
+        expiry = ctx.executor().schedule(() -> {
+            if (!helloSeen) {
+                admission.rejected(remote(ctx), "no handshake within " + handshakeTimeout);
+                ctx.close();
+            }
+        }, handshakeTimeout.toNanos(), TimeUnit.NANOSECONDS);
+        super.channelActive(ctx);
+    }
+
+    @Override
+    void onRecord(ChannelHandlerContext ctx, byte type, ByteBuf body) {
+        if (helloSeen || type != Handshake.HELLO) {
+            onGarbage(ctx, "a record of type " + type + " where a hello was due");
+            return;
+        }
+        helloSeen = true;
+        expiry.cancel(false);
+        if (body.readIntLE() != Handshake.MAGIC) {
+            finish();
+            admission.rejected(remote(ctx), "not a ringstar rank (its first bytes lack the magic)");
+            ctx.close();
+            return;
+        }
+        short version = body.readShortLE();
+        if (version != Handshake.VERSION) {
+            refuse(ctx, "it speaks protocol version " + version + ", this rank speaks " + Handshake.VERSION);
+            return;
+        }
+        boolean peerHasSecret = body.readBoolean();
+        byte[] helloNonce = new byte[Handshake.NONCE_BYTES];
+        body.readBytes(helloNonce);
+        byte[] proof = new byte[Handshake.PROOF_BYTES];
+        body.readBytes(proof);
+        if (secret != null && !peerHasSecret) {
+            refuse(ctx, "this job requires a shared secret and the peer has none");
+            return;
+        }
+        if (secret == null && peerHasSecret) {
+            refuse(ctx, "the peer has a shared secret and this job has none");
+            return;
+        }
+        if (secret != null && !Handshake.helloProofHolds(secret, challengeNonce, helloNonce, proof, body, body.readerIndex())) {
+            refuse(ctx, "authentication failed (wrong secret)");
+            return;
+        }
+        Identity peer = Identity.read(body);
+        String refusal = checkIdentity(peer);
+        if (refusal == null) {
+            refusal = admission.admit(peer, ctx);
+        }
+        if (refusal != null) {
+            refuse(ctx, refusal);
+            return;
+        }
+        finish();
+        ctx.writeAndFlush(Handshake.welcome(ctx.alloc(), secret, challengeNonce, helloNonce, self));
+        admission.welcomed(peer, this, ctx);
+    }
+
+    private String checkIdentity(Identity peer) {
+        if (!peer.jobId().equals(self.jobId())) {
+            return "it belongs to job '" + peer.jobId() + "', this rank to job '" + self.jobId() + "'";
+        }
+        if (peer.worldSize() != self.worldSize()) {
+            return "it has world size " + peer.worldSize() + ", this job " + self.worldSize();
+        }
+        if (peer.rank() < 0 || peer.rank() >= self.worldSize() || peer.rank() == self.rank()) {
+            return "it claims rank " + peer.rank() + ", which is not another rank of this group of " + self.worldSize();
+        }
+        return null;
+    }
+
+    /** Sends the reason to the peer, closes the connection and tells the transport. */
+    private void refuse(ChannelHandlerContext ctx, String reason) {
+        finish();
+        admission.rejected(remote(ctx), reason);
+        ctx.writeAndFlush(Handshake.refuse(ctx.alloc(), reason)).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    @Override
+    void onGarbage(ChannelHandlerContext ctx, String what) {
+        finish();
+        if (expiry != null) {
+            expiry.cancel(false);
+        }
+        admission.rejected(remote(ctx), "it sent " + what);
+        ctx.close();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        admission.rejected(remote(ctx), "its connection failed during the handshake: " + cause);
+        ctx.close();
+    }
+
+    private static String remote(ChannelHandlerContext ctx) {
+        return String.valueOf(ctx.channel().remoteAddress());
+    }
+}

@@ -1,0 +1,63 @@
+package io.ringstar.transport.netty;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import java.util.List;
+
+/**
+ * Reads {@link Handshake} records off a connection until the handshake is done, then hands the
+ * connection to a {@link FrameDecoder}; bytes that came in behind the last record go on to it.
+ * Subclasses play the two sides.
+ */
+abstract class HandshakeHandler extends ByteToMessageDecoder {
+    private int recordLimit;
+    /** Set once the connection has been handed on or given up; no further record is read. */
+    private boolean finished;
+
+    HandshakeHandler(int recordLimit) {
+        this.recordLimit = recordLimit;
+    }
+
+    /** Stops reading records: the connection was handed on, refused or closed. */
+    final void finish() {
+        finished = true;
+    }
+
+    /** Raises or lowers the longest record this side accepts from here on. */
+    final void limitRecords(int bytes) {
+        recordLimit = bytes;
+    }
+
+    @Override
+    protected final void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        while (in.readableBytes() >= 4 && !finished && ctx.channel().isActive()) {
+            int length = in.getIntLE(in.readerIndex());
+            if (length < 1 || length > recordLimit) {
+                in.skipBytes(in.readableBytes());
+                finish();
+                onGarbage(ctx, "a handshake record of " + Integer.toUnsignedString(length) + " bytes");
+                return;
+            }
+            if (in.readableBytes() < 4 + length) {
+                return;
+            }
+            in.skipBytes(4);
+            byte type = in.readByte();
+            ByteBuf body = in.readSlice(length - 1);
+            try {
+                onRecord(ctx, type, body);
+            } catch (IndexOutOfBoundsException | IllegalArgumentException e) {
+                finish();
+                onGarbage(ctx, "a malformed handshake record (" + e.getMessage() + ")");
+                return;
+            }
+        }
+    }
+
+    /** Handles one whole record; {@code body} is valid only during the call. */
+    abstract void onRecord(ChannelHandlerContext ctx, byte type, ByteBuf body);
+
+    /** The other side sent something that is not a handshake record of ours. */
+    abstract void onGarbage(ChannelHandlerContext ctx, String what);
+}

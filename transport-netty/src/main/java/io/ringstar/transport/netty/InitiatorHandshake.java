@@ -1,0 +1,141 @@
+package io.ringstar.transport.netty;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.ringstar.transport.netty.Handshake.Address;
+import io.ringstar.transport.netty.Handshake.Identity;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The connecting side of a handshake: answers the acceptor's challenge with this rank's proof and
+ * identity, checks the acceptor's proof and identity, and, for a registration with rank 0, waits
+ * for the table of all ranks. Then it attaches the connection to the peer's {@link PeerLink} and
+ * completes {@link #result()} with the table (or an empty list).
+ */
+final class InitiatorHandshake extends HandshakeHandler {
+
+    /** The acceptor said no; trying again would get the same answer. */
+    static final class Refused extends RuntimeException {
+        Refused(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** The connection dropped or misbehaved before the handshake finished; a new attempt may work. */
+    static final class Broken extends RuntimeException {
+        Broken(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    private final byte[] secret;
+    private final Identity self;
+    private final PeerLink link;
+    private final CompletableFuture<List<Address>> result = new CompletableFuture<>();
+    private byte[] challengeNonce;
+    private byte[] helloNonce;
+    private boolean welcomed;
+
+    InitiatorHandshake(byte[] secret, Identity self, PeerLink link) {
+        super(Handshake.MAX_UNTRUSTED_RECORD);
+        this.secret = secret;
+        this.self = self;
+        this.link = link;
+    }
+
+    /** Completes with the table (registration) or an empty list (peer connection) once the link carries frames. */
+    CompletableFuture<List<Address>> result() {
+        return result;
+    }
+
+    @Override
+    void onRecord(ChannelHandlerContext ctx, byte type, ByteBuf body) {
+        if (type == Handshake.REFUSE) {
+            finish();
+            result.completeExceptionally(new Refused("refused: " + Handshake.readString(body)));
+            ctx.close();
+        } else if (challengeNonce == null && type == Handshake.CHALLENGE) {
+            onChallenge(ctx, body);
+        } else if (challengeNonce != null && !welcomed && type == Handshake.WELCOME) {
+            onWelcome(ctx, body);
+        } else if (welcomed && type == Handshake.TABLE && self.purpose() == Handshake.PURPOSE_REGISTER) {
+            List<Address> table = Handshake.readTable(body);
+            if (table.size() != self.worldSize()) {
+                fail(ctx, new Refused("rank 0 sent a table of " + table.size() + " ranks for a group of " + self.worldSize()));
+                return;
+            }
+            handOver(ctx, table);
+        } else {
+            onGarbage(ctx, "a handshake record of type " + type + " out of turn");
+        }
+    }
+
+    private void onChallenge(ChannelHandlerContext ctx, ByteBuf body) {
+        if (body.readIntLE() != Handshake.MAGIC) {
+            fail(ctx, new Refused("it is not a ringstar rank (its challenge lacks the magic)"));
+            return;
+        }
+        short version = body.readShortLE();
+        if (version != Handshake.VERSION) {
+            fail(ctx, new Refused("it speaks protocol version " + version + ", this rank speaks " + Handshake.VERSION));
+            return;
+        }
+        challengeNonce = new byte[Handshake.NONCE_BYTES];
+        body.readBytes(challengeNonce);
+        helloNonce = Handshake.newNonce();
+        ctx.writeAndFlush(Handshake.hello(ctx.alloc(), secret, challengeNonce, helloNonce, self));
+    }
+
+    private void onWelcome(ChannelHandlerContext ctx, ByteBuf body) {
+        byte[] proof = new byte[Handshake.PROOF_BYTES];
+        body.readBytes(proof);
+        if (secret != null && !Handshake.welcomeProofHolds(secret, challengeNonce, helloNonce, proof, body, body.readerIndex())) {
+            fail(ctx, new Refused("it could not prove that it knows the shared secret"));
+            return;
+        }
+        Identity peer = Identity.read(body);
+        if (!peer.jobId().equals(self.jobId()) || peer.worldSize() != self.worldSize() || peer.rank() != link.peer()) {
+            fail(ctx, new Refused("it is rank " + peer.rank() + " of job '" + peer.jobId() + "' with world size "
+                    + peer.worldSize() + ", not rank " + link.peer() + " of job '" + self.jobId() + "' with world size "
+                    + self.worldSize()));
+            return;
+        }
+        welcomed = true;
+        if (self.purpose() == Handshake.PURPOSE_REGISTER) {
+            // Rank 0 is now trusted: the table may be longer than an untrusted record.
+            limitRecords(Handshake.MAX_RECORD);
+        } else {
+            handOver(ctx, List.of());
+        }
+    }
+
+    private void handOver(ChannelHandlerContext ctx, List<Address> table) {
+        finish();
+        link.attach(ctx.channel());
+        ctx.pipeline().replace(this, "frames", new FrameDecoder(link));
+        result.complete(table);
+    }
+
+    private void fail(ChannelHandlerContext ctx, RuntimeException why) {
+        finish();
+        result.completeExceptionally(why);
+        ctx.close();
+    }
+
+    @Override
+    void onGarbage(ChannelHandlerContext ctx, String what) {
+        fail(ctx, new Refused("it sent " + what));
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        result.completeExceptionally(new Broken("the connection closed during the handshake"));
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        fail(ctx, new Broken("the connection failed during the handshake: " + cause));
+    }
+}

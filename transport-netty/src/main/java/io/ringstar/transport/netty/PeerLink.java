@@ -1,0 +1,501 @@
+package io.ringstar.transport.netty;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.ringstar.CollectiveException;
+import io.ringstar.CollectiveMismatchException;
+import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.PeerFailureException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * This rank's connection to one peer: the messages that came in and wait for {@code recv}, the
+ * barrier epochs the peer has reached, and whether the peer is still there.
+ *
+ * <p>Threads: the event loop calls the {@code on...} methods; callers of the transport call
+ * {@link #send}, {@link #receive} and the barrier methods. One lock guards the inbound queue and
+ * the state, and one condition wakes whoever waits on any change.
+ *
+ * <p>Memory is bounded on both sides. Outbound, Netty's write-buffer watermarks make the
+ * channel unwritable and {@link #send} waits (up to its deadline) for it to drain. Inbound, once
+ * more than {@link #pauseReadingBytes} bytes wait for {@code recv}, the event loop stops reading
+ * this connection, TCP's window closes, and the peer's sends wait in turn.
+ */
+final class PeerLink {
+    /** Messages at most this long are copied into one buffer and sent without waiting for the socket. */
+    static final int COPY_THRESHOLD_BYTES = 64 << 10;
+    /** A message header at most this long is copied next to the frame header instead of being wrapped. */
+    private static final int SMALL_HEADER_BYTES = 4096;
+
+    private final int rank;
+    private final int peer;
+    private final long pauseReadingBytes;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private final ArrayDeque<Inbound> inbound = new ArrayDeque<>();
+    private long queuedBytes;
+    private boolean readingPaused;
+    private long barrierEpoch;
+    private volatile Channel channel;
+    /** Why the peer is gone, or null while it is there. Written under the lock, read without it too. */
+    private volatile String failure;
+    private Throwable failureCause;
+    private boolean peerClosing;
+
+    PeerLink(int rank, int peer, long pauseReadingBytes) {
+        this.rank = rank;
+        this.peer = peer;
+        this.pauseReadingBytes = pauseReadingBytes;
+    }
+
+    int peer() {
+        return peer;
+    }
+
+    /** Attaches the connection once its handshake is done; from then on the link carries frames. */
+    void attach(Channel connected) {
+        lock.lock();
+        try {
+            this.channel = connected;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    boolean isAttached() {
+        return channel != null;
+    }
+
+    Channel channel() {
+        return channel;
+    }
+
+    // ---- event loop side ----
+
+    void onMessageStart(int length) {
+        lock.lock();
+        try {
+            inbound.addLast(new Inbound(length));
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void onPayload(ByteBuf part) {
+        boolean pause = false;
+        lock.lock();
+        try {
+            Inbound last = inbound.peekLast();
+            if (last == null || failure != null) {
+                part.release();
+                return;
+            }
+            last.parts.addLast(part);
+            queuedBytes += part.readableBytes();
+            if (!readingPaused && queuedBytes > pauseReadingBytes) {
+                readingPaused = true;
+                pause = true;
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        if (pause) {
+            // Called on the event loop, so this takes effect before any resume that recv schedules.
+            channel.config().setAutoRead(false);
+        }
+    }
+
+    void onBarrier(long epoch) {
+        lock.lock();
+        try {
+            if (epoch != barrierEpoch + 1) {
+                failLocked("sent barrier epoch " + epoch + " where " + (barrierEpoch + 1) + " was due", null);
+                if (channel != null) {
+                    channel.close();
+                }
+                return;
+            }
+            barrierEpoch = epoch;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void onPeerClosing() {
+        lock.lock();
+        try {
+            peerClosing = true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void onProtocolViolation(String what) {
+        fail("rank " + peer + " " + what + "; its connection was closed", null);
+    }
+
+    void onDisconnected(boolean midMessage) {
+        lock.lock();
+        try {
+            if (peerClosing) {
+                failLocked("rank " + peer + " closed its transport", null);
+            } else {
+                failLocked("the connection to rank " + peer + " was lost"
+                        + (midMessage ? " in the middle of a message" : "") + " (the process died or the network failed)",
+                        null);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void onConnectionError(Throwable cause) {
+        fail("the connection to rank " + peer + " failed: " + cause, cause);
+    }
+
+    void onWritabilityChanged() {
+        lock.lock();
+        try {
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Marks the peer gone; the first reason wins. Waiting and later calls fail with it. */
+    void fail(String reason, Throwable cause) {
+        lock.lock();
+        try {
+            failLocked(reason, cause);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void failLocked(String reason, Throwable cause) {
+        if (failure == null) {
+            failure = reason;
+            failureCause = cause;
+        }
+        changed.signalAll();
+    }
+
+    // ---- caller side ----
+
+    /**
+     * Sends {@code header} then {@code payload} as one message. Small messages are copied and sent
+     * without waiting; larger ones are written straight from the caller's memory (no copy) and this
+     * waits until the socket has taken every byte, because the caller may reuse its buffer as soon
+     * as this returns.
+     */
+    void send(ByteBuffer header, ByteBuffer payload, long deadlineNanos, Duration timeout) {
+        Channel out = awaitWritable(deadlineNanos, timeout);
+        long length = (long) header.remaining() + payload.remaining();
+        if (length > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("send on rank " + rank + ": a message of " + length
+                    + " bytes is longer than the largest a ByteBuffer can receive");
+        }
+        if (length <= COPY_THRESHOLD_BYTES) {
+            ByteBuf message = out.alloc().directBuffer(Frame.HEADER_BYTES + (int) length);
+            Frame.writeHeader(message, (int) length, Frame.DATA, Frame.FIRST, length);
+            message.writeBytes(header.duplicate());
+            message.writeBytes(payload.duplicate());
+            out.writeAndFlush(message, out.voidPromise());
+            return;
+        }
+        ChannelFuture written = out.writeAndFlush(zeroCopyMessage(out, header, payload, (int) length));
+        awaitWritten(written, deadlineNanos, timeout);
+    }
+
+    /**
+     * The message as frames: small pooled buffers for the frame headers, the message header copied
+     * into the first when it is small, and everything else wrapped in place.
+     */
+    private static CompositeByteBuf zeroCopyMessage(Channel out, ByteBuffer header, ByteBuffer payload, int length) {
+        int copiedHeader = header.remaining() <= SMALL_HEADER_BYTES ? header.remaining() : 0;
+        ByteBuf body = copiedHeader > 0
+                ? Unpooled.wrappedBuffer(payload.duplicate())
+                : Unpooled.wrappedBuffer(header.duplicate(), payload.duplicate());
+        int frames = (length + Frame.MAX_PAYLOAD - 1) / Frame.MAX_PAYLOAD;
+        CompositeByteBuf message = out.alloc().compositeDirectBuffer(2 * frames);
+        int sent = 0;
+        int bodyOffset = 0;
+        while (sent < length) {
+            boolean first = sent == 0;
+            int frameLength = Math.min(Frame.MAX_PAYLOAD, length - sent);
+            int inline = first ? copiedHeader : 0;
+            ByteBuf frameHeader = out.alloc().directBuffer(Frame.HEADER_BYTES + inline);
+            Frame.writeHeader(frameHeader, frameLength, Frame.DATA, first ? Frame.FIRST : 0, first ? length : 0);
+            if (inline > 0) {
+                frameHeader.writeBytes(header.duplicate());
+            }
+            message.addComponent(true, frameHeader);
+            int fromBody = frameLength - inline;
+            if (fromBody > 0) {
+                message.addComponent(true, body.retainedSlice(bodyOffset, fromBody));
+                bodyOffset += fromBody;
+            }
+            sent += frameLength;
+        }
+        body.release();
+        return message;
+    }
+
+    private Channel awaitWritable(long deadlineNanos, Duration timeout) {
+        lock.lock();
+        try {
+            while (true) {
+                throwIfFailed("send");
+                Channel out = channel;
+                if (out.isWritable()) {
+                    return out;
+                }
+                long remaining = deadlineNanos - System.nanoTime();
+                if (remaining <= 0) {
+                    throw new CollectiveTimeoutException("send", rank, peer, "rank " + peer
+                            + " has not taken the bytes already sent to it within " + timeout);
+                }
+                await(remaining, "send");
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void awaitWritten(ChannelFuture written, long deadlineNanos, Duration timeout) {
+        boolean interrupted = false;
+        boolean done;
+        try {
+            done = written.await(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            interrupted = true;
+            done = false;
+        }
+        if (!done) {
+            // Netty still holds the caller's memory; closing the connection fails the write, and
+            // only then may this return.
+            fail(interrupted ? "a send to rank " + peer + " was interrupted" : "a send to rank " + peer
+                    + " did not complete within " + timeout, null);
+            written.channel().close();
+            written.awaitUninterruptibly();
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+                throw new CollectiveException("send", rank, peer, "interrupted while the socket took the message");
+            }
+            throw new CollectiveTimeoutException("send", rank, peer, "rank " + peer
+                    + " did not take a message within " + timeout + "; the connection was closed");
+        }
+        if (!written.isSuccess()) {
+            fail("the connection to rank " + peer + " failed: " + written.cause(), written.cause());
+            throw peerFailure("send");
+        }
+    }
+
+    /**
+     * Moves the next message into {@code dst}. With {@code exact}, its length must equal
+     * {@code dst.remaining()}; otherwise at most. A message that does not fit stays queued.
+     *
+     * @return the message's length
+     */
+    int receive(ByteBuffer dst, boolean exact, long deadlineNanos, Duration timeout) {
+        Inbound message;
+        lock.lock();
+        try {
+            while ((message = inbound.peekFirst()) == null) {
+                throwIfFailed("recv");
+                long remaining = deadlineNanos - System.nanoTime();
+                if (remaining <= 0) {
+                    throw new CollectiveTimeoutException("recv", rank, peer,
+                            "no message from rank " + peer + " within " + timeout);
+                }
+                await(remaining, "recv");
+            }
+            int length = message.length;
+            if (exact ? length != dst.remaining() : length > dst.remaining()) {
+                throw new CollectiveMismatchException("recv", rank, peer, "the next message from rank " + peer
+                        + " is " + length + " bytes, the receive buffer " + (exact ? "expects exactly " : "holds at most ")
+                        + dst.remaining() + " bytes; the message stays queued");
+            }
+        } finally {
+            lock.unlock();
+        }
+        copyOut(message, dst, deadlineNanos, timeout);
+        return message.length;
+    }
+
+    /**
+     * Copies the message's parts into {@code dst} as they arrive. The copying happens outside the
+     * lock, so the event loop can keep queuing the rest of a long message meanwhile.
+     */
+    private void copyOut(Inbound message, ByteBuffer dst, long deadlineNanos, Duration timeout) {
+        int start = dst.position();
+        int copied = 0;
+        while (true) {
+            ByteBuf part;
+            lock.lock();
+            try {
+                if (copied == message.length) {
+                    inbound.pollFirst();
+                    dst.position(start + copied);
+                    return;
+                }
+                while ((part = message.parts.pollFirst()) == null) {
+                    if (failure != null) {
+                        dropHead();
+                        throw new PeerFailureException("recv", rank, peer, failure + ", after " + copied + " of the "
+                                + message.length + " bytes of a message had arrived", failureCause);
+                    }
+                    long remaining = deadlineNanos - System.nanoTime();
+                    if (remaining <= 0) {
+                        // Half a message cannot be put back; the link is unusable from here on.
+                        failLocked("rank " + peer + " stopped in the middle of a message", null);
+                        dropHead();
+                        throw new CollectiveTimeoutException("recv", rank, peer, "only " + copied + " of the "
+                                + message.length + " bytes of a message from rank " + peer + " came within " + timeout);
+                    }
+                    await(remaining, "recv");
+                }
+            } finally {
+                lock.unlock();
+            }
+            int partLength = part.readableBytes();
+            part.getBytes(part.readerIndex(), dst.duplicate().position(start + copied).limit(start + copied + partLength));
+            part.release();
+            copied += partLength;
+            consumed(partLength);
+        }
+    }
+
+    private void dropHead() {
+        Inbound head = inbound.pollFirst();
+        if (head != null) {
+            head.release();
+        }
+    }
+
+    /** Counts bytes handed to the caller and resumes reading once the queue has drained to half. */
+    private void consumed(int bytes) {
+        boolean resume = false;
+        lock.lock();
+        try {
+            queuedBytes -= bytes;
+            if (readingPaused && queuedBytes <= pauseReadingBytes / 2) {
+                readingPaused = false;
+                resume = true;
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (resume) {
+            Channel in = channel;
+            in.eventLoop().execute(() -> in.config().setAutoRead(true));
+        }
+    }
+
+    /** Tells the peer that this rank reached barrier {@code epoch}. */
+    void sendBarrier(long epoch, long deadlineNanos, Duration timeout) {
+        Channel out = awaitWritable(deadlineNanos, timeout);
+        ByteBuf frame = out.alloc().directBuffer(Frame.HEADER_BYTES);
+        Frame.writeHeader(frame, 0, Frame.BARRIER, (byte) 0, epoch);
+        out.writeAndFlush(frame, out.voidPromise());
+    }
+
+    /**
+     * Waits until the peer has reached barrier {@code epoch}.
+     *
+     * @return true if it did, false if the deadline passed first
+     */
+    boolean awaitBarrier(long epoch, long deadlineNanos) {
+        lock.lock();
+        try {
+            while (barrierEpoch < epoch) {
+                throwIfFailed("barrier");
+                long remaining = deadlineNanos - System.nanoTime();
+                if (remaining <= 0) {
+                    return false;
+                }
+                await(remaining, "barrier");
+            }
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Says goodbye to the peer and closes the connection; the returned future completes once it is closed. */
+    ChannelFuture close() {
+        Channel connected = channel;
+        fail("this rank closed its transport", null);
+        if (connected == null) {
+            return null;
+        }
+        if (connected.isActive()) {
+            ByteBuf frame = connected.alloc().directBuffer(Frame.HEADER_BYTES);
+            Frame.writeHeader(frame, 0, Frame.CLOSE, (byte) 0, 0);
+            connected.writeAndFlush(frame, connected.voidPromise());
+        }
+        return connected.close();
+    }
+
+    /** Frees every buffered part; called once the connection is closed. */
+    void releaseQueued() {
+        lock.lock();
+        try {
+            for (Inbound message : inbound) {
+                message.release();
+            }
+            inbound.clear();
+            queuedBytes = 0;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void throwIfFailed(String operation) {
+        if (failure != null) {
+            throw peerFailure(operation);
+        }
+    }
+
+    private PeerFailureException peerFailure(String operation) {
+        return new PeerFailureException(operation, rank, peer, failure, failureCause);
+    }
+
+    private void await(long nanos, String operation) {
+        try {
+            changed.awaitNanos(nanos);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CollectiveException(operation, rank, peer, "interrupted while waiting for rank " + peer, e);
+        }
+    }
+
+    /** A message from the peer: its announced length and the parts that have come so far. */
+    private static final class Inbound {
+        final int length;
+        final ArrayDeque<ByteBuf> parts = new ArrayDeque<>(4);
+
+        Inbound(int length) {
+            this.length = length;
+        }
+
+        void release() {
+            for (ByteBuf part : parts) {
+                part.release();
+            }
+            parts.clear();
+        }
+    }
+}

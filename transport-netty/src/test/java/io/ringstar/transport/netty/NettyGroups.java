@@ -1,0 +1,62 @@
+package io.ringstar.transport.netty;
+
+import io.ringstar.DistributedConfig;
+import io.ringstar.Transport;
+import io.ringstar.testing.Ranks;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/** Groups of {@link NettyTransport}s in one JVM, each rank on its own loopback sockets. */
+final class NettyGroups {
+    private NettyGroups() {
+    }
+
+    /** A port that was free a moment ago on loopback. */
+    static int freePort() {
+        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return probe.getLocalPort();
+        } catch (IOException e) {
+            throw new IllegalStateException("no free port on loopback", e);
+        }
+    }
+
+    /** A configuration for {@code rank} of a group around {@code coordinator}, with extra options. */
+    static DistributedConfig config(int worldSize, int rank, String coordinator, Duration timeout,
+            Map<String, String> options) {
+        DistributedConfig.Builder builder = DistributedConfig.builder()
+                .worldSize(worldSize).rank(rank).coordinatorAddr(coordinator).transport(NettyTransport.NAME)
+                .timeout(timeout);
+        options.forEach(builder::option);
+        return builder.build();
+    }
+
+    /** Opens {@code worldSize} ranks at once on a fresh loopback port; element r is rank r. */
+    static List<Transport> open(int worldSize, Duration timeout, Map<String, String> options) {
+        String coordinator = "127.0.0.1:" + freePort();
+        List<Ranks.Outcome<Transport>> outcomes = Ranks.run(worldSize, timeout.plusSeconds(10),
+                rank -> new NettyTransport(config(worldSize, rank, coordinator, timeout, options)));
+        Throwable failure = null;
+        for (Ranks.Outcome<Transport> outcome : outcomes) {
+            if (outcome.error != null && failure == null) {
+                failure = outcome.error;
+            }
+        }
+        if (failure != null) {
+            for (Ranks.Outcome<Transport> outcome : outcomes) {
+                if (outcome.value != null) {
+                    outcome.value.close();
+                }
+            }
+            throw new AssertionError("the group of " + worldSize + " did not form: " + failure, failure);
+        }
+        return outcomes.stream().map(outcome -> outcome.value).toList();
+    }
+
+    static List<Transport> open(int worldSize, Duration timeout) {
+        return open(worldSize, timeout, Map.of());
+    }
+}
