@@ -9,8 +9,10 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
 /**
  * One contiguous off-heap buffer that holds the tensors of one element type for one call, so that
  * a collective sends one message per chunk rather than one per tensor (fusion). The memory is
- * ND4J's, so packing and unpacking are ND4J copies that handle any order, view or stride; the
- * algorithms see it as a little-endian {@link ByteBuffer}.
+ * ND4J's; the algorithms see it as a little-endian {@link ByteBuffer}. A tensor whose elements lie
+ * in 'c' order without gaps is copied as bytes; any other order, view or stride goes through an
+ * ND4J copy, which handles them all but costs tens of microseconds a call (too much for small
+ * messages, whose whole collective should take about that).
  *
  * <p>Reused from call to call: it grows to the largest call seen and never shrinks until
  * {@link #close()}. Not thread-safe.
@@ -52,7 +54,9 @@ public final class TensorBucket implements AutoCloseable {
             if (length == 0) {
                 continue;
             }
-            if (tensor.rank() == 0) {
+            if (isLinearInCOrder(tensor)) {
+                bytes.duplicate().position(Math.toIntExact(offset * type.bytes())).put(linearBytes(tensor));
+            } else if (tensor.rank() == 0) {
                 storage.putScalar(offset, tensor.getDouble(0));
             } else {
                 region(offset, length).reshape('c', tensor.shape()).assign(tensor);
@@ -75,7 +79,43 @@ public final class TensorBucket implements AutoCloseable {
         if (shape.length == 0) {
             return Nd4j.scalar(type.dataType(), storage.getDouble(offset));
         }
+        INDArray result = Nd4j.createUninitialized(type.dataType(), shape, 'c');
+        if (isLinearInCOrder(result)) {
+            int from = Math.toIntExact(offset * type.bytes());
+            linearBytes(result).put(bytes.duplicate().position(from).limit(Math.toIntExact(from + length * type.bytes())));
+            return result;
+        }
+        result.close();
         return region(offset, length).reshape('c', shape).dup('c');
+    }
+
+    /**
+     * True if the tensor's elements, read in 'c' order, are consecutive in its buffer: element-wise
+     * stride 1 and 'c' order, or at most one dimension longer than 1 (where order makes no
+     * difference). Such a tensor is copied as bytes.
+     */
+    static boolean isLinearInCOrder(INDArray tensor) {
+        if (tensor.isEmpty() || tensor.rank() == 0 || tensor.elementWiseStride() != 1) {
+            return false;
+        }
+        if (tensor.ordering() == 'c') {
+            return true;
+        }
+        int longDimensions = 0;
+        for (long dimension : tensor.shape()) {
+            if (dimension > 1) {
+                longDimensions++;
+            }
+        }
+        return longDimensions <= 1;
+    }
+
+    /** The bytes of a tensor for which {@link #isLinearInCOrder} holds, as a view of its memory. */
+    private ByteBuffer linearBytes(INDArray tensor) {
+        // asNio() views the whole underlying buffer; a view's elements start at its offset().
+        ByteBuffer all = tensor.data().asNio();
+        int from = Math.toIntExact(tensor.offset() * type.bytes());
+        return all.position(from).limit(Math.toIntExact(from + tensor.length() * type.bytes()));
     }
 
     private INDArray region(long offset, long length) {

@@ -1,5 +1,9 @@
 package io.ringstar.tensor;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
@@ -174,6 +178,33 @@ class TensorBucketTest {
         assertArrayEquals(new long[] {4, 3}, transposed.shape());
         INDArray[] results = roundTrip(transposed);
         assertArrayEquals(new double[] {0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}, cOrderValues(results[0]));
+    }
+
+    @Test
+    void intervalOfAVectorRoundTrips() {
+        // A contiguous view at an offset; ND4J calls its order 'f', and it is copied as bytes.
+        INDArray vector = Nd4j.arange(0, 10).castTo(DataType.FLOAT);
+        INDArray view = vector.get(NDArrayIndex.interval(3, 7));
+        assertTrue(TensorBucket.isLinearInCOrder(view));
+        assertArrayEquals(new double[] {3, 4, 5, 6}, cOrderValues(view));
+        roundTrip(view, vector, view);
+    }
+
+    @Test
+    void onlyTensorsWhoseCOrderIsTheirMemoryOrderAreCopiedAsBytes() {
+        assertTrue(TensorBucket.isLinearInCOrder(floatMatrix(3, 4)));
+        assertTrue(TensorBucket.isLinearInCOrder(Nd4j.create(DataType.FLOAT, new long[] {1, 5}, 'f')));
+        assertFalse(TensorBucket.isLinearInCOrder(Nd4j.create(DataType.FLOAT, new long[] {2, 5}, 'f')));
+        assertFalse(TensorBucket.isLinearInCOrder(floatMatrix(3, 4).getColumn(1)));
+        assertFalse(TensorBucket.isLinearInCOrder(floatMatrix(3, 4).transpose()));
+        assertFalse(TensorBucket.isLinearInCOrder(Nd4j.scalar(1f)));
+        assertFalse(TensorBucket.isLinearInCOrder(Nd4j.create(DataType.FLOAT, 0, 3)));
+    }
+
+    @Test
+    void rowVectorInFOrderRoundTrips() {
+        INDArray row = Nd4j.create(new float[] {1, 2, 3, 4, 5}, new long[] {1, 5}, 'f');
+        roundTrip(row);
     }
 
     @Test
