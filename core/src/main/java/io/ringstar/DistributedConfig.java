@@ -136,8 +136,17 @@ public final class DistributedConfig {
     @Override
     public String toString() {
         return "DistributedConfig{worldSize=" + worldSize + ", rank=" + rank + ", coordinatorAddr=" + coordinatorAddr
-                + ", transport=" + transport + ", timeout=" + timeout + (options.isEmpty() ? "" : ", options=" + options)
-                + '}';
+                + ", transport=" + transport + ", timeout=" + timeout
+                + (options.isEmpty() ? "" : ", options=" + printableOptions()) + '}';
+    }
+
+    /** The options with the value of any whose name mentions a secret hidden, so logs never carry one. */
+    private Map<String, String> printableOptions() {
+        Map<String, String> printable = new java.util.TreeMap<>();
+        options.forEach((name, value) -> printable.put(name,
+                name.toLowerCase(java.util.Locale.ROOT).contains("secret") && !name.toLowerCase(java.util.Locale.ROOT)
+                        .endsWith("file") ? "(hidden)" : value));
+        return printable;
     }
 
     @Override

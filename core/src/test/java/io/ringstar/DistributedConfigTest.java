@@ -1,5 +1,7 @@
 package io.ringstar;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -242,5 +244,14 @@ class DistributedConfigTest {
         DistributedConfig config = DistributedConfig.builder().worldSize(2).rank(1).option("k", "v").build();
         assertEquals("DistributedConfig{worldSize=2, rank=1, coordinatorAddr=127.0.0.1:29500, transport=inproc, "
                 + "timeout=PT5M, options={k=v}}", config.toString());
+    }
+
+    @Test
+    void toStringHidesSecretsButNotTheFilesThatHoldThem() {
+        DistributedConfig config = DistributedConfig.builder().worldSize(2).rank(1).option("secret", "hunter2")
+                .option("secretFile", "/etc/ringstar/secret").option("jobId", "j").build();
+        String text = config.toString();
+        assertFalse(text.contains("hunter2"), text);
+        assertTrue(text.contains("options={jobId=j, secret=(hidden), secretFile=/etc/ringstar/secret}"), text);
     }
 }

@@ -7,6 +7,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.ringstar.transport.netty.Handshake.Identity;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The listening side of a handshake: challenges whoever connected, checks its proof and identity,
@@ -38,8 +39,9 @@ final class AcceptorHandshake extends HandshakeHandler {
     private final Admission admission;
     private final Duration handshakeTimeout;
     private final byte[] challengeNonce = Handshake.newNonce();
+    private byte[] helloNonce;
     private ScheduledFuture<?> expiry;
-    private boolean helloSeen;
+    private final AtomicBoolean over = new AtomicBoolean();
 
     AcceptorHandshake(byte[] secret, Identity self, Admission admission, Duration handshakeTimeout) {
         super(Handshake.MAX_UNTRUSTED_RECORD);
@@ -49,11 +51,17 @@ final class AcceptorHandshake extends HandshakeHandler {
         this.handshakeTimeout = handshakeTimeout;
     }
 
+    /** True the first time only: the transport counts each handshake's end once. */
+    boolean markOver() {
+        return over.compareAndSet(false, true);
+    }
+
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
         ctx.writeAndFlush(Handshake.challenge(ctx.alloc(), challengeNonce));
         expiry = ctx.executor().schedule(() -> {
-            if (!helloSeen) {
+            if (!isFinished()) {
+                finish();
                 admission.rejected(remote(ctx), "no handshake within " + handshakeTimeout);
                 ctx.close();
             }
@@ -63,16 +71,18 @@ final class AcceptorHandshake extends HandshakeHandler {
 
     @Override
     void onRecord(ChannelHandlerContext ctx, byte type, ByteBuf body) {
-        if (helloSeen || type != Handshake.HELLO) {
-            onGarbage(ctx, "a record of type " + type + " where a hello was due");
-            return;
+        if (helloNonce == null && type == Handshake.HELLO) {
+            onHello(ctx, body);
+        } else if (helloNonce != null && type == Handshake.IDENTIFY) {
+            onIdentify(ctx, body);
+        } else {
+            onGarbage(ctx, "a handshake record of type " + type + " out of turn");
         }
-        helloSeen = true;
-        expiry.cancel(false);
+    }
+
+    private void onHello(ChannelHandlerContext ctx, ByteBuf body) {
         if (body.readIntLE() != Handshake.MAGIC) {
-            finish();
-            admission.rejected(remote(ctx), "not a ringstar rank (its first bytes lack the magic)");
-            ctx.close();
+            onGarbage(ctx, "bytes that lack the magic; it is not a ringstar rank");
             return;
         }
         short version = body.readShortLE();
@@ -81,8 +91,8 @@ final class AcceptorHandshake extends HandshakeHandler {
             return;
         }
         boolean peerHasSecret = body.readBoolean();
-        byte[] helloNonce = new byte[Handshake.NONCE_BYTES];
-        body.readBytes(helloNonce);
+        byte[] nonce = new byte[Handshake.NONCE_BYTES];
+        body.readBytes(nonce);
         byte[] proof = new byte[Handshake.PROOF_BYTES];
         body.readBytes(proof);
         if (secret != null && !peerHasSecret) {
@@ -93,11 +103,20 @@ final class AcceptorHandshake extends HandshakeHandler {
             refuse(ctx, "the peer has a shared secret and this job has none");
             return;
         }
-        if (secret != null && !Handshake.helloProofHolds(secret, challengeNonce, helloNonce, proof, body, body.readerIndex())) {
+        if (!Handshake.proofHolds(proof, secret, Handshake.HELLO_LABEL, challengeNonce, nonce)) {
             refuse(ctx, "authentication failed (wrong secret)");
             return;
         }
-        Identity peer = Identity.read(body);
+        helloNonce = nonce;
+        ctx.writeAndFlush(Handshake.proof(ctx.alloc(), secret, challengeNonce, helloNonce));
+    }
+
+    private void onIdentify(ChannelHandlerContext ctx, ByteBuf body) {
+        Identity peer = Handshake.readIdentity(body, Handshake.IDENTIFY, secret, challengeNonce, helloNonce);
+        if (peer == null) {
+            onGarbage(ctx, "an identity whose tag does not hold (altered on the way?)");
+            return;
+        }
         String refusal = checkIdentity(peer);
         if (refusal == null) {
             refusal = admission.admit(peer, ctx);
@@ -107,7 +126,9 @@ final class AcceptorHandshake extends HandshakeHandler {
             return;
         }
         finish();
-        ctx.writeAndFlush(Handshake.welcome(ctx.alloc(), secret, challengeNonce, helloNonce, self));
+        expiry.cancel(false);
+        ctx.writeAndFlush(Handshake.identity(ctx.alloc(), Handshake.WELCOME, secret, helloNonce, challengeNonce,
+                self.aimedAt(peer.rank())));
         admission.welcomed(peer, this, ctx);
     }
 
@@ -121,12 +142,18 @@ final class AcceptorHandshake extends HandshakeHandler {
         if (peer.rank() < 0 || peer.rank() >= self.worldSize() || peer.rank() == self.rank()) {
             return "it claims rank " + peer.rank() + ", which is not another rank of this group of " + self.worldSize();
         }
+        if (peer.targetRank() != self.rank()) {
+            return "it meant to reach rank " + peer.targetRank() + ", and this is rank " + self.rank();
+        }
         return null;
     }
 
     /** Sends the reason to the peer, closes the connection and tells the transport. */
     private void refuse(ChannelHandlerContext ctx, String reason) {
         finish();
+        if (expiry != null) {
+            expiry.cancel(false);
+        }
         admission.rejected(remote(ctx), reason);
         ctx.writeAndFlush(Handshake.refuse(ctx.alloc(), reason)).addListener(ChannelFutureListener.CLOSE);
     }

@@ -126,7 +126,7 @@ final class FrameDecoder extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        link.onDisconnected(framePayloadLeft > 0 || messageLeft > 0);
+        link.onDisconnected();
     }
 
     @Override

@@ -16,21 +16,23 @@ import javax.crypto.spec.SecretKeySpec;
  * proofs in them. Every record is a little-endian {@code int32} length, a type byte and a body.
  *
  * <pre>
- *  acceptor                                   initiator
- *     CHALLENGE magic, version, nonce A  --->
- *                                        <--- HELLO magic, version, secret?, nonce B,
- *                                                   proof(A, B, identity), identity
- *     WELCOME proof(B, A, identity),     --->       (or REFUSE reason)
- *             identity
- *     TABLE addresses of all ranks       --->       (only for a registration with rank 0)
+ *  acceptor                                      initiator
+ *     CHALLENGE magic, version, nonce A     --->
+ *                                           <--- HELLO magic, version, secret?, nonce B, proof(A, B)
+ *     PROOF proof(B, A)                     --->          (or REFUSE reason)
+ *                                           <--- IDENTIFY identity, tag(A, B, identity)
+ *     WELCOME identity, tag(B, A, identity) --->          (or REFUSE reason)
+ *     TABLE addresses of all ranks          --->          (registrations with rank 0 only;
+ *                                                         ABANDON reason if the group never forms)
  * </pre>
  *
- * The acceptor checks the initiator's proof before it reads its identity, and sends nothing about
- * the job (its id, size or ranks) before the proof is good: a peer without the secret learns only
- * that a ringstar rank of some protocol version listens here. The initiator checks the acceptor's
- * proof in turn, so neither side talks to an impostor. A proof is HMAC-SHA256 over a label, both
- * nonces and the identity's bytes, so it cannot be replayed on another connection or moved to
- * another identity.
+ * Both sides prove that they know the secret before either says anything about the job, so a
+ * peer without the secret, on either end of a connection, learns only that a ringstar rank of some
+ * protocol version is there. Proofs and tags are HMAC-SHA256 over a label per record, both nonces
+ * and (for tags) the identity's bytes: they cannot be replayed on another connection, moved to
+ * another identity or swapped between the two directions. Without a secret the proofs are zeros
+ * and the same records flow. The frames that follow the handshake are not authenticated; the
+ * secret keeps strangers out of the group, it does not protect the bytes on the wire.
  */
 final class Handshake {
     /** "RSTN" on the wire. */
@@ -44,6 +46,9 @@ final class Handshake {
     static final byte WELCOME = 3;
     static final byte REFUSE = 4;
     static final byte TABLE = 5;
+    static final byte PROOF = 6;
+    static final byte IDENTIFY = 7;
+    static final byte ABANDON = 8;
 
     /** The longest record an acceptor reads from a connection that has not proved anything yet. */
     static final int MAX_UNTRUSTED_RECORD = 4096;
@@ -55,18 +60,26 @@ final class Handshake {
 
     private static final int MAX_STRING_BYTES = 1024;
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final byte[] HELLO_LABEL = "ringstar hello".getBytes(StandardCharsets.US_ASCII);
-    private static final byte[] WELCOME_LABEL = "ringstar welcome".getBytes(StandardCharsets.US_ASCII);
+    static final byte[] HELLO_LABEL = label("ringstar hello");
+    static final byte[] PROOF_LABEL = label("ringstar proof");
+    static final byte[] IDENTIFY_LABEL = label("ringstar identify");
+    static final byte[] WELCOME_LABEL = label("ringstar welcome");
+    private static final byte[] NO_BYTES = new byte[0];
 
     private Handshake() {
     }
 
-    /** Who a rank says it is: the job, the group's size, its rank and where it listens. */
-    record Identity(byte purpose, String jobId, int worldSize, int rank, String listenHost, int listenPort) {
+    /**
+     * Who a rank says it is: the job, the group's size, its rank, where it listens, and the rank it
+     * means to reach (so a connection cannot be relayed to another rank than the one intended).
+     */
+    record Identity(byte purpose, String jobId, int worldSize, int rank, String listenHost, int listenPort,
+            int targetRank) {
         void write(ByteBuf out) {
             out.writeByte(purpose);
             out.writeIntLE(worldSize);
             out.writeIntLE(rank);
+            out.writeIntLE(targetRank);
             writeString(out, jobId);
             writeString(out, listenHost);
             out.writeIntLE(listenPort);
@@ -76,10 +89,15 @@ final class Handshake {
             byte purpose = in.readByte();
             int worldSize = in.readIntLE();
             int rank = in.readIntLE();
+            int target = in.readIntLE();
             String jobId = readString(in);
             String host = readString(in);
             int port = in.readIntLE();
-            return new Identity(purpose, jobId, worldSize, rank, host, port);
+            return new Identity(purpose, jobId, worldSize, rank, host, port, target);
+        }
+
+        Identity aimedAt(int target) {
+            return new Identity(purpose, jobId, worldSize, rank, listenHost, listenPort, target);
         }
     }
 
@@ -106,38 +124,67 @@ final class Handshake {
     }
 
     /**
-     * @param secret the shared secret, or null when the job runs without one
+     * @param secret the shared secret, or null when the job runs without one (the proof is zeros)
      */
-    static ByteBuf hello(ByteBufAllocator alloc, byte[] secret, byte[] challengeNonce, byte[] helloNonce, Identity identity) {
+    static ByteBuf hello(ByteBufAllocator alloc, byte[] secret, byte[] challengeNonce, byte[] helloNonce) {
         ByteBuf out = begin(alloc, HELLO);
         out.writeIntLE(MAGIC);
         out.writeShortLE(VERSION);
         out.writeBoolean(secret != null);
         out.writeBytes(helloNonce);
-        int proofAt = out.writerIndex();
-        out.writeZero(PROOF_BYTES);
-        int identityAt = out.writerIndex();
-        identity.write(out);
-        if (secret != null) {
-            out.setBytes(proofAt, proof(secret, HELLO_LABEL, challengeNonce, helloNonce, out, identityAt));
-        }
+        out.writeBytes(mac(secret, HELLO_LABEL, challengeNonce, helloNonce, NO_BYTES));
         return end(out);
     }
 
-    static ByteBuf welcome(ByteBufAllocator alloc, byte[] secret, byte[] challengeNonce, byte[] helloNonce, Identity identity) {
-        ByteBuf out = begin(alloc, WELCOME);
-        int proofAt = out.writerIndex();
-        out.writeZero(PROOF_BYTES);
+    static ByteBuf proof(ByteBufAllocator alloc, byte[] secret, byte[] challengeNonce, byte[] helloNonce) {
+        ByteBuf out = begin(alloc, PROOF);
+        out.writeBytes(mac(secret, PROOF_LABEL, helloNonce, challengeNonce, NO_BYTES));
+        return end(out);
+    }
+
+    /** IDENTIFY or WELCOME: the identity's bytes, then their tag. */
+    static ByteBuf identity(ByteBufAllocator alloc, byte type, byte[] secret, byte[] firstNonce, byte[] secondNonce,
+            Identity identity) {
+        ByteBuf out = begin(alloc, type);
         int identityAt = out.writerIndex();
         identity.write(out);
-        if (secret != null) {
-            out.setBytes(proofAt, proof(secret, WELCOME_LABEL, helloNonce, challengeNonce, out, identityAt));
-        }
+        byte[] identityBytes = new byte[out.writerIndex() - identityAt];
+        out.getBytes(identityAt, identityBytes);
+        out.writeBytes(mac(secret, type == IDENTIFY ? IDENTIFY_LABEL : WELCOME_LABEL, firstNonce, secondNonce,
+                identityBytes));
         return end(out);
+    }
+
+    /**
+     * Reads an IDENTIFY or WELCOME body and checks its tag.
+     *
+     * @return the identity, or null if the tag does not hold
+     */
+    static Identity readIdentity(ByteBuf body, byte type, byte[] secret, byte[] firstNonce, byte[] secondNonce) {
+        int identityAt = body.readerIndex();
+        Identity identity = Identity.read(body);
+        byte[] identityBytes = new byte[body.readerIndex() - identityAt];
+        body.getBytes(identityAt, identityBytes);
+        byte[] tag = new byte[PROOF_BYTES];
+        body.readBytes(tag);
+        byte[] expected = mac(secret, type == IDENTIFY ? IDENTIFY_LABEL : WELCOME_LABEL, firstNonce, secondNonce,
+                identityBytes);
+        return MessageDigest.isEqual(tag, expected) ? identity : null;
+    }
+
+    /** True if {@code proof} is what a holder of {@code secret} computes for this label and nonces. */
+    static boolean proofHolds(byte[] proof, byte[] secret, byte[] label, byte[] firstNonce, byte[] secondNonce) {
+        return MessageDigest.isEqual(proof, mac(secret, label, firstNonce, secondNonce, NO_BYTES));
     }
 
     static ByteBuf refuse(ByteBufAllocator alloc, String reason) {
         ByteBuf out = begin(alloc, REFUSE);
+        writeString(out, reason);
+        return end(out);
+    }
+
+    static ByteBuf abandon(ByteBufAllocator alloc, String reason) {
+        ByteBuf out = begin(alloc, ABANDON);
         writeString(out, reason);
         return end(out);
     }
@@ -164,31 +211,26 @@ final class Handshake {
         return addresses;
     }
 
-    /** Checks a HELLO's proof: the bytes from {@code identityAt} to the record's end are its identity. */
-    static boolean helloProofHolds(byte[] secret, byte[] challengeNonce, byte[] helloNonce, byte[] proof, ByteBuf record,
-            int identityAt) {
-        return MessageDigest.isEqual(proof, proof(secret, HELLO_LABEL, challengeNonce, helloNonce, record, identityAt));
-    }
-
-    static boolean welcomeProofHolds(byte[] secret, byte[] challengeNonce, byte[] helloNonce, byte[] proof, ByteBuf record,
-            int identityAt) {
-        return MessageDigest.isEqual(proof, proof(secret, WELCOME_LABEL, helloNonce, challengeNonce, record, identityAt));
-    }
-
-    private static byte[] proof(byte[] secret, byte[] label, byte[] firstNonce, byte[] secondNonce, ByteBuf record,
-            int identityAt) {
+    /** HMAC-SHA256 of the label, the nonces and the data; zeros when there is no secret. */
+    static byte[] mac(byte[] secret, byte[] label, byte[] firstNonce, byte[] secondNonce, byte[] data) {
+        if (secret == null) {
+            return new byte[PROOF_BYTES];
+        }
         try {
             Mac mac = Mac.getInstance("HmacSHA256");
             mac.init(new SecretKeySpec(secret, "HmacSHA256"));
             mac.update(label);
             mac.update(firstNonce);
             mac.update(secondNonce);
-            int end = record.writerIndex();
-            mac.update(record.nioBuffer(identityAt, end - identityAt));
+            mac.update(data);
             return mac.doFinal();
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("HmacSHA256 is not available in this JVM", e);
         }
+    }
+
+    private static byte[] label(String text) {
+        return text.getBytes(StandardCharsets.US_ASCII);
     }
 
     private static ByteBuf begin(ByteBufAllocator alloc, byte type) {

@@ -24,6 +24,10 @@ abstract class HandshakeHandler extends ByteToMessageDecoder {
         finished = true;
     }
 
+    final boolean isFinished() {
+        return finished;
+    }
+
     /** Raises or lowers the longest record this side accepts from here on. */
     final void limitRecords(int bytes) {
         recordLimit = bytes;
@@ -31,6 +35,13 @@ abstract class HandshakeHandler extends ByteToMessageDecoder {
 
     @Override
     protected final void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        if (finished && in.readableBytes() > Handshake.MAX_UNTRUSTED_RECORD && ctx.channel().isActive()) {
+            // A connection held between handshake and hand-over (a registration waiting for the
+            // table) has nothing to say yet; one that talks anyway must not pile bytes up here.
+            in.skipBytes(in.readableBytes());
+            onGarbage(ctx, "bytes before the handshake was over");
+            return;
+        }
         while (in.readableBytes() >= 4 && !finished && ctx.channel().isActive()) {
             int length = in.getIntLE(in.readerIndex());
             if (length < 1 || length > recordLimit) {

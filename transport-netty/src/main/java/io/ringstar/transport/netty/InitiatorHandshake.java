@@ -22,6 +22,13 @@ final class InitiatorHandshake extends HandshakeHandler {
         }
     }
 
+    /** Rank 0 gave up forming the group; the reason names the ranks that never came. */
+    static final class Abandoned extends RuntimeException {
+        Abandoned(String message) {
+            super(message, null, false, false);
+        }
+    }
+
     /** The connection dropped or misbehaved before the handshake finished; a new attempt may work. */
     static final class Broken extends RuntimeException {
         Broken(String message) {
@@ -35,6 +42,7 @@ final class InitiatorHandshake extends HandshakeHandler {
     private final CompletableFuture<List<Address>> result = new CompletableFuture<>();
     private byte[] challengeNonce;
     private byte[] helloNonce;
+    private boolean proven;
     private boolean welcomed;
 
     InitiatorHandshake(byte[] secret, Identity self, PeerLink link) {
@@ -52,12 +60,14 @@ final class InitiatorHandshake extends HandshakeHandler {
     @Override
     void onRecord(ChannelHandlerContext ctx, byte type, ByteBuf body) {
         if (type == Handshake.REFUSE) {
-            finish();
-            result.completeExceptionally(new Refused("refused: " + Handshake.readString(body)));
-            ctx.close();
+            fail(ctx, new Refused("refused: " + Handshake.readString(body)));
+        } else if (welcomed && type == Handshake.ABANDON) {
+            fail(ctx, new Abandoned(Handshake.readString(body)));
         } else if (challengeNonce == null && type == Handshake.CHALLENGE) {
             onChallenge(ctx, body);
-        } else if (challengeNonce != null && !welcomed && type == Handshake.WELCOME) {
+        } else if (challengeNonce != null && !proven && type == Handshake.PROOF) {
+            onProof(ctx, body);
+        } else if (proven && !welcomed && type == Handshake.WELCOME) {
             onWelcome(ctx, body);
         } else if (welcomed && type == Handshake.TABLE && self.purpose() == Handshake.PURPOSE_REGISTER) {
             List<Address> table = Handshake.readTable(body);
@@ -84,18 +94,30 @@ final class InitiatorHandshake extends HandshakeHandler {
         challengeNonce = new byte[Handshake.NONCE_BYTES];
         body.readBytes(challengeNonce);
         helloNonce = Handshake.newNonce();
-        ctx.writeAndFlush(Handshake.hello(ctx.alloc(), secret, challengeNonce, helloNonce, self));
+        ctx.writeAndFlush(Handshake.hello(ctx.alloc(), secret, challengeNonce, helloNonce));
     }
 
-    private void onWelcome(ChannelHandlerContext ctx, ByteBuf body) {
+    private void onProof(ChannelHandlerContext ctx, ByteBuf body) {
         byte[] proof = new byte[Handshake.PROOF_BYTES];
         body.readBytes(proof);
-        if (secret != null && !Handshake.welcomeProofHolds(secret, challengeNonce, helloNonce, proof, body, body.readerIndex())) {
+        if (!Handshake.proofHolds(proof, secret, Handshake.PROOF_LABEL, helloNonce, challengeNonce)) {
+            // Nothing about this rank or its job has been said yet.
             fail(ctx, new Refused("it could not prove that it knows the shared secret"));
             return;
         }
-        Identity peer = Identity.read(body);
-        if (!peer.jobId().equals(self.jobId()) || peer.worldSize() != self.worldSize() || peer.rank() != link.peer()) {
+        proven = true;
+        ctx.writeAndFlush(Handshake.identity(ctx.alloc(), Handshake.IDENTIFY, secret, challengeNonce, helloNonce,
+                self.aimedAt(link.peer())));
+    }
+
+    private void onWelcome(ChannelHandlerContext ctx, ByteBuf body) {
+        Identity peer = Handshake.readIdentity(body, Handshake.WELCOME, secret, helloNonce, challengeNonce);
+        if (peer == null) {
+            fail(ctx, new Broken("its welcome's tag does not hold (altered on the way?)"));
+            return;
+        }
+        if (!peer.jobId().equals(self.jobId()) || peer.worldSize() != self.worldSize() || peer.rank() != link.peer()
+                || peer.targetRank() != self.rank()) {
             fail(ctx, new Refused("it is rank " + peer.rank() + " of job '" + peer.jobId() + "' with world size "
                     + peer.worldSize() + ", not rank " + link.peer() + " of job '" + self.jobId() + "' with world size "
                     + self.worldSize()));

@@ -34,6 +34,7 @@ import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * TCP between processes and hosts: a full mesh with one connection per pair of ranks, formed
@@ -108,6 +109,8 @@ public final class NettyTransport implements Transport {
     private static final ByteBuffer NO_BYTES = ByteBuffer.allocate(0).asReadOnlyBuffer();
     private static final Duration LONGEST_BACKOFF = Duration.ofSeconds(1);
     private static final int MAX_REMEMBERED_REFUSALS = 8;
+    /** Connections that may be in their handshake at once; more are closed at once (a flood, not a job). */
+    private static final int MAX_PENDING_HANDSHAKES = 64;
 
     private final int rank;
     private final int worldSize;
@@ -122,6 +125,7 @@ public final class NettyTransport implements Transport {
     /** Ranks whose connection an acceptor has admitted (a second claim is refused). */
     private final boolean[] admitted;
     private final ArrayDeque<String> refusals = new ArrayDeque<>();
+    private final AtomicInteger pendingHandshakes = new AtomicInteger();
     private boolean formed;
     private Channel listener;
     private long barrierEpoch;
@@ -149,7 +153,8 @@ public final class NettyTransport implements Transport {
                 links[peer] = new PeerLink(rank, peer, settings.pauseReadingBytes());
             }
         }
-        this.self = new Identity(Handshake.PURPOSE_PEER, settings.jobId(), worldSize, rank, settings.advertisedHost(), 0);
+        this.self = new Identity(Handshake.PURPOSE_PEER, settings.jobId(), worldSize, rank, settings.advertisedHost(), 0,
+                CollectiveException.NO_RANK);
         this.loops = new MultiThreadIoEventLoopGroup(settings.ioThreads(),
                 new DefaultThreadFactory("ringstar-netty-rank" + rank, true),
                 settings.epoll() ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
@@ -178,7 +183,7 @@ public final class NettyTransport implements Transport {
             return;
         }
         Identity registering = new Identity(Handshake.PURPOSE_REGISTER, listening.jobId(), worldSize, rank,
-                listening.listenHost(), listening.listenPort());
+                listening.listenHost(), listening.listenPort(), 0);
         Address coordinator = new Address(settings.coordinatorAddress().getHostAddress(), settings.coordinatorPort());
         List<Address> table = connect(0, coordinator, registering, deadline);
         for (int peer = 1; peer < rank; peer++) {
@@ -198,8 +203,17 @@ public final class NettyTransport implements Transport {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel channel) {
-                        channel.pipeline().addLast("handshake",
-                                new AcceptorHandshake(settings.secret(), self, new Admission(), settings.handshakeTimeout()));
+                        if (pendingHandshakes.incrementAndGet() > MAX_PENDING_HANDSHAKES) {
+                            pendingHandshakes.decrementAndGet();
+                            LOG.log(System.Logger.Level.WARNING, "rank {0} closed a connection from {1}: {2} handshakes"
+                                    + " are already under way", rank, channel.remoteAddress(), MAX_PENDING_HANDSHAKES);
+                            channel.close();
+                            return;
+                        }
+                        AcceptorHandshake handshake = new AcceptorHandshake(settings.secret(), self, new Admission(),
+                                settings.handshakeTimeout());
+                        channel.pipeline().addLast("handshake", handshake);
+                        channel.closeFuture().addListener(closed -> handshakeOver(handshake));
                     }
                 });
         configure(server);
@@ -211,7 +225,8 @@ public final class NettyTransport implements Transport {
         }
         listener = bound.channel();
         int boundPort = ((InetSocketAddress) listener.localAddress()).getPort();
-        return new Identity(Handshake.PURPOSE_PEER, self.jobId(), worldSize, rank, settings.advertisedHost(), boundPort);
+        return new Identity(Handshake.PURPOSE_PEER, self.jobId(), worldSize, rank, settings.advertisedHost(), boundPort,
+                CollectiveException.NO_RANK);
     }
 
     private void configure(ServerBootstrap server) {
@@ -256,11 +271,15 @@ public final class NettyTransport implements Transport {
                         throw new HandshakeException(operation, rank, peer, "rank " + peer + " at " + address + " "
                                 + refused.getMessage());
                     }
+                    if (e.getCause() instanceof InitiatorHandshake.Abandoned abandoned) {
+                        throw new CollectiveTimeoutException(operation, rank, peer, "rank 0 gave up forming the group: "
+                                + abandoned.getMessage());
+                    }
                     lastProblem = e.getCause().getMessage();
                 } catch (TimeoutException e) {
                     connecting.channel().close();
-                    lastProblem = peer == 0 ? "rank 0 took the registration but the group did not form (other ranks"
-                            + " missing?)" : "the handshake did not finish";
+                    lastProblem = peer == 0 ? "rank 0 took this rank's registration, but not every other rank had"
+                            + " registered by then" : "the handshake did not finish";
                 } catch (InterruptedException e) {
                     connecting.channel().close();
                     Thread.currentThread().interrupt();
@@ -311,11 +330,23 @@ public final class NettyTransport implements Transport {
                 }
                 long remaining = deadline - System.nanoTime();
                 if (remaining <= 0) {
-                    throw new CollectiveTimeoutException("rendezvous", rank, missing.get(0), "ranks " + missing
-                            + " did not register with rank 0 at " + settings.bindAddress().getHostAddress() + ":"
-                            + settings.coordinatorPort() + " within " + timeout + refusalsSoFar());
+                    String verdict = "ranks " + missing + " did not register with rank 0 at "
+                            + settings.bindAddress().getHostAddress() + ":" + settings.coordinatorPort() + " within "
+                            + timeout;
+                    abandonRegistrations(verdict);
+                    throw new CollectiveTimeoutException("rendezvous", rank, missing.get(0), verdict + refusalsSoFar());
                 }
                 waitForFormation(remaining);
+            }
+        }
+    }
+
+    /** Rank 0, giving up: tells every rank that did register why the group will not form. */
+    private void abandonRegistrations(String verdict) {
+        for (Registration registration : registrations) {
+            if (registration != null && registration.handshake != null) {
+                ChannelHandlerContext ctx = registration.ctx;
+                ctx.channel().writeAndFlush(Handshake.abandon(ctx.alloc(), verdict));
             }
         }
     }
@@ -329,6 +360,9 @@ public final class NettyTransport implements Transport {
             link.attach(ctx.channel());
             // On the event loop, ahead of any send of this rank's, which queues behind this task.
             ctx.channel().eventLoop().execute(() -> {
+                if (ctx.isRemoved() || !ctx.channel().isActive()) {
+                    return; // it left after registering; the link's close listener has failed it
+                }
                 ctx.pipeline().replace(registration.handshake, "frames", new FrameDecoder(link));
                 ctx.channel().writeAndFlush(Handshake.table(ctx.alloc(), table));
             });
@@ -399,8 +433,10 @@ public final class NettyTransport implements Transport {
                         return "rank " + rank + " is not the coordinator; rank 0 takes registrations";
                     }
                     if (formed || registrations[claimed] != null) {
-                        Channel holder = formed ? links[claimed].channel() : registrations[claimed].ctx.channel();
-                        return "rank " + claimed + " is already taken by " + holder.remoteAddress();
+                        Channel holder = registrations[claimed] != null ? registrations[claimed].ctx.channel()
+                                : links[claimed].channel();
+                        return "rank " + claimed + " is already taken"
+                                + (holder == null ? "" : " by " + holder.remoteAddress());
                     }
                     registrations[claimed] = new Registration(peer, ctx);
                     // A registrant that goes away before the group forms frees its rank for a restart.
@@ -412,8 +448,9 @@ public final class NettyTransport implements Transport {
                             + peer.purpose() + "); higher ranks connect to lower ones, and only through rank 0's table";
                 }
                 if (admitted[claimed]) {
-                    return "rank " + claimed + " is already connected to rank " + rank + " from "
-                            + links[claimed].channel().remoteAddress();
+                    Channel holder = links[claimed].channel();
+                    return "rank " + claimed + " is already connected to rank " + rank
+                            + (holder == null ? "" : " from " + holder.remoteAddress());
                 }
                 admitted[claimed] = true;
                 return null;
@@ -422,6 +459,7 @@ public final class NettyTransport implements Transport {
 
         @Override
         public void welcomed(Identity peer, AcceptorHandshake handshake, ChannelHandlerContext ctx) {
+            handshakeOver(handshake);
             synchronized (formation) {
                 if (peer.purpose() == Handshake.PURPOSE_REGISTER) {
                     registrations[peer.rank()].handshake = handshake;
@@ -443,6 +481,13 @@ public final class NettyTransport implements Transport {
                 }
                 refusals.addLast(remote + ": " + why);
             }
+        }
+    }
+
+    /** A handshake ended (handed over, refused or closed); it no longer counts against the cap. */
+    private void handshakeOver(AcceptorHandshake handshake) {
+        if (handshake.markOver()) {
+            pendingHandshakes.decrementAndGet();
         }
     }
 

@@ -1,0 +1,584 @@
+package io.ringstar.transport.netty;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.epoll.Epoll;
+import io.ringstar.AllReduceAggregator;
+import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.DistributedConfig;
+import io.ringstar.GradientAggregator;
+import io.ringstar.InvalidConfigException;
+import io.ringstar.PeerFailureException;
+import io.ringstar.Transport;
+import io.ringstar.testing.Ranks;
+import io.ringstar.testing.TensorFixtures;
+import io.ringstar.transport.netty.Handshake.Identity;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+
+/** What the Netty transport promises beyond the shared contract: rendezvous, handshake, security, framing, ports. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class NettyTransportTest {
+    private static final Duration LIMIT = Duration.ofSeconds(40);
+    private final List<AutoCloseable> opened = new ArrayList<>();
+
+    @AfterEach
+    void closeEverything() throws Exception {
+        for (AutoCloseable closeable : opened) {
+            closeable.close();
+        }
+    }
+
+    private List<Transport> group(int worldSize, Duration timeout, Map<String, String> options) {
+        List<Transport> transports = NettyGroups.open(worldSize, timeout, options);
+        opened.addAll(transports);
+        return transports;
+    }
+
+    private static DistributedConfig config(int worldSize, int rank, String coordinator, Duration timeout,
+            String... options) {
+        Map<String, String> map = new HashMap<>();
+        for (int i = 0; i < options.length; i += 2) {
+            map.put(options[i], options[i + 1]);
+        }
+        return NettyGroups.config(worldSize, rank, coordinator, timeout, map);
+    }
+
+    /** Opens rank {@code rank} on another thread; the future completes when its constructor returns or throws. */
+    private CompletableFuture<NettyTransport> openAsync(DistributedConfig config) {
+        CompletableFuture<NettyTransport> future = CompletableFuture.supplyAsync(() -> new NettyTransport(config));
+        opened.add(() -> {
+            try {
+                future.get(LIMIT.toSeconds(), TimeUnit.SECONDS).close();
+            } catch (Exception ignored) {
+                // it failed to open, which is what some tests expect
+            }
+        });
+        return future;
+    }
+
+    private static Throwable failureOf(CompletableFuture<?> future) {
+        Throwable thrown = assertThrows(Exception.class, () -> future.get(LIMIT.toSeconds(), TimeUnit.SECONDS));
+        return thrown.getCause();
+    }
+
+    /** Every rank averages TensorFixtures' tensors {@code calls} times and checks each result exactly. */
+    private static void averageExactly(List<Transport> transports, int calls) {
+        int worldSize = transports.size();
+        Ranks.runAll(worldSize, LIMIT, rank -> {
+            DistributedConfig config = DistributedConfig.builder().worldSize(worldSize).rank(rank).build();
+            GradientAggregator ring = new AllReduceAggregator(config, new Unowned(transports.get(rank)));
+            for (int call = 0; call < calls; call++) {
+                INDArray[] inputs = {TensorFixtures.filled(DataType.FLOAT, rank, 0, 1009),
+                        TensorFixtures.filled(DataType.FLOAT, rank, 1, 3, 7)};
+                INDArray[] results = ring.reduceGradients(inputs);
+                for (int t = 0; t < inputs.length; t++) {
+                    double[] values = TensorFixtures.values(results[t]);
+                    for (int i = 0; i < values.length; i++) {
+                        assertEquals(TensorFixtures.average(worldSize, t, i), values[i], 0.0,
+                                "rank " + rank + " call " + call + " tensor " + t + " element " + i);
+                    }
+                }
+            }
+            return null;
+        });
+    }
+
+    // ---- rendezvous ----
+
+    @Test
+    void ranksMayStartInAnyOrderAndLate() throws Exception {
+        String coordinator = "127.0.0.1:" + NettyGroups.freePort();
+        Duration timeout = Duration.ofSeconds(30);
+        CompletableFuture<NettyTransport> two = openAsync(config(3, 2, coordinator, timeout));
+        CompletableFuture<NettyTransport> one = openAsync(config(3, 1, coordinator, timeout));
+        Thread.sleep(1500);
+        CompletableFuture<NettyTransport> zero = openAsync(config(3, 0, coordinator, timeout));
+        List<Transport> transports = List.of(zero.get(30, TimeUnit.SECONDS), one.get(30, TimeUnit.SECONDS),
+                two.get(30, TimeUnit.SECONDS));
+        averageExactly(transports, 2);
+    }
+
+    @Test
+    void rankZeroNamesTheRanksThatNeverRegistered() throws Exception {
+        String coordinator = "127.0.0.1:" + NettyGroups.freePort();
+        // Rank 1 waits longer than rank 0, so it is there when rank 0 gives up, and hears why.
+        CompletableFuture<NettyTransport> one = openAsync(config(4, 1, coordinator, Duration.ofSeconds(20)));
+        long start = System.nanoTime();
+        CollectiveTimeoutException timeout = assertThrows(CollectiveTimeoutException.class,
+                () -> new NettyTransport(config(4, 0, coordinator, Duration.ofSeconds(4))));
+        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10));
+        assertTrue(timeout.getMessage().contains("ranks [2, 3] did not register"), timeout.getMessage());
+        assertEquals(0, timeout.rank());
+        Throwable atOne = failureOf(one);
+        assertInstanceOf(CollectiveTimeoutException.class, atOne);
+        assertTrue(atOne.getMessage().contains("rank 0 gave up forming the group: ranks [2, 3] did not register"),
+                atOne.getMessage());
+    }
+
+    @Test
+    void aRankWithNoCoordinatorGivesUpAtTheTimeoutSayingWhy() {
+        String coordinator = "127.0.0.1:" + NettyGroups.freePort();
+        long start = System.nanoTime();
+        CollectiveTimeoutException timeout = assertThrows(CollectiveTimeoutException.class,
+                () -> new NettyTransport(config(2, 1, coordinator, Duration.ofSeconds(2))));
+        long elapsed = System.nanoTime() - start;
+        assertTrue(elapsed >= TimeUnit.MILLISECONDS.toNanos(1900) && elapsed < TimeUnit.SECONDS.toNanos(8),
+                "gave up after " + elapsed / 1e6 + " ms");
+        assertTrue(timeout.getMessage().contains("rank 0 at " + coordinator), timeout.getMessage());
+        assertTrue(timeout.getMessage().toLowerCase().contains("refused"), timeout.getMessage());
+    }
+
+    // ---- handshake ----
+
+    @Test
+    void aRankOfAnotherJobIsRefusedOnBothSides() throws Exception {
+        String coordinator = "127.0.0.1:" + NettyGroups.freePort();
+        CompletableFuture<NettyTransport> zero = openAsync(config(2, 0, coordinator, Duration.ofSeconds(3)));
+        HandshakeException refused = assertThrows(HandshakeException.class, () -> new NettyTransport(
+                config(2, 1, coordinator, Duration.ofSeconds(3), NettyTransport.JOB_ID_OPTION, "other-job")));
+        assertTrue(refused.getMessage().contains("job 'other-job'"), refused.getMessage());
+        assertEquals(1, refused.rank());
+        assertEquals(0, refused.peerRank());
+        Throwable atZero = failureOf(zero);
+        assertInstanceOf(CollectiveTimeoutException.class, atZero);
+        assertTrue(atZero.getMessage().contains("job 'other-job'"), atZero.getMessage());
+    }
+
+    @Test
+    void aRankWithAnotherWorldSizeIsRefused() throws Exception {
+        String coordinator = "127.0.0.1:" + NettyGroups.freePort();
+        CompletableFuture<NettyTransport> zero = openAsync(config(3, 0, coordinator, Duration.ofSeconds(3)));
+        HandshakeException refused = assertThrows(HandshakeException.class,
+                () -> new NettyTransport(config(4, 1, coordinator, Duration.ofSeconds(3))));
+        assertTrue(refused.getMessage().contains("world size 4"), refused.getMessage());
+        assertNotNull(failureOf(zero));
+    }
+
+    @Test
+    void aRankThatIsTakenCannotBeClaimedTwice() throws Exception {
+        String coordinator = "127.0.0.1:" + NettyGroups.freePort();
+        Duration timeout = Duration.ofSeconds(20);
+        CompletableFuture<NettyTransport> one = openAsync(config(3, 1, coordinator, timeout));
+        CompletableFuture<NettyTransport> zero = openAsync(config(3, 0, coordinator, timeout));
+        // Rank 1 has registered once rank 0 lists it as taken; give it a moment, then claim it again.
+        Thread.sleep(1000);
+        HandshakeException taken = assertThrows(HandshakeException.class,
+                () -> new NettyTransport(config(3, 1, coordinator, timeout)));
+        assertTrue(taken.getMessage().contains("rank 1 is already taken"), taken.getMessage());
+        CompletableFuture<NettyTransport> two = openAsync(config(3, 2, coordinator, timeout));
+        averageExactly(List.of(zero.get(30, TimeUnit.SECONDS), one.get(30, TimeUnit.SECONDS),
+                two.get(30, TimeUnit.SECONDS)), 1);
+    }
+
+    @Test
+    void ranksWithTheSameSecretFormAGroup(@TempDir Path directory) throws IOException {
+        Path secretFile = directory.resolve("secret");
+        Files.writeString(secretFile, "correct horse battery staple\n", StandardCharsets.UTF_8);
+        // Rank by rank the same secret, once inline and once from a file (trailing newline ignored).
+        String coordinator = "127.0.0.1:" + NettyGroups.freePort();
+        Duration timeout = Duration.ofSeconds(20);
+        List<Transport> transports = Ranks.runAll(3, LIMIT, rank -> new NettyTransport(rank == 1
+                ? config(3, rank, coordinator, timeout, NettyTransport.SECRET_FILE_OPTION, secretFile.toString())
+                : config(3, rank, coordinator, timeout, NettyTransport.SECRET_OPTION, "correct horse battery staple")));
+        opened.addAll(transports);
+        averageExactly(transports, 1);
+    }
+
+    @Test
+    void aWrongSecretIsRefusedAndLearnsNothingOfTheJob() throws Exception {
+        String coordinator = "127.0.0.1:" + NettyGroups.freePort();
+        CompletableFuture<NettyTransport> zero = openAsync(config(2, 0, coordinator, Duration.ofSeconds(3),
+                NettyTransport.SECRET_OPTION, "right", NettyTransport.JOB_ID_OPTION, "secret-job-name"));
+        HandshakeException refused = assertThrows(HandshakeException.class, () -> new NettyTransport(
+                config(2, 1, coordinator, Duration.ofSeconds(3), NettyTransport.SECRET_OPTION, "wrong",
+                        NettyTransport.JOB_ID_OPTION, "secret-job-name")));
+        assertTrue(refused.getMessage().contains("authentication failed"), refused.getMessage());
+
+        // Byte for byte: what a peer without the secret sees is the challenge and the refusal only.
+        int port = Integer.parseInt(coordinator.substring(coordinator.indexOf(':') + 1));
+        try (FakeRank intruder = new FakeRank("127.0.0.1", port)) {
+            FakeRank.Record reply = intruder.hello("guess".getBytes(StandardCharsets.UTF_8), new Identity(
+                    Handshake.PURPOSE_REGISTER, "?", 2, 1, "127.0.0.1", 1, 0));
+            assertEquals(Handshake.REFUSE, reply.type());
+            String reason = Handshake.readString(reply.body());
+            assertEquals("authentication failed (wrong secret)", reason);
+        }
+        Throwable atZero = failureOf(zero);
+        assertTrue(atZero.getMessage().contains("authentication failed"), atZero.getMessage());
+    }
+
+    @Test
+    void aListenerWithoutTheSecretLearnsNothingFromARankThatConnects() throws Exception {
+        // An impostor holds the coordinator's port, sends a challenge and a made-up proof.
+        try (java.net.ServerSocket impostor = new java.net.ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            String coordinator = "127.0.0.1:" + impostor.getLocalPort();
+            CompletableFuture<NettyTransport> one = openAsync(config(2, 1, coordinator, Duration.ofSeconds(5),
+                    NettyTransport.SECRET_OPTION, "right", NettyTransport.JOB_ID_OPTION, "secret-job-name"));
+            java.io.ByteArrayOutputStream heard = new java.io.ByteArrayOutputStream();
+            try (Socket connection = impostor.accept()) {
+                connection.setSoTimeout(10_000);
+                OutputStream out = connection.getOutputStream();
+                ByteBuf challenge = Handshake.challenge(io.netty.buffer.ByteBufAllocator.DEFAULT, Handshake.newNonce());
+                byte[] bytes = new byte[challenge.readableBytes()];
+                challenge.readBytes(bytes);
+                challenge.release();
+                out.write(bytes);
+                ByteBuf proof = Handshake.proof(io.netty.buffer.ByteBufAllocator.DEFAULT, "guess".getBytes(
+                        StandardCharsets.UTF_8), new byte[Handshake.NONCE_BYTES], new byte[Handshake.NONCE_BYTES]);
+                bytes = new byte[proof.readableBytes()];
+                proof.readBytes(bytes);
+                proof.release();
+                out.write(bytes);
+                out.flush();
+                connection.getInputStream().transferTo(heard);
+            } catch (IOException reset) {
+                // the rank hung up, which is what it should do
+            }
+            HandshakeException refused = assertInstanceOf(HandshakeException.class, failureOf(one));
+            assertTrue(refused.getMessage().contains("could not prove that it knows the shared secret"),
+                    refused.getMessage());
+            String said = heard.toString(StandardCharsets.ISO_8859_1);
+            assertTrue(!said.contains("secret-job-name") && !said.contains("127.0.0.1"),
+                    "the rank told an impostor about the job: " + said);
+        }
+    }
+
+    @Test
+    void aPeerWithoutASecretIsRefusedByAJobThatHasOne() throws Exception {
+        String coordinator = "127.0.0.1:" + NettyGroups.freePort();
+        CompletableFuture<NettyTransport> zero = openAsync(config(2, 0, coordinator, Duration.ofSeconds(3),
+                NettyTransport.SECRET_OPTION, "right"));
+        HandshakeException refused = assertThrows(HandshakeException.class,
+                () -> new NettyTransport(config(2, 1, coordinator, Duration.ofSeconds(3))));
+        assertTrue(refused.getMessage().contains("requires a shared secret"), refused.getMessage());
+        assertNotNull(failureOf(zero));
+    }
+
+    @Test
+    void anEmptySecretIsAConfigurationError(@TempDir Path directory) throws IOException {
+        Path empty = Files.writeString(directory.resolve("empty"), "  \n");
+        assertThrows(InvalidConfigException.class, () -> new NettyTransport(config(2, 0, "127.0.0.1:1",
+                Duration.ofSeconds(1), NettyTransport.SECRET_FILE_OPTION, empty.toString())));
+        assertThrows(InvalidConfigException.class, () -> new NettyTransport(config(2, 0, "127.0.0.1:1",
+                Duration.ofSeconds(1), NettyTransport.SECRET_FILE_OPTION, directory.resolve("missing").toString())));
+    }
+
+    // ---- bad bytes ----
+
+    @Test
+    void garbageFromStrangersClosesOnlyTheirConnections() throws Exception {
+        List<Transport> transports = group(3, Duration.ofSeconds(20), Map.of());
+        Random random = new Random(7);
+        for (Transport transport : transports) {
+            int port = ((NettyTransport) transport).listenPort();
+            byte[] noise = new byte[10_000];
+            random.nextBytes(noise);
+            for (byte[] bytes : List.of(noise, new byte[] {1, 2, 3}, hugeLengthRecord())) {
+                try (Socket stranger = new Socket(InetAddress.getLoopbackAddress(), port)) {
+                    OutputStream out = stranger.getOutputStream();
+                    out.write(bytes);
+                    out.flush();
+                    stranger.shutdownOutput();
+                    // The acceptor closes the connection: reading ends (EOF or reset) instead of hanging.
+                    stranger.setSoTimeout(10_000);
+                    drain(stranger);
+                }
+            }
+            // A peer that speaks the protocol but has the wrong secret.
+            try (FakeRank impostor = new FakeRank("127.0.0.1", port)) {
+                FakeRank.Record reply = impostor.hello("not the secret".getBytes(StandardCharsets.UTF_8),
+                        new Identity(Handshake.PURPOSE_PEER, NettyTransport.DEFAULT_JOB_ID, 3, 2, "127.0.0.1", 1,
+                                transport.rank()));
+                assertEquals(Handshake.REFUSE, reply.type());
+            }
+        }
+        averageExactly(transports, 3);
+    }
+
+    private static byte[] hugeLengthRecord() {
+        ByteBuf record = Unpooled.buffer();
+        record.writeIntLE(Integer.MAX_VALUE);
+        record.writeByte(Handshake.HELLO);
+        byte[] bytes = new byte[record.readableBytes()];
+        record.readBytes(bytes);
+        return bytes;
+    }
+
+    private static void drain(Socket socket) {
+        try {
+            while (socket.getInputStream().read(new byte[4096]) >= 0) {
+                // the challenge, then end of stream
+            }
+        } catch (IOException reset) {
+            // a reset is a close too
+        }
+    }
+
+    @Test
+    void aRegisteredPeerThatSendsGarbageIsAFailedPeerNamedInTheError() throws Exception {
+        String coordinator = "127.0.0.1:" + NettyGroups.freePort();
+        CompletableFuture<NettyTransport> zero = openAsync(config(2, 0, coordinator, Duration.ofSeconds(20)));
+        int port = Integer.parseInt(coordinator.substring(coordinator.indexOf(':') + 1));
+        FakeRank fake = null;
+        for (int attempt = 0; fake == null; attempt++) {
+            try {
+                fake = new FakeRank("127.0.0.1", port);
+            } catch (IOException notYet) {
+                if (attempt > 100) {
+                    throw notYet;
+                }
+                Thread.sleep(50);
+            }
+        }
+        try (FakeRank rankOne = fake) {
+            FakeRank.Record welcome = rankOne.hello(null, new Identity(Handshake.PURPOSE_REGISTER,
+                    NettyTransport.DEFAULT_JOB_ID, 2, 1, "127.0.0.1", 1, 0));
+            assertEquals(Handshake.WELCOME, welcome.type());
+            assertEquals(Handshake.TABLE, rankOne.read().type());
+            NettyTransport rankZero = zero.get(20, TimeUnit.SECONDS);
+            // A frame header claiming 1 GiB: more than any frame may carry.
+            ByteBuf oversized = Unpooled.buffer();
+            Frame.writeHeader(oversized, 1 << 30, Frame.DATA, Frame.FIRST, 1 << 30);
+            rankOne.write(oversized);
+            PeerFailureException failure = assertThrows(PeerFailureException.class,
+                    () -> rankZero.recv(1, ByteBuffer.allocate(16)));
+            assertEquals(1, failure.peerRank());
+            assertTrue(failure.getMessage().contains("rank 1 sent a frame of 1073741824 bytes"), failure.getMessage());
+            assertThrows(PeerFailureException.class, () -> rankZero.send(1, ByteBuffer.allocate(8)));
+        }
+    }
+
+    @Test
+    void messagesThatSpanManyFramesArriveIntact() {
+        List<Transport> transports = group(2, Duration.ofSeconds(20), Map.of());
+        int length = 3 * Frame.MAX_PAYLOAD + 12345;
+        ByteBuffer header = ByteBuffer.allocate(48);
+        for (int i = 0; i < 48; i++) {
+            header.put(i, (byte) (100 + i));
+        }
+        ByteBuffer payload = ByteBuffer.allocateDirect(length);
+        for (int i = 0; i < length; i++) {
+            payload.put(i, (byte) (i * 31 + 7));
+        }
+        Ranks.runAll(2, LIMIT, rank -> {
+            if (rank == 0) {
+                transports.get(0).send(1, header, payload);
+            } else {
+                ByteBuffer into = ByteBuffer.allocateDirect(48 + length);
+                transports.get(1).recv(0, into);
+                into.flip();
+                assertEquals(header, into.slice(0, 48));
+                assertEquals(payload, into.slice(48, length));
+            }
+            return null;
+        });
+    }
+
+    @Test
+    void aReceiverThatLagsPausesTheSenderInsteadOfBufferingWithoutBound() {
+        // With 1 MiB allowed to wait per peer, 48 messages of 1 MiB cannot all be buffered at the
+        // receiver; the sender must be held back until the receiver starts reading, and every byte
+        // must still arrive in order.
+        List<Transport> transports = group(2, Duration.ofSeconds(30),
+                Map.of(NettyTransport.RECEIVE_BUFFER_OPTION, Integer.toString(1 << 20)));
+        int messages = 48;
+        int length = 1 << 20;
+        long[] sendNanos = new long[1];
+        Ranks.runAll(2, LIMIT, rank -> {
+            if (rank == 0) {
+                long start = System.nanoTime();
+                for (int m = 0; m < messages; m++) {
+                    ByteBuffer message = ByteBuffer.allocateDirect(length);
+                    message.putInt(0, m);
+                    transports.get(0).send(1, message);
+                }
+                sendNanos[0] = System.nanoTime() - start;
+            } else {
+                Thread.sleep(1500);
+                ByteBuffer into = ByteBuffer.allocateDirect(length);
+                for (int m = 0; m < messages; m++) {
+                    into.clear();
+                    transports.get(1).recv(0, into);
+                    assertEquals(m, into.getInt(0));
+                }
+            }
+            return null;
+        });
+        assertTrue(sendNanos[0] > TimeUnit.MILLISECONDS.toNanos(1000),
+                "the sender finished in " + sendNanos[0] / 1e6 + " ms, so nothing held it back");
+    }
+
+    // ---- addresses and ports ----
+
+    @Test
+    void closeReleasesThePortsForTheNextGroup() {
+        String coordinator = "127.0.0.1:" + NettyGroups.freePort();
+        for (int round = 0; round < 2; round++) {
+            List<Transport> transports = Ranks.runAll(3, LIMIT,
+                    rank -> new NettyTransport(config(3, rank, coordinator, Duration.ofSeconds(20))));
+            try {
+                averageExactly(transports, 1);
+            } finally {
+                transports.forEach(Transport::close);
+            }
+        }
+        assertTrue(Thread.getAllStackTraces().keySet().stream()
+                .noneMatch(thread -> thread.getName().startsWith("ringstar-netty-")), "event-loop threads left running");
+    }
+
+    @Test
+    void ranksListenWhereTheBindOptionSays() {
+        // By interface name, by CIDR block and by address; all loopback, each a different rank.
+        String coordinator = "127.0.0.1:" + NettyGroups.freePort();
+        String[] binds = {"127.0.0.1", "lo", "127.0.0.0/8"};
+        List<Transport> transports = Ranks.runAll(3, LIMIT, rank -> new NettyTransport(
+                config(3, rank, coordinator, Duration.ofSeconds(20), NettyTransport.BIND_OPTION, binds[rank])));
+        opened.addAll(transports);
+        averageExactly(transports, 1);
+    }
+
+    @Test
+    void aBindSpecThatMatchesNothingIsAConfigurationError() {
+        InvalidConfigException error = assertThrows(InvalidConfigException.class, () -> new NettyTransport(
+                config(2, 1, "127.0.0.1:1", Duration.ofSeconds(1), NettyTransport.BIND_OPTION, "240.0.0.0/8")));
+        assertTrue(error.getMessage().contains("matches none"), error.getMessage());
+    }
+
+    @Test
+    void ipv6LoopbackWorks() throws Exception {
+        InetAddress loopback6 = InetAddress.getByName("::1");
+        boolean available;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, loopback6)) {
+            available = probe.getInetAddress() instanceof Inet6Address;
+        } catch (IOException e) {
+            available = false;
+        }
+        Assumptions.assumeTrue(available, "this host has no IPv6 loopback");
+        String coordinator = "[::1]:" + NettyGroups.freePort();
+        List<Transport> transports = Ranks.runAll(3, LIMIT,
+                rank -> new NettyTransport(config(3, rank, coordinator, Duration.ofSeconds(20))));
+        opened.addAll(transports);
+        averageExactly(transports, 1);
+    }
+
+    @Test
+    void nativeEpollIsUsedWhereItLoadsAndNioWhenAskedFor() {
+        List<Transport> nio = group(2, Duration.ofSeconds(20), Map.of(NettyTransport.EPOLL_OPTION, "false"));
+        assertEquals(false, ((NettyTransport) nio.get(0)).usesEpoll());
+        averageExactly(nio, 1);
+        if (Epoll.isAvailable()) {
+            List<Transport> epoll = group(2, Duration.ofSeconds(20), Map.of());
+            assertTrue(((NettyTransport) epoll.get(0)).usesEpoll());
+        }
+    }
+
+    @Test
+    void aGroupOfOneNeedsNoNetwork() {
+        try (NettyTransport alone = new NettyTransport(config(1, 0, "127.0.0.1:1", Duration.ofSeconds(1)))) {
+            assertEquals(-1, alone.listenPort());
+            alone.barrier();
+        }
+    }
+
+    @Test
+    void closeWakesACallerBlockedOnThatTransport() throws Exception {
+        List<Transport> transports = group(2, Duration.ofSeconds(30), Map.of());
+        CompletableFuture<Throwable> waiting = CompletableFuture.supplyAsync(() -> {
+            try {
+                transports.get(0).recv(1, ByteBuffer.allocate(4));
+                return null;
+            } catch (RuntimeException e) {
+                return e;
+            }
+        });
+        Thread.sleep(300);
+        long start = System.nanoTime();
+        transports.get(0).close();
+        Throwable woken = waiting.get(10, TimeUnit.SECONDS);
+        assertInstanceOf(IllegalStateException.class, woken);
+        assertTrue(woken.getMessage().contains("recv on rank 0: the transport was closed"), woken.getMessage());
+        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5));
+        // The peer sees the goodbye as such.
+        PeerFailureException atPeer = assertThrows(PeerFailureException.class,
+                () -> transports.get(1).recv(0, ByteBuffer.allocate(4)));
+        assertTrue(atPeer.getMessage().contains("rank 0 closed its transport"), atPeer.getMessage());
+    }
+
+    /** Lends a transport to an aggregator that must not close it (the test closes it). */
+    private static final class Unowned implements Transport {
+        private final Transport owner;
+
+        Unowned(Transport owner) {
+            this.owner = owner;
+        }
+
+        @Override
+        public int rank() {
+            return owner.rank();
+        }
+
+        @Override
+        public int worldSize() {
+            return owner.worldSize();
+        }
+
+        @Override
+        public void send(int destRank, ByteBuffer data) {
+            owner.send(destRank, data);
+        }
+
+        @Override
+        public void send(int destRank, ByteBuffer header, ByteBuffer payload) {
+            owner.send(destRank, header, payload);
+        }
+
+        @Override
+        public void recv(int srcRank, ByteBuffer dst) {
+            owner.recv(srcRank, dst);
+        }
+
+        @Override
+        public int recvAtMost(int srcRank, ByteBuffer dst, Duration timeout) {
+            return owner.recvAtMost(srcRank, dst, timeout);
+        }
+
+        @Override
+        public void barrier() {
+            owner.barrier();
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}
