@@ -6,6 +6,11 @@ import io.ringstar.GradientAggregator;
 import io.ringstar.Transport;
 import io.ringstar.tensor.ElementType;
 import io.ringstar.transport.inproc.InProcessTransport;
+import io.ringstar.transport.netty.NettyTransport;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.time.ZonedDateTime;
@@ -18,10 +23,12 @@ import java.util.Map;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
 /**
- * {@code ringstar bench}: the ranks of one group as threads of this JVM over the in-process
- * transport, sweeping message sizes for the star and the ring, in the manner of nccl-tests. Every
- * size is first checked against a closed-form result ({@link ClosedFormPattern}) on every rank,
- * then timed; a wrong element anywhere makes the run fail.
+ * {@code ringstar bench}: sweeps message sizes for the star and the ring, in the manner of
+ * nccl-tests. By default the ranks of one group are threads of this JVM, over the in-process
+ * transport or over Netty on loopback ({@code --transport}); with {@code --rank} this process is
+ * one rank of a group whose other ranks are other processes (started by hand, a launcher, or
+ * {@code ringstar launch}). Every size is first checked against a closed-form result
+ * ({@link ClosedFormPattern}) on every rank, then timed; a wrong element anywhere fails the run.
  */
 final class BenchCommand implements Command {
     static final String WORLD_SIZE = "--world-size";
@@ -34,8 +41,12 @@ final class BenchCommand implements Command {
     static final String WARMUP = "--warmup";
     static final String TIMEOUT = "--timeout";
     static final String CHUNK_BYTES = "--chunk-bytes";
+    static final String TRANSPORT = "--transport";
+    static final String RANK = "--rank";
+    static final String COORDINATOR = "--coordinator";
     private static final List<String> FLAGS = List.of(WORLD_SIZE, ALGORITHM, OP, TYPE, MIN_BYTES, MAX_BYTES, ITERS,
-            WARMUP, TIMEOUT, CHUNK_BYTES);
+            WARMUP, TIMEOUT, CHUNK_BYTES, TRANSPORT, RANK, COORDINATOR);
+    static final List<String> TRANSPORTS = List.of("inproc", NettyTransport.NAME);
 
     /** Largest message: the aggregators address a bucket with int byte offsets. */
     static final long LARGEST_MESSAGE = 1L << 30;
@@ -49,8 +60,24 @@ final class BenchCommand implements Command {
 
     /** Everything the command line chose, checked. */
     record Settings(int worldSize, List<Algorithm> algorithms, List<Operation> operations, ElementType type,
-            long minBytes, long maxBytes, int iters, int warmup, Duration timeout, int chunkBytes) {
+            long minBytes, long maxBytes, int iters, int warmup, Duration timeout, int chunkBytes, String transport,
+            int rank, String coordinator) {
         static final int AUTO = -1;
+
+        /** True when this process is one rank of a group of processes, false when it runs them all. */
+        boolean oneRankPerProcess() {
+            return rank != AUTO;
+        }
+
+        /** The ranks this process runs: all of them as threads, or the one it was given. */
+        int localRanks() {
+            return oneRankPerProcess() ? 1 : worldSize;
+        }
+
+        /** The group rank of local rank {@code local}. */
+        int groupRank(int local) {
+            return oneRankPerProcess() ? rank : local;
+        }
 
         /** Timed calls for one size: {@code --iters}, or fewer calls for larger sizes. */
         int itersFor(long sizeBytes) {
@@ -84,7 +111,7 @@ final class BenchCommand implements Command {
     private record RankMeasurement(long wrong, long elapsedNanos) {
     }
 
-    /** The aggregators of one algorithm, one per rank, and their transports for the barrier. */
+    /** The aggregators of one algorithm, one per local rank, over the transports all algorithms share. */
     private record AggregatorGroup(List<GradientAggregator> aggregators, List<Transport> transports)
             implements AutoCloseable {
         @Override
@@ -107,7 +134,8 @@ final class BenchCommand implements Command {
     public void printHelp(PrintStream out) {
         out.println("Usage: " + Main.PROGRAM + " bench [flags]");
         out.println();
-        out.println("Runs N ranks as threads of this JVM over the in-process transport and times the star");
+        out.println("Runs N ranks as threads of this JVM (or, with --rank, one rank of a group of processes)");
+        out.println("over the chosen transport and times the star");
         out.println("(ps = ParameterServer) and the ring (ring = AllReduceAggregator) on one tensor per call,");
         out.println("for every power-of-two size between --min-bytes and --max-bytes. Before timing a size,");
         out.println("each rank checks one call against values with an exact closed-form result and counts");
@@ -127,6 +155,10 @@ final class BenchCommand implements Command {
         out.println("  --warmup N            untimed calls before them (default: a fifth of --iters, at least 1)");
         out.println("  --timeout SECONDS     bound of every collective call (default 60)");
         out.println("  --chunk-bytes SIZE    largest payload of one message (default: the library's, 1M)");
+        out.println("  --transport T         inproc | netty (default inproc); netty ranks talk TCP over loopback");
+        out.println("  --rank R              run only rank R in this process (needs --transport netty and");
+        out.println("                        --coordinator); start the other ranks as other processes");
+        out.println("  --coordinator H:P     where rank 0 listens (default with threads: a free loopback port)");
         out.println("  --help                this text");
         out.println();
         out.println("Environment: run with OMP_NUM_THREADS=1. The ranks are threads that share the");
@@ -136,6 +168,8 @@ final class BenchCommand implements Command {
         out.println("Exit status: 0 all results right, 1 a wrong element or a failed call, 2 usage error.");
         out.println();
         out.println("Example: OMP_NUM_THREADS=1 java -jar ringstar.jar bench --world-size 4 --max-bytes 16M");
+        out.println("Two processes over TCP: start once with --rank 0 and once with --rank 1, both with");
+        out.println("  --transport netty --world-size 2 --coordinator 127.0.0.1:29500");
     }
 
     @Override
@@ -147,20 +181,25 @@ final class BenchCommand implements Command {
                     + MAX_BYTES + " " + settings.maxBytes() + " holds a " + typeName(settings.type()) + " element");
         }
         String nativeThreads = NativeThreads.limitForRankThreads();
-        printPreamble(out, settings, sizes, nativeThreads);
         ResultTable table = new ResultTable(out);
-        table.printHeader();
+        if (printsTable(settings)) {
+            printPreamble(out, settings, sizes, nativeThreads);
+            table.printHeader();
+        }
 
         long totalWrong = 0;
         Map<Algorithm, AggregatorGroup> groups = new EnumMap<>(Algorithm.class);
-        try (RankThreads threads = new RankThreads(settings.worldSize())) {
+        List<Transport> transports = List.of();
+        try (RankThreads threads = new RankThreads(settings.localRanks())) {
+            transports = openTransports(threads, settings);
             for (Algorithm algorithm : settings.algorithms()) {
-                groups.put(algorithm, openGroup(settings, algorithm));
+                groups.put(algorithm, openGroup(settings, algorithm, transports));
             }
             for (long size : sizes) {
                 int count = Math.toIntExact(size / settings.type().bytes());
                 List<INDArray> inputs = threads.run(
-                        rank -> ClosedFormPattern.create(settings.type(), rank, count), Duration.ofMinutes(5));
+                        local -> ClosedFormPattern.create(settings.type(), settings.groupRank(local), count),
+                        Duration.ofMinutes(5));
                 try {
                     for (Algorithm algorithm : settings.algorithms()) {
                         for (Operation operation : settings.operations()) {
@@ -169,16 +208,20 @@ final class BenchCommand implements Command {
                             long wrong = ranks.stream().mapToLong(RankMeasurement::wrong).sum();
                             long slowest = ranks.stream().mapToLong(RankMeasurement::elapsedNanos).max().orElse(0);
                             totalWrong += wrong;
-                            table.printRow(size, count, typeName(settings.type()), algorithm.label(),
-                                    operation.label(), (double) slowest / settings.itersFor(size),
-                                    operation.busBandwidthFactor(settings.worldSize()), wrong);
+                            if (printsTable(settings)) {
+                                table.printRow(size, count, typeName(settings.type()), algorithm.label(),
+                                        operation.label(), (double) slowest / settings.itersFor(size),
+                                        operation.busBandwidthFactor(settings.worldSize()), wrong);
+                            }
                         }
                     }
                 } finally {
                     inputs.forEach(INDArray::close);
                 }
             }
-            printBufferBytes(out, groups);
+            if (printsTable(settings)) {
+                printBufferBytes(out, groups);
+            }
         } catch (RankFailureException e) {
             out.flush();
             err.println(Main.PROGRAM + " bench: " + e.getMessage());
@@ -188,13 +231,23 @@ final class BenchCommand implements Command {
             return 1;
         } finally {
             groups.values().forEach(AggregatorGroup::close);
+            transports.forEach(Transport::close);
         }
         if (totalWrong > 0) {
-            out.println("# FAILED: " + totalWrong + " wrong elements (see #wrong)");
+            out.println("# FAILED" + (settings.oneRankPerProcess() ? " on rank " + settings.rank() : "") + ": "
+                    + totalWrong + " wrong elements (see #wrong)");
             return 1;
         }
-        out.println("# all results right (#wrong 0)");
+        if (printsTable(settings)) {
+            out.println("# all results right (#wrong 0" + (settings.oneRankPerProcess() ? " on rank 0; every other"
+                    + " rank exits with status 1 if it saw a wrong element" : "") + ")");
+        }
         return 0;
+    }
+
+    /** One rank per process: rank 0 prints the table (its own times; the calls keep the ranks in step). */
+    private static boolean printsTable(Settings settings) {
+        return !settings.oneRankPerProcess() || settings.rank() == 0;
     }
 
     static Settings parse(List<String> args) throws UsageException {
@@ -223,22 +276,64 @@ final class BenchCommand implements Command {
         int timeoutSeconds = arguments.intValue(TIMEOUT, 60, 1, 24 * 3600);
         int chunkBytes = arguments.value(CHUNK_BYTES).isPresent()
                 ? (int) arguments.byteSize(CHUNK_BYTES, 0, Double.BYTES, LARGEST_MESSAGE) : Settings.AUTO;
+        String transport = arguments.choice(TRANSPORT, "inproc", TRANSPORTS);
+        int rank = arguments.intValue(RANK, Settings.AUTO, 0, worldSize - 1);
+        String coordinator = arguments.value(COORDINATOR).orElse(null);
+        if (rank != Settings.AUTO) {
+            if (transport.equals("inproc")) {
+                throw new UsageException(RANK + " runs one rank per process, which needs a network transport: add "
+                        + TRANSPORT + " " + NettyTransport.NAME);
+            }
+            if (coordinator == null) {
+                throw new UsageException(RANK + " needs " + COORDINATOR + " host:port, where rank 0 listens and the"
+                        + " other ranks find it");
+            }
+        } else if (coordinator != null && transport.equals("inproc")) {
+            throw new UsageException(COORDINATOR + " is for network transports; add " + TRANSPORT + " "
+                    + NettyTransport.NAME);
+        }
         return new Settings(worldSize, algorithms, operations, type, minBytes, maxBytes, iters, warmup,
-                Duration.ofSeconds(timeoutSeconds), chunkBytes);
+                Duration.ofSeconds(timeoutSeconds), chunkBytes, transport, rank, coordinator);
     }
 
-    private static AggregatorGroup openGroup(Settings settings, Algorithm algorithm) {
-        List<Transport> transports = InProcessTransport.createGroup(settings.worldSize(), settings.timeout());
+    /**
+     * This process's transports, one per local rank: an in-process group, or Netty transports
+     * opened at once (each blocks until the whole group has formed).
+     */
+    private static List<Transport> openTransports(RankThreads threads, Settings settings) {
+        if (settings.transport().equals("inproc")) {
+            return InProcessTransport.createGroup(settings.worldSize(), settings.timeout());
+        }
+        String coordinator = settings.coordinator() != null ? settings.coordinator() : "127.0.0.1:" + freeLoopbackPort();
+        return threads.run(local -> new NettyTransport(DistributedConfig.builder()
+                .worldSize(settings.worldSize())
+                .rank(settings.groupRank(local))
+                .coordinatorAddr(coordinator)
+                .transport(settings.transport())
+                .timeout(settings.timeout())
+                .build()), settings.timeout().plusSeconds(30));
+    }
+
+    private static int freeLoopbackPort() {
+        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return probe.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException("no free port on loopback for the coordinator", e);
+        }
+    }
+
+    private static AggregatorGroup openGroup(Settings settings, Algorithm algorithm, List<Transport> transports) {
         List<GradientAggregator> aggregators = new ArrayList<>();
-        for (int rank = 0; rank < settings.worldSize(); rank++) {
+        for (int local = 0; local < transports.size(); local++) {
             DistributedConfig.Builder config = DistributedConfig.builder()
                     .worldSize(settings.worldSize())
-                    .rank(rank)
+                    .rank(settings.groupRank(local))
                     .timeout(settings.timeout());
             if (settings.chunkBytes() != Settings.AUTO) {
                 config.option(AllReduceAggregator.CHUNK_BYTES_OPTION, Integer.toString(settings.chunkBytes()));
             }
-            aggregators.add(algorithm.create(config.build(), transports.get(rank)));
+            // The algorithms take turns on the same transports, so none of them may close them.
+            aggregators.add(algorithm.create(config.build(), new BorrowedTransport(transports.get(local))));
         }
         return new AggregatorGroup(aggregators, transports);
     }
@@ -285,8 +380,10 @@ final class BenchCommand implements Command {
 
     private static void printPreamble(PrintStream out, Settings settings, List<Long> sizes, String nativeThreads) {
         Runtime runtime = Runtime.getRuntime();
-        out.printf(Locale.ROOT, "# ringstar bench: world size %d, transport inproc (ranks are threads of this JVM)%n",
-                settings.worldSize());
+        out.printf(Locale.ROOT, "# ringstar bench: world size %d, transport %s (%s)%n", settings.worldSize(),
+                settings.transport(), settings.oneRankPerProcess() ? "one rank per process; times are rank 0's"
+                        : settings.transport().equals("inproc") ? "ranks are threads of this JVM"
+                        : "ranks are threads of this JVM, each with its own sockets on loopback");
         out.printf(Locale.ROOT, "# JVM: %s %s (%s), %d processors, max heap %s; ND4J threads: %s%n",
                 System.getProperty("java.vm.name"), System.getProperty("java.runtime.version"),
                 System.getProperty("java.vm.vendor"), runtime.availableProcessors(),

@@ -82,4 +82,26 @@ class MainTest {
         assertEquals(11 * 2 * 2, rows, out()); // sizes 8..8K, two algorithms, two operations
         assertTrue(out().contains("# all results right"), out());
     }
+
+    @Test
+    void benchRunsOverNettyWithEveryRankOnItsOwnSockets() {
+        int status = run("bench", "--transport", "netty", "--world-size", "3", "--min-bytes", "4", "--max-bytes", "64K",
+                "--iters", "2", "--warmup", "1", "--chunk-bytes", "4K", "--timeout", "30");
+        assertEquals(0, status, out() + err());
+        assertTrue(out().contains("transport netty"), out());
+        long rows = out().lines().filter(line -> !line.startsWith("#")).count();
+        assertEquals(15 * 2, rows, out()); // sizes 4..64K, two algorithms
+        assertTrue(out().contains("# all results right"), out());
+    }
+
+    @Test
+    void oneRankPerProcessNeedsANetworkTransportAndACoordinator() {
+        assertEquals(2, run("bench", "--rank", "0", "--world-size", "2"));
+        assertTrue(err().contains("--transport netty"), err());
+        assertEquals(2, run("bench", "--rank", "0", "--world-size", "2", "--transport", "netty"));
+        assertTrue(err().contains("--coordinator"), err());
+        assertEquals(2, run("bench", "--rank", "2", "--world-size", "2", "--transport", "netty",
+                "--coordinator", "127.0.0.1:29500"));
+        assertEquals(2, run("bench", "--transport", "carrier-pigeon"));
+    }
 }

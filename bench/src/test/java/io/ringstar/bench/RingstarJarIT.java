@@ -23,6 +23,10 @@ import org.junit.jupiter.api.Timeout;
 class RingstarJarIT {
 
     private static String runJar(String... args) throws IOException, InterruptedException {
+        return finish(startJar(args), args);
+    }
+
+    private static Process startJar(String... args) throws IOException {
         Path jar = Paths.get(System.getProperty("ringstar.jar", "target/ringstar.jar"));
         assertTrue(Files.isRegularFile(jar), "the shaded jar exists at " + jar.toAbsolutePath());
         String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
@@ -30,12 +34,50 @@ class RingstarJarIT {
         command.addAll(List.of(args));
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         process.getOutputStream().close();
-        byte[] output = process.getInputStream().readAllBytes();
-        assertTrue(process.waitFor(120, TimeUnit.SECONDS), "the jar finished within 120 s");
-        String text = new String(output, StandardCharsets.UTF_8);
-        assertEquals(0, process.exitValue(), "exit status of java -jar ringstar.jar " + String.join(" ", args)
-                + "; output:\n" + text);
-        return text;
+        return process;
+    }
+
+    private static String finish(Process process, String... args) throws IOException, InterruptedException {
+        try {
+            byte[] output = process.getInputStream().readAllBytes();
+            assertTrue(process.waitFor(120, TimeUnit.SECONDS), "the jar finished within 120 s");
+            String text = new String(output, StandardCharsets.UTF_8);
+            assertEquals(0, process.exitValue(), "exit status of java -jar ringstar.jar " + String.join(" ", args)
+                    + "; output:\n" + text);
+            return text;
+        } finally {
+            process.destroyForcibly();
+        }
+    }
+
+    @Test
+    void twoProcessesFormAGroupOverTcp() throws Exception {
+        int port;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort();
+        }
+        String[][] ranks = new String[2][];
+        Process[] processes = new Process[2];
+        try {
+            for (int rank = 1; rank >= 0; rank--) {
+                ranks[rank] = new String[] {"bench", "--transport", "netty", "--world-size", "2", "--rank",
+                        Integer.toString(rank), "--coordinator", "127.0.0.1:" + port, "--max-bytes", "256K", "--iters",
+                        "3", "--warmup", "1", "--timeout", "60"};
+                processes[rank] = startJar(ranks[rank]);
+            }
+            String rankOne = finish(processes[1], ranks[1]);
+            String rankZero = finish(processes[0], ranks[0]);
+            assertTrue(rankZero.contains("one rank per process") && rankZero.contains("all results right"), rankZero);
+            assertEquals(17 * 2, rankZero.lines().filter(line -> line.trim().matches("\\d+ .*")).count(), rankZero);
+            assertTrue(rankOne.lines().noneMatch(line -> line.trim().matches("\\d+ .*")),
+                    "only rank 0 prints the table: " + rankOne);
+        } finally {
+            for (Process process : processes) {
+                if (process != null) {
+                    process.destroyForcibly();
+                }
+            }
+        }
     }
 
     @Test
