@@ -33,6 +33,8 @@ final class PeerLink {
     static final int COPY_THRESHOLD_BYTES = 64 << 10;
     /** What a queued message costs beyond its bytes, counted against the receive buffer. */
     static final int MESSAGE_OVERHEAD_BYTES = 64;
+    /** A caller copying a long message out is woken once this many more of its bytes have come. */
+    static final int WAKE_BATCH_BYTES = 256 << 10;
     /** The longest message header that is copied next to the first frame header; longer ones take the copy path. */
     private static final int SMALL_HEADER_BYTES = 4096;
 
@@ -52,6 +54,9 @@ final class PeerLink {
     private boolean peerClosing;
     /** Bytes of the newest message that have not arrived yet. */
     private long tailMissing;
+    /** The message a caller is copying out and waits on, and how many of its bytes are worth waking it for. */
+    private Inbound awaited;
+    private long awaitedBytes;
     /** Set when this rank closed the transport: waiting callers then learn that, not of a failed peer. */
     private volatile boolean closedHere;
 
@@ -125,9 +130,14 @@ final class PeerLink {
                 return;
             }
             last.parts.addLast(part);
+            last.available += part.readableBytes();
             tailMissing -= part.readableBytes();
             pause = countQueued(part.readableBytes());
-            signalChange();
+            // A caller copying this message out is woken for a batch of bytes, not for every read:
+            // each wake-up costs about what copying 64 KiB does.
+            if (last != awaited || last.available >= awaitedBytes || pause) {
+                signalChange();
+            }
         } finally {
             lock.unlock();
         }
@@ -392,6 +402,8 @@ final class PeerLink {
                     break;
                 }
                 while ((part = message.parts.pollFirst()) == null) {
+                    awaited = message;
+                    awaitedBytes = Math.min(message.length - copied, WAKE_BATCH_BYTES);
                     if (failure != null) {
                         dropHead();
                         throw new PeerFailureException("recv", rank, peer, failure + ", after " + copied + " of the "
@@ -413,6 +425,8 @@ final class PeerLink {
                         throw interrupted;
                     }
                 }
+                awaited = null;
+                message.available -= part.readableBytes();
             } finally {
                 lock.unlock();
             }
@@ -553,6 +567,8 @@ final class PeerLink {
     private static final class Inbound {
         final int length;
         final ArrayDeque<ByteBuf> parts = new ArrayDeque<>(4);
+        /** Bytes in {@link #parts}, not yet copied out. */
+        long available;
 
         Inbound(int length) {
             this.length = length;
