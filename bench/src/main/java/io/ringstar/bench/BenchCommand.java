@@ -155,7 +155,8 @@ final class BenchCommand implements Command {
         out.println("  --warmup N            untimed calls before them (default: a fifth of --iters, at least 1)");
         out.println("  --timeout SECONDS     bound of every collective call (default 60)");
         out.println("  --chunk-bytes SIZE    largest payload of one message (default: the library's, 1M)");
-        out.println("  --transport T         inproc | netty (default inproc); netty ranks talk TCP over loopback");
+        out.println("  --transport T         netty | inproc (default netty: every rank has its own TCP sockets");
+        out.println("                        on loopback; inproc: ranks hand messages over in memory)");
         out.println("  --rank R              run only rank R in this process (needs --transport netty and");
         out.println("                        --coordinator); start the other ranks as other processes");
         out.println("  --coordinator H:P     where rank 0 listens (default with threads: a free loopback port)");
@@ -169,7 +170,7 @@ final class BenchCommand implements Command {
         out.println();
         out.println("Example: OMP_NUM_THREADS=1 java -jar ringstar.jar bench --world-size 4 --max-bytes 16M");
         out.println("Two processes over TCP: start once with --rank 0 and once with --rank 1, both with");
-        out.println("  --transport netty --world-size 2 --coordinator 127.0.0.1:29500");
+        out.println("  --world-size 2 --coordinator 127.0.0.1:29500");
     }
 
     @Override
@@ -276,7 +277,7 @@ final class BenchCommand implements Command {
         int timeoutSeconds = arguments.intValue(TIMEOUT, 60, 1, 24 * 3600);
         int chunkBytes = arguments.value(CHUNK_BYTES).isPresent()
                 ? (int) arguments.byteSize(CHUNK_BYTES, 0, Double.BYTES, LARGEST_MESSAGE) : Settings.AUTO;
-        String transport = arguments.choice(TRANSPORT, "inproc", TRANSPORTS);
+        String transport = arguments.choice(TRANSPORT, NettyTransport.NAME, TRANSPORTS);
         int rank = arguments.intValue(RANK, Settings.AUTO, 0, worldSize - 1);
         String coordinator = arguments.value(COORDINATOR).orElse(null);
         if (rank != Settings.AUTO) {
