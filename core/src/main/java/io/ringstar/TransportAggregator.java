@@ -23,6 +23,13 @@ abstract class TransportAggregator implements GradientAggregator {
     /** Option naming the largest payload of one message in bytes; default 1 MiB. */
     public static final String CHUNK_BYTES_OPTION = "chunkBytes";
     static final int DEFAULT_CHUNK_BYTES = 1 << 20;
+    /**
+     * Option naming the largest bucket in bytes; default 1 GiB. The tensors of one data type that
+     * hold more (a tensor over 2 GiB, say) go through the algorithm in windows of this size, one
+     * after the other, so no offset or length ever overflows an int.
+     */
+    public static final String BUCKET_BYTES_OPTION = "bucketBytes";
+    static final int DEFAULT_BUCKET_BYTES = 1 << 30;
 
     private static final String BROADCAST = "broadcastParams";
     private static final String REDUCE = "reduceGradients";
@@ -32,6 +39,7 @@ abstract class TransportAggregator implements GradientAggregator {
     private final int worldSize;
     private final Duration timeout;
     private final int chunkBytes;
+    private final int bucketBytes;
     private final Map<ElementType, TensorBucket> buckets = new EnumMap<>(ElementType.class);
     private final ByteBuffer headerBuffer;
     private final ByteBuffer receiveBuffer;
@@ -53,6 +61,11 @@ abstract class TransportAggregator implements GradientAggregator {
         this.worldSize = config.worldSize();
         this.timeout = config.timeout();
         this.chunkBytes = config.positiveIntOption(CHUNK_BYTES_OPTION, DEFAULT_CHUNK_BYTES);
+        this.bucketBytes = config.positiveIntOption(BUCKET_BYTES_OPTION, DEFAULT_BUCKET_BYTES);
+        if (bucketBytes < Double.BYTES || bucketBytes > TensorLayout.MAX_GROUP_BYTES) {
+            throw new InvalidConfigException("option " + BUCKET_BYTES_OPTION, bucketBytes, "must be "
+                    + Double.BYTES + " to " + TensorLayout.MAX_GROUP_BYTES + " bytes");
+        }
         this.headerBuffer = ByteBuffer.allocateDirect(MessageHeader.LENGTH);
         this.receiveBuffer = ByteBuffer.allocateDirect(
                 CollectiveCall.minimumReceiveBytes(Math.max(chunkBytes, Double.BYTES)));
@@ -111,42 +124,73 @@ abstract class TransportAggregator implements GradientAggregator {
             groups = List.of(TensorLayout.Group.empty(ElementType.FLOAT));
         }
         INDArray[] results = new INDArray[tensors.length];
-        for (TensorLayout.Group group : groups) {
-            TensorBucket bucket = buckets.get(group.type());
-            ByteBuffer bytes = bucket.pack(tensors, group);
-            CollectiveCall call = new CollectiveCall(transport, operation, sequence++, group.type(),
-                    group.elementCount(), layout.fingerprint(), layout.tensorCount(), layout.describe(), deadline,
-                    timeout, headerBuffer, receiveBuffer);
-            int maxChunkElements = Math.max(1, chunkBytes / group.type().bytes());
-            try {
-                if (operation.equals(REDUCE)) {
-                    reduce(call, bytes, maxChunkElements);
-                } else {
-                    broadcast(call, bytes, maxChunkElements);
+        try {
+            for (TensorLayout.Group group : groups) {
+                TensorBucket bucket = buckets.get(group.type());
+                for (int member = 0; member < group.size(); member++) {
+                    int index = group.tensorIndex(member);
+                    results[index] = bucket.newResult(layout.shape(index));
                 }
-            } catch (CollectiveException e) {
-                failure = e;
-                call.abortPeers(e);
-                throw e;
-            } catch (RuntimeException e) {
-                failure = new CollectiveException(operation, rank, CollectiveException.NO_RANK,
-                        "unexpected failure: " + e, e);
-                call.abortPeers(failure);
-                throw failure;
-            } catch (Error e) {
-                // Poison the group and tell the peers, but let the error itself (say, out of
-                // memory) reach the caller unchanged.
-                failure = new CollectiveException(operation, rank, CollectiveException.NO_RANK,
-                        "unexpected error: " + e, e);
-                call.abortPeers(failure);
-                throw e;
+                long windowElements = bucketBytes / group.type().bytes();
+                long total = group.elementCount();
+                long from = 0;
+                try {
+                    do {
+                        long to = Math.min(total, from + windowElements);
+                        runWindow(operation, layout, group, bucket, tensors, from, to, deadline);
+                        bucket.unpackWindow(results, group, from, to);
+                        from = to;
+                    } while (from < total);
+                } finally {
+                    bucket.forgetFlattened();
+                }
             }
-            for (int member = 0; member < group.size(); member++) {
-                int index = group.tensorIndex(member);
-                results[index] = bucket.unpack(group.elementOffset(member), layout.shape(index));
+        } catch (RuntimeException | Error e) {
+            // The caller never sees these arrays; free them now rather than leave them to a collector.
+            for (INDArray result : results) {
+                if (result != null && result.closeable()) {
+                    result.close();
+                }
             }
+            throw e;
         }
         return results;
+    }
+
+    /**
+     * One run of the algorithm over elements {@code [from, to)} of a group: every window is a
+     * collective of its own, with its own sequence number, so ranks stay in step window by window.
+     */
+    private void runWindow(String operation, TensorLayout layout, TensorLayout.Group group, TensorBucket bucket,
+            INDArray[] tensors, long from, long to, long deadline) {
+        ByteBuffer bytes = bucket.packWindow(tensors, group, from, to);
+        CollectiveCall call = new CollectiveCall(transport, operation, sequence++, group.type(), to - from,
+                layout.fingerprint(), layout.tensorCount(), layout.describe(), deadline, timeout, headerBuffer,
+                receiveBuffer);
+        int maxChunkElements = Math.max(1, chunkBytes / group.type().bytes());
+        try {
+            if (operation.equals(REDUCE)) {
+                reduce(call, bytes, maxChunkElements);
+            } else {
+                broadcast(call, bytes, maxChunkElements);
+            }
+        } catch (CollectiveException e) {
+            failure = e;
+            call.abortPeers(e);
+            throw e;
+        } catch (RuntimeException e) {
+            failure = new CollectiveException(operation, rank, CollectiveException.NO_RANK,
+                    "unexpected failure: " + e, e);
+            call.abortPeers(failure);
+            throw failure;
+        } catch (Error e) {
+            // Poison the group and tell the peers, but let the error itself (say, out of
+            // memory) reach the caller unchanged.
+            failure = new CollectiveException(operation, rank, CollectiveException.NO_RANK,
+                    "unexpected error: " + e, e);
+            call.abortPeers(failure);
+            throw e;
+        }
     }
 
     /** Closes the transport and frees the buckets. Idempotent. */

@@ -22,6 +22,9 @@ public final class TensorBucket implements AutoCloseable {
     private INDArray storage;
     private ByteBuffer bytes;
     private long capacity;
+    /** A tensor that straddles windows and is not in 'c' order, and its 'c'-order copy. */
+    private INDArray flattenedSource;
+    private INDArray flattenedCopy;
 
     public TensorBucket(ElementType type) {
         this.type = type;
@@ -43,28 +46,118 @@ public final class TensorBucket implements AutoCloseable {
      *     {@code pack} or {@link #close()}
      */
     public ByteBuffer pack(INDArray[] tensors, TensorLayout.Group group) {
+        return packWindow(tensors, group, 0, group.elementCount());
+    }
+
+    /**
+     * Copies elements {@code [from, to)} of the group (its tensors' elements in 'c' order, one
+     * after the other) into the bucket from its start, for groups too large for one bucket. A
+     * tensor that straddles windows and is not laid out in 'c' order is flattened once and the
+     * copy kept until {@link #forgetFlattened()}.
+     *
+     * @return the bucket's bytes for the window, position 0, limit {@code (to - from)} elements
+     */
+    public ByteBuffer packWindow(INDArray[] tensors, TensorLayout.Group group, long from, long to) {
         if (group.type() != type) {
             throw new IllegalArgumentException("a " + type + " bucket cannot hold " + group.type() + " tensors");
         }
-        ensureCapacity(group.elementCount());
+        ensureCapacity(to - from);
         for (int member = 0; member < group.size(); member++) {
             INDArray tensor = tensors[group.tensorIndex(member)];
-            long offset = group.elementOffset(member);
+            long start = group.elementOffset(member);
             long length = tensor.length();
-            if (length == 0) {
+            long first = Math.max(from, start);
+            long end = Math.min(to, start + length);
+            if (first >= end) {
                 continue;
             }
-            if (isLinearInCOrder(tensor)) {
-                bytes.duplicate().position(Math.toIntExact(offset * type.bytes())).put(linearBytes(tensor));
-            } else if (tensor.rank() == 0) {
-                storage.putScalar(offset, tensor.getDouble(0));
-            } else {
-                region(offset, length).reshape('c', tensor.shape()).assign(tensor);
+            if (first == start && end == start + length) {
+                packWhole(tensor, start - from);
+                continue;
             }
+            INDArray linear = isLinearInCOrder(tensor) ? tensor : flattened(tensor);
+            ByteBuffer source = linearBytes(linear);
+            int skip = Math.toIntExact((first - start) * type.bytes());
+            source.position(source.position() + skip).limit(Math.toIntExact(source.position() + (end - first) * type.bytes()));
+            bytes.duplicate().position(Math.toIntExact((first - from) * type.bytes())).put(source);
         }
         ByteBuffer view = bytes.duplicate().order(ByteOrder.LITTLE_ENDIAN);
-        view.position(0).limit(Math.toIntExact(group.elementCount() * type.bytes()));
+        view.position(0).limit(Math.toIntExact((to - from) * type.bytes()));
         return view;
+    }
+
+    /**
+     * Copies the bucket's window of elements {@code [from, to)} of the group into the result
+     * arrays, which {@link #newResult} made, at the matching positions.
+     */
+    public void unpackWindow(INDArray[] results, TensorLayout.Group group, long from, long to) {
+        for (int member = 0; member < group.size(); member++) {
+            INDArray result = results[group.tensorIndex(member)];
+            long start = group.elementOffset(member);
+            long first = Math.max(from, start);
+            long end = Math.min(to, start + result.length());
+            if (first >= end) {
+                continue;
+            }
+            if (result.rank() == 0) {
+                result.putScalar(0, storage.getDouble(first - from));
+                continue;
+            }
+            if (!isLinearInCOrder(result)) {
+                throw new IllegalStateException("result array of shape " + java.util.Arrays.toString(result.shape())
+                        + " is not laid out in 'c' order");
+            }
+            ByteBuffer target = linearBytes(result);
+            target.position(Math.toIntExact(target.position() + (first - start) * type.bytes()));
+            int bucketFrom = Math.toIntExact((first - from) * type.bytes());
+            target.put(bytes.duplicate().position(bucketFrom).limit(Math.toIntExact(bucketFrom + (end - first) * type.bytes())));
+        }
+    }
+
+    /** A new 'c'-order array of this bucket's type for a result of {@code shape}, to be filled by {@link #unpackWindow}. */
+    public INDArray newResult(long[] shape) {
+        long length = 1;
+        for (long dimension : shape) {
+            length *= dimension;
+        }
+        if (length == 0) {
+            return Nd4j.create(type.dataType(), shape, 'c');
+        }
+        if (shape.length == 0) {
+            return Nd4j.scalar(type.dataType(), 0.0);
+        }
+        return Nd4j.createUninitialized(type.dataType(), shape, 'c');
+    }
+
+    /** Frees the flattened copy that {@link #packWindow} may have kept. */
+    public void forgetFlattened() {
+        if (flattenedCopy != null) {
+            flattenedCopy.close();
+            flattenedCopy = null;
+            flattenedSource = null;
+        }
+    }
+
+    private INDArray flattened(INDArray tensor) {
+        if (flattenedSource != tensor) {
+            forgetFlattened();
+            flattenedSource = tensor;
+            flattenedCopy = tensor.dup('c');
+        }
+        return flattenedCopy;
+    }
+
+    private void packWhole(INDArray tensor, long offset) {
+        if (tensor.length() == 0) {
+            return;
+        }
+        if (isLinearInCOrder(tensor)) {
+            bytes.duplicate().position(Math.toIntExact(offset * type.bytes())).put(linearBytes(tensor));
+        } else if (tensor.rank() == 0) {
+            storage.putScalar(offset, tensor.getDouble(0));
+        } else {
+            region(offset, tensor.length()).reshape('c', tensor.shape()).assign(tensor);
+        }
     }
 
     /** A new 'c'-order array with {@code shape} holding the bucket's elements from {@code offset}. */
@@ -140,6 +233,7 @@ public final class TensorBucket implements AutoCloseable {
     /** Frees the off-heap memory; the bucket may be used again and then allocates anew. */
     @Override
     public void close() {
+        forgetFlattened();
         if (storage != null) {
             storage.close();
             storage = null;

@@ -12,7 +12,10 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * layout so that ranks can compare layouts in the message header.
  */
 public final class TensorLayout {
-    /** Largest bucket of one element type in one call, in bytes: a {@link java.nio.ByteBuffer} is int-indexed. */
+    /**
+     * Largest bucket of one element type, in bytes: a {@link java.nio.ByteBuffer} is int-indexed.
+     * A larger group is not refused: the aggregators move it in windows of at most this size.
+     */
     public static final long MAX_GROUP_BYTES = Integer.MAX_VALUE - 64;
 
     private final long[][] shapes;
@@ -31,8 +34,8 @@ public final class TensorLayout {
      * Reads the layout of {@code tensors}.
      *
      * @param operation and {@code rank} only name the call in error messages
-     * @throws IllegalArgumentException for a null array or tensor, a data type other than FLOAT or
-     *     DOUBLE, or a group larger than {@link #MAX_GROUP_BYTES}; nothing has been sent then
+     * @throws IllegalArgumentException for a null array or tensor, or a data type other than FLOAT
+     *     or DOUBLE; nothing has been sent then
      */
     public static TensorLayout of(String operation, int rank, INDArray[] tensors) {
         if (tensors == null) {
@@ -66,11 +69,6 @@ public final class TensorLayout {
         List<Group> groups = new ArrayList<>();
         for (ElementType type : ElementType.values()) {
             long elements = groupCounts[type.ordinal()];
-            if (elements * type.bytes() > MAX_GROUP_BYTES) {
-                throw new IllegalArgumentException(operation + " on rank " + rank + ": the " + type + " tensors hold "
-                        + elements + " elements (" + elements * type.bytes() + " bytes); one call takes at most "
-                        + MAX_GROUP_BYTES + " bytes per data type, so split the call");
-            }
             List<Integer> indices = members.get(type.ordinal());
             if (!indices.isEmpty()) {
                 int[] tensorIndices = indices.stream().mapToInt(Integer::intValue).toArray();

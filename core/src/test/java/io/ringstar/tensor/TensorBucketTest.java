@@ -340,4 +340,38 @@ class TensorBucketTest {
             assertEquals("a DOUBLE bucket cannot hold FLOAT tensors", e.getMessage());
         }
     }
+
+    @Test
+    void windowsOfAnySizeCarryEveryKindOfTensorIntact() {
+        INDArray matrix = floatMatrix(5, 4);
+        INDArray[] tensors = {floatMatrix(3, 4), matrix.getColumn(1), Nd4j.scalar(2.5f),
+                Nd4j.create(new float[] {1, 4, 2, 5, 3, 6}, new long[] {2, 3}, 'f'), Nd4j.create(DataType.FLOAT, 0, 3),
+                matrix.transpose(), Nd4j.arange(0, 10).castTo(DataType.FLOAT).get(NDArrayIndex.interval(3, 7))};
+        List<double[]> expected = new ArrayList<>();
+        for (INDArray tensor : tensors) {
+            expected.add(cOrderValues(tensor));
+        }
+        TensorLayout layout = TensorLayout.of("test", 0, tensors);
+        TensorLayout.Group group = layout.groups().get(0);
+        for (int window = 1; window <= group.elementCount() + 1; window++) {
+            try (TensorBucket bucket = new TensorBucket(ElementType.FLOAT)) {
+                INDArray[] results = new INDArray[tensors.length];
+                for (int t = 0; t < tensors.length; t++) {
+                    results[t] = bucket.newResult(layout.shape(t));
+                }
+                for (long from = 0; from < group.elementCount(); from += window) {
+                    long to = Math.min(group.elementCount(), from + window);
+                    ByteBuffer bytes = bucket.packWindow(tensors, group, from, to);
+                    assertEquals((to - from) * Float.BYTES, bytes.limit());
+                    bucket.unpackWindow(results, group, from, to);
+                }
+                bucket.forgetFlattened();
+                for (int t = 0; t < tensors.length; t++) {
+                    assertArrayEquals(tensors[t].shape(), results[t].shape(), "window " + window + " tensor " + t);
+                    assertArrayEquals(expected.get(t), cOrderValues(results[t]), "window " + window + " tensor " + t);
+                    assertArrayEquals(expected.get(t), cOrderValues(tensors[t]), "input " + t + " was changed");
+                }
+            }
+        }
+    }
 }

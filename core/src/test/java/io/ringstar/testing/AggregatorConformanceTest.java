@@ -28,6 +28,7 @@ import io.ringstar.Transport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
@@ -74,12 +75,20 @@ public abstract class AggregatorConformanceTest {
     /** Runs {@code body} on every rank with its own aggregator, closing them all at the end. */
     protected <T> List<Ranks.Outcome<T>> withAggregators(Algorithm algorithm, int worldSize, Duration timeout,
             int chunkBytes, AggregatorBody<T> body) {
+        return withAggregators(algorithm, worldSize, timeout, Map.of("chunkBytes", Integer.toString(chunkBytes)), body);
+    }
+
+    /** Like the other, with any aggregator options. */
+    protected <T> List<Ranks.Outcome<T>> withAggregators(Algorithm algorithm, int worldSize, Duration timeout,
+            Map<String, String> options, AggregatorBody<T> body) {
         List<Transport> transports = createGroup(worldSize, timeout);
         List<GradientAggregator> aggregators = new ArrayList<>();
         try {
             for (int rank = 0; rank < worldSize; rank++) {
-                DistributedConfig config = DistributedConfig.builder().worldSize(worldSize).rank(rank)
-                        .timeout(timeout).option("chunkBytes", Integer.toString(chunkBytes)).build();
+                DistributedConfig.Builder builder = DistributedConfig.builder().worldSize(worldSize).rank(rank)
+                        .timeout(timeout);
+                options.forEach(builder::option);
+                DistributedConfig config = builder.build();
                 aggregators.add(algorithm.create(config, transports.get(rank)));
             }
             return Ranks.run(worldSize, LIMIT, rank -> body.run(rank, aggregators.get(rank)));
@@ -117,8 +126,25 @@ public abstract class AggregatorConformanceTest {
         // Small chunks for small counts, so that every run of a few elements crosses many chunks
         // and the pipeline window; the default 1 MiB for the large count.
         int chunkBytes = count <= 1000 ? 16 : 1 << 20;
+        checkExact(algorithm, worldSize, type, count, Map.of("chunkBytes", Integer.toString(chunkBytes)));
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void tensorsLargerThanABucketGoThroughInWindows(Algorithm algorithm) {
+        // A bucket of 40 bytes stands in for the 1 GiB one: windows of 10 floats or 5 doubles cut
+        // through every kind of tensor (contiguous, 'f' order, strided view), one tensor spans
+        // hundreds of windows, and the scalar and the empty tensor fall between them.
+        for (DataType type : new DataType[] {DataType.FLOAT, DataType.DOUBLE}) {
+            for (int count : new int[] {7, 1009}) {
+                checkExact(algorithm, 3, type, count, Map.of("chunkBytes", "16", "bucketBytes", "40"));
+            }
+        }
+    }
+
+    private void checkExact(Algorithm algorithm, int worldSize, DataType type, int count, Map<String, String> options) {
         List<Ranks.Outcome<INDArray[][]>> outcomes = withAggregators(algorithm, worldSize, Duration.ofSeconds(30),
-                chunkBytes, (rank, aggregator) -> {
+                options, (rank, aggregator) -> {
                     INDArray[] inputs = callTensors(type, rank, count);
                     INDArray[] before = copies(inputs);
                     INDArray[] averaged = aggregator.reduceGradients(inputs);
