@@ -2,6 +2,7 @@ package io.ringstar.tensor;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import org.bytedeco.javacpp.BytePointer;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.NDArrayIndex;
@@ -76,9 +77,7 @@ public final class TensorBucket implements AutoCloseable {
                 continue;
             }
             INDArray linear = isLinearInCOrder(tensor) ? tensor : flattened(tensor);
-            ByteBuffer source = linearBytes(linear);
-            int skip = Math.toIntExact((first - start) * type.bytes());
-            source.position(source.position() + skip).limit(Math.toIntExact(source.position() + (end - first) * type.bytes()));
+            ByteBuffer source = linearBytes(linear, first - start, end - first);
             bytes.duplicate().position(Math.toIntExact((first - from) * type.bytes())).put(source);
         }
         ByteBuffer view = bytes.duplicate().order(ByteOrder.LITTLE_ENDIAN);
@@ -107,8 +106,7 @@ public final class TensorBucket implements AutoCloseable {
                 throw new IllegalStateException("result array of shape " + java.util.Arrays.toString(result.shape())
                         + " is not laid out in 'c' order");
             }
-            ByteBuffer target = linearBytes(result);
-            target.position(Math.toIntExact(target.position() + (first - start) * type.bytes()));
+            ByteBuffer target = linearBytes(result, first - start, end - first);
             int bucketFrom = Math.toIntExact((first - from) * type.bytes());
             target.put(bytes.duplicate().position(bucketFrom).limit(Math.toIntExact(bucketFrom + (end - first) * type.bytes())));
         }
@@ -152,7 +150,7 @@ public final class TensorBucket implements AutoCloseable {
             return;
         }
         if (isLinearInCOrder(tensor)) {
-            bytes.duplicate().position(Math.toIntExact(offset * type.bytes())).put(linearBytes(tensor));
+            bytes.duplicate().position(Math.toIntExact(offset * type.bytes())).put(linearBytes(tensor, 0, tensor.length()));
         } else if (tensor.rank() == 0) {
             storage.putScalar(offset, tensor.getDouble(0));
         } else {
@@ -175,7 +173,7 @@ public final class TensorBucket implements AutoCloseable {
         INDArray result = Nd4j.createUninitialized(type.dataType(), shape, 'c');
         if (isLinearInCOrder(result)) {
             int from = Math.toIntExact(offset * type.bytes());
-            linearBytes(result).put(bytes.duplicate().position(from).limit(Math.toIntExact(from + length * type.bytes())));
+            linearBytes(result, 0, length).put(bytes.duplicate().position(from).limit(Math.toIntExact(from + length * type.bytes())));
             return result;
         }
         result.close();
@@ -188,7 +186,8 @@ public final class TensorBucket implements AutoCloseable {
      * difference). Such a tensor is copied as bytes.
      */
     static boolean isLinearInCOrder(INDArray tensor) {
-        if (tensor.isEmpty() || tensor.rank() == 0 || tensor.elementWiseStride() != 1) {
+        if (tensor.isEmpty() || tensor.rank() == 0 || tensor.elementWiseStride() != 1
+                || tensor.offset() != tensor.data().offset()) {
             return false;
         }
         if (tensor.ordering() == 'c') {
@@ -203,12 +202,16 @@ public final class TensorBucket implements AutoCloseable {
         return longDimensions <= 1;
     }
 
-    /** The bytes of a tensor for which {@link #isLinearInCOrder} holds, as a view of its memory. */
-    private ByteBuffer linearBytes(INDArray tensor) {
-        // asNio() views the whole underlying buffer; a view's elements start at its offset().
-        ByteBuffer all = tensor.data().asNio();
-        int from = Math.toIntExact(tensor.offset() * type.bytes());
-        return all.position(from).limit(Math.toIntExact(from + tensor.length() * type.bytes()));
+    /**
+     * Elements {@code [first, first + count)} of a tensor for which {@link #isLinearInCOrder}
+     * holds, as a view of its memory. The view starts from the address rather than from
+     * {@code asNio()}, whose int-indexed buffer cannot reach past 2 GiB of a large tensor.
+     */
+    private ByteBuffer linearBytes(INDArray tensor, long first, long count) {
+        // addressPointer() already points at a view's first element.
+        BytePointer start = new BytePointer(tensor.data().addressPointer())
+                .getPointer(BytePointer.class, first * type.bytes());
+        return start.capacity(Math.toIntExact(count * type.bytes())).asByteBuffer();
     }
 
     private INDArray region(long offset, long length) {
