@@ -134,11 +134,11 @@ record NettySettings(String jobId, byte[] secret, InetAddress coordinatorAddress
             NetworkInterface named = NetworkInterface.getByName(text);
             if (named != null) {
                 List<InetAddress> addresses = Collections.list(named.getInetAddresses());
-                for (InetAddress address : addresses) {
-                    if ((address instanceof Inet4Address) == (coordinator instanceof Inet4Address)) {
-                        return address;
-                    }
-                }
+                // The coordinator's family first, and never a link-local address when there is
+                // another: its %scope means nothing to other hosts.
+                addresses.sort(java.util.Comparator
+                        .comparing((InetAddress address) -> (address instanceof Inet4Address) != (coordinator instanceof Inet4Address))
+                        .thenComparing(InetAddress::isLinkLocalAddress));
                 if (!addresses.isEmpty()) {
                     return addresses.get(0);
                 }

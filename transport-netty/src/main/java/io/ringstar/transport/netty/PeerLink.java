@@ -151,7 +151,7 @@ final class PeerLink {
         lock.lock();
         try {
             if (epoch != barrierEpoch + 1) {
-                failLocked("sent barrier epoch " + epoch + " where " + (barrierEpoch + 1) + " was due", null);
+                failLocked("rank " + peer + " sent barrier epoch " + epoch + " where " + (barrierEpoch + 1) + " was due", null);
                 if (channel != null) {
                     channel.close();
                 }
@@ -406,6 +406,9 @@ final class PeerLink {
                     awaitedBytes = Math.min(message.length - copied, WAKE_BATCH_BYTES);
                     if (failure != null) {
                         dropHead();
+                        if (closedHere) {
+                            throw new IllegalStateException("recv on rank " + rank + ": the transport was closed");
+                        }
                         throw new PeerFailureException("recv", rank, peer, failure + ", after " + copied + " of the "
                                 + message.length + " bytes of a message had arrived", failureCause);
                     }
