@@ -7,32 +7,49 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * The payload of an {@link io.ringstar.protocol.MessageKind#ABORT} message: which rank failed
- * first, how, and its message. A failing rank sends one to every peer, and every rank that
+ * first, how, which rank its failure concerned, and its message. A failing rank sends one to every peer, and every rank that
  * receives one passes it on, so ranks that wait on healthy peers learn of the failure too instead
  * of waiting for their own timeout.
  *
  * <pre>
  *  0: u8 failure kind (1 timeout, 2 peer failure, 3 mismatch, 4 other), 3 bytes zero
  *  4: int32 origin rank
- *  8: int32 UTF-8 text length, then the text (at most {@link #MAX_TEXT_BYTES} bytes)
+ *  8: int32 the rank the origin's failure concerned (a dead peer, say), or -1
+ * 12: int32 UTF-8 text length, then the text (at most {@link #MAX_TEXT_BYTES} bytes)
  * </pre>
  */
 final class AbortNotice {
+    static final int HEADER_BYTES = 16;
     static final int MAX_TEXT_BYTES = 2000;
-    static final int MAX_BYTES = 12 + MAX_TEXT_BYTES;
+    static final int MAX_BYTES = HEADER_BYTES + MAX_TEXT_BYTES;
 
     final int failureCode;
     final int originRank;
+    /** The rank the origin's failure concerned, or {@link CollectiveException#NO_RANK}. */
+    final int concernedRank;
     final String text;
 
-    AbortNotice(int failureCode, int originRank, String text) {
+    AbortNotice(int failureCode, int originRank, int concernedRank, String text) {
         this.failureCode = failureCode;
         this.originRank = originRank;
+        this.concernedRank = concernedRank;
         this.text = text;
     }
 
+    AbortNotice(int failureCode, int originRank, String text) {
+        this(failureCode, originRank, CollectiveException.NO_RANK, text);
+    }
+
     static AbortNotice of(int originRank, CollectiveException failure) {
-        return new AbortNotice(Failures.code(failure), originRank, failure.getMessage());
+        return new AbortNotice(Failures.code(failure), originRank, failure.peerRank(), failure.getMessage());
+    }
+
+    /**
+     * The rank a relayed failure is about: the one the origin's failure concerned (the peer that
+     * died, for instance), else the origin itself.
+     */
+    int culprit() {
+        return concernedRank >= 0 ? concernedRank : originRank;
     }
 
     ByteBuffer encode() {
@@ -42,26 +59,27 @@ final class AbortNotice {
         while (length < utf8.length && length > 0 && (utf8[length] & 0xC0) == 0x80) {
             length--;
         }
-        ByteBuffer out = ByteBuffer.allocate(12 + length).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer out = ByteBuffer.allocate(HEADER_BYTES + length).order(ByteOrder.LITTLE_ENDIAN);
         out.put((byte) failureCode).put((byte) 0).put((byte) 0).put((byte) 0);
-        out.putInt(originRank).putInt(length).put(utf8, 0, length);
+        out.putInt(originRank).putInt(concernedRank).putInt(length).put(utf8, 0, length);
         return out.flip();
     }
 
     /** Reads a notice from {@code length} bytes at {@code offset}; {@code null} if they are not one. */
     static AbortNotice decode(ByteBuffer buffer, int offset, int length) {
-        if (length < 12) {
+        if (length < HEADER_BYTES) {
             return null;
         }
         ByteBuffer in = buffer.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         int code = in.get(offset) & 0xFF;
         int origin = in.getInt(offset + 4);
-        int textLength = in.getInt(offset + 8);
-        if (textLength < 0 || textLength > length - 12) {
+        int concerned = in.getInt(offset + 8);
+        int textLength = in.getInt(offset + 12);
+        if (textLength < 0 || textLength > length - HEADER_BYTES) {
             return null;
         }
         byte[] utf8 = new byte[textLength];
-        in.get(offset + 12, utf8);
-        return new AbortNotice(code, origin, new String(utf8, StandardCharsets.UTF_8));
+        in.get(offset + HEADER_BYTES, utf8);
+        return new AbortNotice(code, origin, concerned, new String(utf8, StandardCharsets.UTF_8));
     }
 }

@@ -139,7 +139,10 @@ public final class CollectiveCall {
             AbortNotice notice = AbortNotice.decode(receiveBuffer, MessageHeader.LENGTH, length - MessageHeader.LENGTH);
             if (notice != null) {
                 relayedNotice = notice;
-                throw Failures.create(notice.failureCode, operation, rank, notice.originRank,
+                // The peer named is the rank the failure is about (a dead rank, not the neighbour
+                // that passed the news on); the text says who noticed.
+                int culprit = notice.culprit() == rank ? notice.originRank : notice.culprit();
+                throw Failures.create(notice.failureCode, operation, rank, culprit,
                         "rank " + notice.originRank + " failed and stopped the group: " + notice.text, null);
             }
         }

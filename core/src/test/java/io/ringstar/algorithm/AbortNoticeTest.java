@@ -22,7 +22,7 @@ class AbortNoticeTest {
         ByteBuffer encoded = notice.encode();
         int textBytes = notice.text.getBytes(StandardCharsets.UTF_8).length;
         assertEquals(0, encoded.position());
-        assertEquals(12 + textBytes, encoded.limit());
+        assertEquals(AbortNotice.HEADER_BYTES + textBytes, encoded.limit());
 
         AbortNotice decoded = AbortNotice.decode(encoded, 0, encoded.remaining());
         assertNotNull(decoded);
@@ -33,10 +33,10 @@ class AbortNoticeTest {
 
     @Test
     void layoutIsLittleEndianAsDocumented() {
-        ByteBuffer encoded = new AbortNotice(2, 0x01020304, "ab").encode();
-        assertEquals(14, encoded.remaining());
-        byte[] expected = {2, 0, 0, 0, 4, 3, 2, 1, 2, 0, 0, 0, 'a', 'b'};
-        byte[] actual = new byte[14];
+        ByteBuffer encoded = new AbortNotice(2, 0x01020304, 0x0A0B0C0D, "ab").encode();
+        assertEquals(18, encoded.remaining());
+        byte[] expected = {2, 0, 0, 0, 4, 3, 2, 1, 0x0D, 0x0C, 0x0B, 0x0A, 2, 0, 0, 0, 'a', 'b'};
+        byte[] actual = new byte[18];
         encoded.duplicate().get(actual);
         assertEquals(java.util.Arrays.toString(expected), java.util.Arrays.toString(actual));
     }
@@ -63,8 +63,8 @@ class AbortNoticeTest {
     @Test
     void emptyTextRoundTrips() {
         ByteBuffer encoded = new AbortNotice(4, 0, "").encode();
-        assertEquals(12, encoded.remaining());
-        AbortNotice decoded = AbortNotice.decode(encoded, 0, 12);
+        assertEquals(AbortNotice.HEADER_BYTES, encoded.remaining());
+        AbortNotice decoded = AbortNotice.decode(encoded, 0, AbortNotice.HEADER_BYTES);
         assertNotNull(decoded);
         assertEquals(4, decoded.failureCode);
         assertEquals("", decoded.text);
@@ -75,8 +75,8 @@ class AbortNoticeTest {
         String text = "x".repeat(5000);
         ByteBuffer encoded = new AbortNotice(4, 1, text).encode();
         assertEquals(AbortNotice.MAX_BYTES, encoded.remaining());
-        assertEquals(12 + 2000, AbortNotice.MAX_BYTES);
-        assertEquals(2000, encoded.getInt(8));
+        assertEquals(AbortNotice.HEADER_BYTES + 2000, AbortNotice.MAX_BYTES);
+        assertEquals(2000, encoded.getInt(12));
         AbortNotice decoded = AbortNotice.decode(encoded, 0, encoded.remaining());
         assertNotNull(decoded);
         assertEquals("x".repeat(2000), decoded.text);
@@ -102,7 +102,7 @@ class AbortNoticeTest {
     @Test
     void tooShortIsNotANotice() {
         ByteBuffer encoded = new AbortNotice(1, 2, "hello").encode();
-        for (int length = 0; length < 12; length++) {
+        for (int length = 0; length < AbortNotice.HEADER_BYTES; length++) {
             assertNull(AbortNotice.decode(encoded, 0, length), "length " + length);
         }
     }
@@ -120,14 +120,14 @@ class AbortNoticeTest {
         assertNull(AbortNotice.decode(garbage, 0, 64));
 
         ByteBuffer huge = ByteBuffer.allocate(64).order(ByteOrder.LITTLE_ENDIAN);
-        huge.putInt(8, Integer.MAX_VALUE);
+        huge.putInt(12, Integer.MAX_VALUE);
         assertNull(AbortNotice.decode(huge, 0, 64));
-        huge.putInt(8, 53); // 12 + 53 > 64
+        huge.putInt(12, 49); // 16 + 49 > 64
         assertNull(AbortNotice.decode(huge, 0, 64));
-        huge.putInt(8, 52); // exactly fits
+        huge.putInt(12, 48); // exactly fits
         AbortNotice fits = AbortNotice.decode(huge, 0, 64);
         assertNotNull(fits);
-        assertEquals(52, fits.text.length());
+        assertEquals(48, fits.text.length());
     }
 
     @Test
@@ -136,6 +136,9 @@ class AbortNoticeTest {
         AbortNotice notice = AbortNotice.of(1, timeout);
         assertEquals(Failures.TIMEOUT, notice.failureCode);
         assertEquals(1, notice.originRank);
+        assertEquals(2, notice.concernedRank);
+        assertEquals(2, notice.culprit());
+        assertEquals(2, AbortNotice.decode(notice.encode(), 0, notice.encode().remaining()).culprit());
         assertEquals("recv on rank 1 (peer rank 2): no data for 5 s", notice.text);
 
         assertEquals(Failures.PEER_FAILURE, AbortNotice.of(0, new PeerFailureException("recv", 0, 1, "gone")).failureCode);

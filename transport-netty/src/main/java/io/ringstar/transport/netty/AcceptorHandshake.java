@@ -70,6 +70,19 @@ final class AcceptorHandshake extends HandshakeHandler {
     }
 
     @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        // Gone before the handshake ended: no expiry later, and no "no handshake" in the log.
+        if (expiry != null) {
+            expiry.cancel(false);
+        }
+        if (!isFinished()) {
+            finish();
+            admission.rejected(remote(ctx), "it closed the connection during the handshake");
+        }
+        super.channelInactive(ctx);
+    }
+
+    @Override
     void onRecord(ChannelHandlerContext ctx, byte type, ByteBuf body) {
         if (helloNonce == null && type == Handshake.HELLO) {
             onHello(ctx, body);

@@ -194,7 +194,9 @@ final class PeerLink {
     }
 
     void onConnectionError(Throwable cause) {
-        fail("the connection to rank " + peer + " failed: " + cause, cause);
+        // A reset (the peer's process died with bytes unread) reads like any other lost connection.
+        fail("the connection to rank " + peer + " was lost (the process died or the network failed): "
+                + cause.getMessage(), cause);
     }
 
     void onWritabilityChanged() {
