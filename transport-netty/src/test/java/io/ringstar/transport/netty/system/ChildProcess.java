@@ -1,0 +1,236 @@
+package io.ringstar.transport.netty.system;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+/**
+ * One child process of a system test: its output lines (stdout and stderr merged) with the moment
+ * each arrived, its stdin, and a forced end that also works on a stopped process.
+ */
+final class ChildProcess {
+    /** A line of output and when this JVM read it ({@link System#nanoTime()}). */
+    record Line(long nanos, String text) {
+    }
+
+    private final String name;
+    private final Process process;
+    private final Writer stdin;
+    private final List<Line> lines = new ArrayList<>();
+    private final Thread reader;
+    private boolean ended;
+
+    private ChildProcess(String name, Process process) {
+        this.name = name;
+        this.process = process;
+        this.stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+        this.reader = new Thread(this::readOutput, "output-of-" + name);
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    static ChildProcess start(String name, List<String> command, Map<String, String> environment) {
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().putAll(environment);
+        try {
+            return new ChildProcess(name, builder.start());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start " + name + ": " + command, e);
+        }
+    }
+
+    String name() {
+        return name;
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    private void readOutput() {
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            String text;
+            while ((text = in.readLine()) != null) {
+                synchronized (lines) {
+                    lines.add(new Line(System.nanoTime(), text));
+                    lines.notifyAll();
+                }
+            }
+        } catch (IOException e) {
+            // The process was killed; what was read so far is kept.
+        } finally {
+            synchronized (lines) {
+                ended = true;
+                lines.notifyAll();
+            }
+        }
+    }
+
+    /**
+     * Waits for the first line that matches, from the start of the output.
+     *
+     * @throws AssertionError with the output so far if none came within {@code limit} or the
+     *     output ended without one
+     */
+    Line await(String what, Predicate<String> match, Duration limit) {
+        long deadline = System.nanoTime() + limit.toNanos();
+        synchronized (lines) {
+            int scanned = 0;
+            while (true) {
+                for (; scanned < lines.size(); scanned++) {
+                    if (match.test(lines.get(scanned).text())) {
+                        return lines.get(scanned);
+                    }
+                }
+                if (ended) {
+                    throw new AssertionError(name + " ended its output without " + what + "\n" + transcript());
+                }
+                long remaining = deadline - System.nanoTime();
+                if (remaining <= 0) {
+                    throw new AssertionError(name + " printed no " + what + " within " + limit + "\n" + transcript());
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(lines, remaining);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new AssertionError("interrupted while waiting for " + what + " from " + name, e);
+                }
+            }
+        }
+    }
+
+    Line awaitPrefix(String prefix, Duration limit) {
+        return await("line starting '" + prefix + "'", text -> text.startsWith(prefix), limit);
+    }
+
+    Optional<Line> find(Predicate<String> match) {
+        synchronized (lines) {
+            return lines.stream().filter(line -> match.test(line.text())).findFirst();
+        }
+    }
+
+    List<String> lines(Predicate<String> match) {
+        synchronized (lines) {
+            return lines.stream().map(Line::text).filter(match).toList();
+        }
+    }
+
+    long count(Predicate<String> match) {
+        synchronized (lines) {
+            return lines.stream().filter(line -> match.test(line.text())).count();
+        }
+    }
+
+    /** Sends one line to the process's stdin. */
+    void send(String line) {
+        try {
+            stdin.write(line + "\n");
+            stdin.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write to " + name + " (has it ended?)\n" + transcript(), e);
+        }
+    }
+
+    boolean isAlive() {
+        return process.isAlive();
+    }
+
+    /** Waits for the process to end; returns its exit code, or fails with its output. */
+    int awaitExit(Duration limit) {
+        try {
+            if (!process.waitFor(limit.toNanos(), TimeUnit.NANOSECONDS)) {
+                throw new AssertionError(name + " still runs after " + limit + "\n" + transcript());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while waiting for " + name + " to end", e);
+        }
+        try {
+            // The last lines are in once the pipe has closed.
+            reader.join(TimeUnit.SECONDS.toMillis(5));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return process.exitValue();
+    }
+
+    /** Sends a signal by name ({@code STOP}, {@code CONT}) with kill(1). */
+    void signal(String signal) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid()))
+                    .redirectErrorStream(true).start();
+            String output = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+                throw new AssertionError("kill -" + signal + " " + process.pid() + " failed: " + output);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot run kill -" + signal, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while sending " + signal + " to " + name, e);
+        }
+    }
+
+    /** SIGKILL (a stopped process is woken first, for tidiness), then waits until it is gone. */
+    void kill() {
+        if (process.isAlive()) {
+            try {
+                signal("CONT");
+            } catch (RuntimeException | AssertionError e) {
+                // It may have ended meanwhile; the SIGKILL below is what matters.
+            }
+            process.destroyForcibly();
+        }
+        try {
+            if (!process.waitFor(20, TimeUnit.SECONDS)) {
+                throw new IllegalStateException(name + " (pid " + process.pid() + ") survived SIGKILL for 20 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        try {
+            stdin.close();
+        } catch (IOException e) {
+            // the pipe is gone with the process
+        }
+    }
+
+    /** SIGKILL without any preliminaries: the fault the kill test injects. */
+    void killAbruptly() {
+        process.destroyForcibly();
+    }
+
+    /** Every line so far, prefixed with the process's name. */
+    String transcript() {
+        StringBuilder text = new StringBuilder();
+        synchronized (lines) {
+            for (Line line : lines) {
+                text.append("  [").append(name).append("] ").append(line.text()).append('\n');
+            }
+        }
+        return text.toString();
+    }
+
+    /** Writes the transcript to {@code file}, for the report of a failed run. */
+    void save(Path file) {
+        try {
+            Files.createDirectories(file.getParent());
+            Files.writeString(file, transcript(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            // Only a diagnostic; the test result does not depend on it.
+        }
+    }
+}

@@ -1,0 +1,510 @@
+package io.ringstar.transport.netty.system;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.ringstar.CollectiveException;
+import io.ringstar.DistributedConfig;
+import io.ringstar.transport.netty.HandshakeException;
+import io.ringstar.transport.netty.NettyTransport;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The Netty transport between real processes on loopback: every rank a JVM of its own
+ * ({@link RankProcess}), results checked bit for bit against their closed form in each rank, and
+ * faults injected from outside: a rank killed with SIGKILL, a rank frozen with SIGSTOP, and
+ * garbage and impostors on every rank's listening port while a job runs.
+ */
+@Tag("slow")
+@Timeout(value = 150, unit = TimeUnit.SECONDS)
+class MultiProcessSystemTest {
+    private static final Pattern LISTENING = Pattern.compile("LISTENING (\\d+) (\\d+) (\\S+) .*");
+    private static final Pattern ITERATIONS = Pattern.compile("OK \\d+ \\S+ iterations=(\\d+) elements=(\\d+)");
+
+    private RankJob job;
+    private final List<AutoCloseable> extras = new ArrayList<>();
+
+    @BeforeEach
+    void newJob(TestInfo test) {
+        String method = test.getTestMethod().map(m -> m.getName()).orElse("test");
+        String name = test.getDisplayName().startsWith(method) ? method
+                : method + "-" + test.getDisplayName().replaceAll("[^A-Za-z0-9]+", "-");
+        job = new RankJob(name);
+    }
+
+    @AfterEach
+    void killEverything() throws Exception {
+        for (AutoCloseable extra : extras) {
+            extra.close();
+        }
+        job.close();
+    }
+
+    // ---------------------------------------------------------------- exact results
+
+    /**
+     * Both algorithms, one group after the other, with vectors of 0, 1, 7, 1001 and 1009 elements
+     * (prime, and not divisible by 3 or 4), one of 65537 (its ring segments exceed the 64 KiB under
+     * which the transport copies), a scalar and an 'f'-order matrix, FLOAT and DOUBLE mixed. With 4
+     * processes the chunk size is an odd 10001 bytes, so every vector crosses many chunks.
+     */
+    @ParameterizedTest(name = "{0} processes")
+    @ValueSource(ints = {3, 4})
+    void bothAlgorithmsAreExactAcrossProcesses(int worldSize) {
+        int iterations = 12;
+        int[] ports = freePorts(2);
+        RankJob.Args common = new RankJob.Args()
+                .set("world-size", worldSize)
+                .set("algorithms", "ring,ps")
+                .set("coordinators", "127.0.0.1:" + ports[0] + ",127.0.0.1:" + ports[1])
+                .set("iterations", iterations)
+                .set("counts", "0,1,1009,1001,65537,7")
+                .set("timeout-ms", 60_000)
+                .set("job", "exact" + worldSize);
+        if (worldSize == 4) {
+            common.set("chunk-bytes", 10001);
+        }
+        for (int rank = 0; rank < worldSize; rank++) {
+            job.start(common.copy().set("rank", rank));
+        }
+        job.go();
+        long elementsPerCall = 0 + 1 + 1009 + 1001 + 65537 + 7 + 1 + 21;
+        for (int rank = 0; rank < worldSize; rank++) {
+            ChildProcess child = job.rank(rank);
+            child.awaitPrefix("DONE " + rank, Duration.ofSeconds(90));
+            assertEquals(RankProcess.EXIT_OK, child.awaitExit(Duration.ofSeconds(30)), child.transcript());
+            for (String algorithm : List.of("ring", "ps")) {
+                Matcher ok = ITERATIONS.matcher(child.awaitPrefix("OK " + rank + " " + algorithm + " ",
+                        Duration.ZERO).text());
+                assertTrue(ok.matches(), child.transcript());
+                assertEquals(iterations, Integer.parseInt(ok.group(1)), "iterations of " + algorithm + " on rank " + rank);
+                // The broadcast and every average, each element checked against its closed form.
+                assertEquals((iterations + 1) * elementsPerCall, Long.parseLong(ok.group(2)),
+                        "elements checked by rank " + rank + " in " + algorithm);
+            }
+        }
+    }
+
+    /**
+     * Ranks need not start together: ranks 2 and 1 start first and retry their registration until
+     * rank 0 comes up seconds later, in each of the two groups. The results are exact.
+     */
+    @Test
+    void ranksMayStartInAnyOrder() throws InterruptedException {
+        int worldSize = 3;
+        int[] ports = freePorts(2);
+        RankJob.Args common = new RankJob.Args()
+                .set("world-size", worldSize)
+                .set("algorithms", "ring,ps")
+                .set("coordinators", "127.0.0.1:" + ports[0] + ",127.0.0.1:" + ports[1])
+                .set("iterations", 5)
+                .set("counts", "0,1,1009")
+                .set("timeout-ms", 60_000)
+                .set("job", "order");
+        for (int rank = 0; rank < worldSize; rank++) {
+            job.start(common.copy().set("rank", rank));
+        }
+        job.awaitReady();
+        job.rank(2).send("GO");
+        job.rank(1).send("GO");
+        Thread.sleep(3000);
+        assertTrue(job.rank(1).find(line -> line.startsWith("LISTENING")).isEmpty(), "rank 1 formed a group without rank 0");
+        job.rank(0).send("GO");
+        for (int rank = 0; rank < worldSize; rank++) {
+            ChildProcess child = job.rank(rank);
+            child.awaitPrefix("DONE " + rank, Duration.ofSeconds(90));
+            assertEquals(RankProcess.EXIT_OK, child.awaitExit(Duration.ofSeconds(30)), child.transcript());
+            String ok = "OK " + rank + " ";
+            assertEquals(2, child.count(line -> line.startsWith(ok)), child.transcript());
+        }
+    }
+
+    // ---------------------------------------------------------------- faults
+
+    /**
+     * A rank killed with SIGKILL in the middle of a long loop: its sockets close at once, so the
+     * survivors fail with {@code PeerFailureException} naming it within seconds, far below the
+     * 60 s timeout. The ring loses a middle rank; the star loses its server.
+     */
+    @ParameterizedTest(name = "{0}, {1} processes, rank {2} killed")
+    @CsvSource({"ring, 4, 2", "ps, 3, 0"})
+    void aKilledRankIsReportedBySurvivorsWithinSeconds(String algorithm, int worldSize, int victim) {
+        Duration timeout = Duration.ofSeconds(60);
+        startLoop(algorithm, worldSize, timeout, "kill");
+        awaitIteration(algorithm, 200);
+
+        long killedAt = System.nanoTime();
+        job.rank(victim).killAbruptly();
+
+        for (int rank = 0; rank < worldSize; rank++) {
+            if (rank == victim) {
+                continue;
+            }
+            ChildProcess survivor = job.rank(rank);
+            ChildProcess.Line failure = survivor.awaitPrefix("FAIL " + rank + " ", Duration.ofSeconds(45));
+            Duration detection = Duration.ofNanos(failure.nanos() - killedAt);
+            System.out.printf("kill %s: rank %d reported rank %d's death after %d ms: %s%n", algorithm, rank, victim,
+                    detection.toMillis(), failure.text());
+            assertTrue(failure.text().startsWith("FAIL " + rank + " PeerFailureException "), job.transcripts());
+            assertTrue(mentionsRank(failure.text(), victim), "rank " + rank + " should name rank " + victim + ": "
+                    + failure.text());
+            assertTrue(detection.compareTo(Duration.ofSeconds(15)) < 0, "rank " + rank + " took " + detection
+                    + " to notice a killed peer; the timeout is " + timeout);
+            assertEquals(RankProcess.EXIT_PEER_FAILURE, survivor.awaitExit(Duration.ofSeconds(30)), survivor.transcript());
+        }
+        assertEquals(137, job.rank(victim).awaitExit(Duration.ofSeconds(10)), "SIGKILL's exit status");
+    }
+
+    /**
+     * A rank frozen with SIGSTOP keeps its sockets open, so only the timeout can tell: the others
+     * end with {@code CollectiveTimeoutException} after about the 5 s timeout, not sooner and not
+     * never. Thawed afterwards, the frozen rank fails too instead of hanging.
+     */
+    @ParameterizedTest(name = "{0}, {1} processes, rank {2} frozen")
+    @CsvSource({"ps, 3, 2", "ring, 3, 0"})
+    void aFrozenRankEndsTheOthersWithATimeout(String algorithm, int worldSize, int victim) {
+        Duration timeout = Duration.ofSeconds(5);
+        startLoop(algorithm, worldSize, timeout, "freeze");
+        awaitIteration(algorithm, 200);
+
+        ChildProcess frozen = job.rank(victim);
+        long frozenAt = System.nanoTime();
+        frozen.signal("STOP");
+
+        for (int rank = 0; rank < worldSize; rank++) {
+            if (rank == victim) {
+                continue;
+            }
+            ChildProcess survivor = job.rank(rank);
+            ChildProcess.Line failure = survivor.awaitPrefix("FAIL " + rank + " ", timeout.plusSeconds(30));
+            Duration detection = Duration.ofNanos(failure.nanos() - frozenAt);
+            System.out.printf("freeze %s: rank %d failed %d ms after rank %d froze: %s%n", algorithm, rank,
+                    detection.toMillis(), victim, failure.text());
+            assertTrue(failure.text().startsWith("FAIL " + rank + " CollectiveTimeoutException "), job.transcripts());
+            // The stuck call began at most one short iteration before the freeze.
+            assertTrue(detection.compareTo(timeout.minusSeconds(2)) > 0, "rank " + rank + " failed after only "
+                    + detection + ", before the " + timeout + " timeout could have run out: " + failure.text());
+            assertTrue(detection.compareTo(timeout.plusSeconds(10)) < 0, "rank " + rank + " took " + detection
+                    + " with a timeout of " + timeout);
+            assertEquals(RankProcess.EXIT_TIMEOUT, survivor.awaitExit(Duration.ofSeconds(30)), survivor.transcript());
+        }
+        assertTrue(frozen.isAlive(), "the frozen rank is still there");
+        frozen.signal("CONT");
+        ChildProcess.Line thawed = frozen.awaitPrefix("FAIL " + victim + " ", Duration.ofSeconds(30));
+        System.out.printf("freeze %s: rank %d, thawed: %s%n", algorithm, victim, thawed.text());
+        int code = frozen.awaitExit(Duration.ofSeconds(30));
+        assertTrue(code == RankProcess.EXIT_TIMEOUT || code == RankProcess.EXIT_PEER_FAILURE,
+                "a thawed rank ends with a timeout or a peer failure, not " + code + "\n" + frozen.transcript());
+    }
+
+    // ---------------------------------------------------------------- garbage and impostors
+
+    /**
+     * While a job of three ranks runs (with a secret that each rank takes from another source:
+     * option, file, environment), every rank's listening port gets random bytes, records cut short,
+     * huge and negative length fields, a frame header where a handshake was due, silent and
+     * half-closed connections, a burst of connections, and handshakes that lie: a hello with a
+     * random proof, with no secret, with another protocol version; and, past a hello with the right
+     * secret (whose answering proof is checked here too), an identity of another job, aimed at
+     * another rank, with a forged tag, or claiming a rank that is taken. Two transports of this JVM
+     * try to join as well, one with a wrong secret and one with a taken rank. Each is refused or
+     * closed; the job finishes with exact results and exit 0 everywhere.
+     */
+    @Test
+    void garbageAndImpostorsDoNotDisturbARunningJob() throws Exception {
+        int worldSize = 3;
+        int minimumIterations = 300;
+        String secret = "system-test-secret-" + ProcessHandle.current().pid();
+        int coordinatorPort = freePorts(1)[0];
+        String jobId = "garbage";
+        RankJob.Args common = new RankJob.Args()
+                .set("world-size", worldSize)
+                .set("algorithms", "ring")
+                .set("coordinators", "127.0.0.1:" + coordinatorPort)
+                .set("iterations", minimumIterations)
+                .set("until-stop", true)
+                .set("counts", "0,1,1009,1001,70001")
+                .set("timeout-ms", 60_000)
+                .set("job", jobId);
+        job.start(common.copy().set("rank", 0).set("secret", secret));
+        job.start(common.copy().set("rank", 1)
+                .set("secret-file", RankJob.tempFile("ringstar-secret", "\n  " + secret + "  \n")));
+        job.start(common.copy().set("rank", 2).env(NettyTransport.SECRET_ENV, secret));
+        job.go();
+
+        int[] ports = new int[worldSize];
+        for (int rank = 0; rank < worldSize; rank++) {
+            Matcher listening = LISTENING.matcher(job.rank(rank).awaitPrefix("LISTENING " + rank + " ",
+                    RankJob.STARTUP).text());
+            assertTrue(listening.matches());
+            ports[rank] = Integer.parseInt(listening.group(2));
+            job.rank(rank).awaitPrefix("ITER " + rank + " ring 0", Duration.ofSeconds(30));
+        }
+        assertEquals(coordinatorPort, ports[0]);
+
+        String wholeJobId = jobId + "-ring";
+        byte[] secretBytes = secret.getBytes(StandardCharsets.UTF_8);
+        ExecutorService pool = Executors.newCachedThreadPool(runnable -> {
+            Thread thread = new Thread(runnable, "intruder");
+            thread.setDaemon(true);
+            return thread;
+        });
+        extras.add(pool::shutdownNow);
+        Map<String, Future<String>> probes = new LinkedHashMap<>();
+        for (int rank = 0; rank < worldSize; rank++) {
+            int port = ports[rank];
+            int target = rank;
+            String at = "rank " + rank + " (port " + port + "): ";
+            probes.put(at + "random bytes", pool.submit(() -> closesAfter(port, Intruder.randomBytes(port, 1024),
+                    "sent 1 KiB of random bytes")));
+            probes.put(at + "random bytes, short", pool.submit(() -> closesAfter(port, Intruder.randomBytes(port + 1, 7),
+                    "sent 7 random bytes")));
+            probes.put(at + "huge length", pool.submit(() -> closesAfter(port,
+                    Intruder.recordHeader(Integer.MAX_VALUE, Intruder.HELLO, 100), "claimed a 2 GiB record")));
+            probes.put(at + "negative length", pool.submit(() -> closesAfter(port,
+                    Intruder.recordHeader(-1, Intruder.HELLO, 100), "claimed a record of -1 bytes")));
+            probes.put(at + "record cut short", pool.submit(() -> closesAfter(port,
+                    Intruder.recordHeader(200, Intruder.HELLO, 20), "sent 25 bytes of a 204-byte record")));
+            probes.put(at + "length cut short", pool.submit(() -> closesAfter(port, new byte[] {4, 0, 0},
+                    "sent 3 bytes of a length field")));
+            probes.put(at + "frame header, huge", pool.submit(() -> closesAfter(port,
+                    Intruder.frameHeader(0x7FFFFFF0), "sent a frame header claiming 2 GiB")));
+            probes.put(at + "frame header, small", pool.submit(() -> closesAfter(port, Intruder.frameHeader(8),
+                    "sent a frame header before any handshake")));
+            probes.put(at + "silent", pool.submit(() -> closesAfter(port, new byte[0], "sent nothing")));
+            probes.put(at + "half-closed", pool.submit(() -> halfClosed(port)));
+            probes.put(at + "burst", pool.submit(() -> burst(port, 40)));
+            probes.put(at + "hello, random proof", pool.submit(() -> intrude(port, Intruder.VERSION, true, null, null,
+                    "authentication failed")));
+            probes.put(at + "hello, no secret", pool.submit(() -> intrude(port, Intruder.VERSION, false, null, null,
+                    "requires a shared secret")));
+            probes.put(at + "hello, version 9", pool.submit(() -> intrude(port, (short) 9, true, secretBytes, null,
+                    "protocol version 9")));
+            // Peers that know the secret but lie about who they are, or whose identity was altered.
+            probes.put(at + "identify, other job", pool.submit(() -> intrude(port, Intruder.VERSION, true, secretBytes,
+                    new Claim(false, Intruder.PURPOSE_PEER, "another-job", worldSize, (target + 1) % worldSize, target),
+                    "job 'another-job'")));
+            probes.put(at + "identify, other target", pool.submit(() -> intrude(port, Intruder.VERSION, true,
+                    secretBytes, new Claim(false, Intruder.PURPOSE_PEER, wholeJobId, worldSize, 2, target == 0 ? 1 : 0),
+                    target == 2 ? "not another rank" : "meant to reach rank")));
+            probes.put(at + "identify, forged tag", pool.submit(() -> intrude(port, Intruder.VERSION, true, secretBytes,
+                    new Claim(true, Intruder.PURPOSE_REGISTER, wholeJobId, worldSize, 1, target), null)));
+            String taken = target == 0 ? "already taken" : target == 1 ? "already connected" : "not another rank";
+            int claimed = target == 0 ? 1 : target == 1 ? 2 : 3;
+            byte purpose = target == 0 ? Intruder.PURPOSE_REGISTER : Intruder.PURPOSE_PEER;
+            probes.put(at + "identify, taken rank", pool.submit(() -> intrude(port, Intruder.VERSION, true, secretBytes,
+                    new Claim(false, purpose, wholeJobId, worldSize, claimed, target), taken)));
+        }
+
+        String coordinator = "127.0.0.1:" + coordinatorPort;
+        String wrongSecret = impostor(coordinator, wholeJobId, worldSize, 1, "not-the-secret");
+        assertTrue(wrongSecret.contains("wrong secret"), wrongSecret);
+        String takenRank = impostor(coordinator, wholeJobId, worldSize, 2, secret);
+        assertTrue(takenRank.contains("already taken"), takenRank);
+
+        List<String> problems = new ArrayList<>();
+        for (Map.Entry<String, Future<String>> probe : probes.entrySet()) {
+            try {
+                String outcome = probe.getValue().get(60, TimeUnit.SECONDS);
+                System.out.println("garbage: " + probe.getKey() + ": " + outcome);
+            } catch (ExecutionException e) {
+                problems.add(probe.getKey() + ": " + e.getCause());
+            }
+        }
+        assertEquals(List.of(), problems, "probes that did not end as they should");
+
+        for (int rank = 0; rank < worldSize; rank++) {
+            ChildProcess child = job.rank(rank);
+            assertTrue(child.isAlive() && child.find(line -> line.startsWith("FAIL")).isEmpty(),
+                    "rank " + rank + " was disturbed:\n" + child.transcript());
+        }
+        job.rank(0).send("STOP");
+        for (int rank = 0; rank < worldSize; rank++) {
+            ChildProcess child = job.rank(rank);
+            child.awaitPrefix("DONE " + rank, Duration.ofSeconds(60));
+            assertEquals(RankProcess.EXIT_OK, child.awaitExit(Duration.ofSeconds(30)), child.transcript());
+            Matcher ok = ITERATIONS.matcher(child.awaitPrefix("OK " + rank + " ring ", Duration.ZERO).text());
+            assertTrue(ok.matches());
+            int iterations = Integer.parseInt(ok.group(1));
+            assertTrue(iterations >= minimumIterations, "rank " + rank + " ran " + iterations + " iterations");
+            System.out.printf("garbage: rank %d ran %d exact iterations meanwhile and logged %d refusals%n", rank,
+                    iterations, child.count(line -> line.contains("refused a connection")));
+            // Each rank saw the garbage, and said so in its log.
+            assertTrue(child.count(line -> line.contains("authentication failed (wrong secret)")) >= 1,
+                    child.transcript());
+            assertTrue(child.count(line -> line.contains("refused a connection")) >= 10, child.transcript());
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private void startLoop(String algorithm, int worldSize, Duration timeout, String jobId) {
+        RankJob.Args common = new RankJob.Args()
+                .set("world-size", worldSize)
+                .set("algorithms", algorithm)
+                .set("coordinators", "127.0.0.1:" + freePorts(1)[0])
+                .set("iterations", 1_000_000_000)
+                .set("until-stop", true)
+                .set("counts", "0,1,1009,1001")
+                .set("timeout-ms", timeout.toMillis())
+                .set("report-every", 50)
+                .set("job", jobId);
+        for (int rank = 0; rank < worldSize; rank++) {
+            job.start(common.copy().set("rank", rank));
+        }
+        job.go();
+    }
+
+    /** Waits until every rank has reached iteration {@code iteration}. */
+    private void awaitIteration(String algorithm, int iteration) {
+        for (ChildProcess child : job.ranks()) {
+            String prefix = "ITER " + child.name().substring("rank ".length()) + " " + algorithm + " " + iteration;
+            child.awaitPrefix(prefix, Duration.ofSeconds(60));
+        }
+    }
+
+    /** True if {@code text} names rank {@code rank} as the one that failed or was lost. */
+    private static boolean mentionsRank(String text, int rank) {
+        return Pattern.compile("(peer rank " + rank + "\\b)|(to rank " + rank + "\\b)|(rank " + rank + " failed)")
+                .matcher(text).find();
+    }
+
+    /** {@code count} ports, distinct, that were free on loopback a moment ago. */
+    private static int[] freePorts(int count) {
+        List<ServerSocket> held = new ArrayList<>();
+        try {
+            int[] ports = new int[count];
+            for (int i = 0; i < count; i++) {
+                ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+                held.add(socket);
+                ports[i] = socket.getLocalPort();
+            }
+            return ports;
+        } catch (IOException e) {
+            throw new IllegalStateException("no free port on loopback", e);
+        } finally {
+            for (ServerSocket socket : held) {
+                try {
+                    socket.close();
+                } catch (IOException e) {
+                    // nothing held
+                }
+            }
+        }
+    }
+
+    /** Sends {@code bytes} and expects the rank to close the connection (at most its 10 s handshake limit). */
+    private static String closesAfter(int port, byte[] bytes, String what) throws IOException {
+        try (Socket socket = Intruder.connect(port, Duration.ofSeconds(25))) {
+            Intruder.writeQuietly(socket, bytes);
+            return "closed after " + Intruder.awaitClosedByRank(socket, what).toMillis() + " ms";
+        }
+    }
+
+    private static String halfClosed(int port) throws IOException {
+        try (Socket socket = Intruder.connect(port, Duration.ofSeconds(25))) {
+            socket.shutdownOutput();
+            return "closed after " + Intruder.awaitClosedByRank(socket, "half-closed its side").toMillis() + " ms";
+        }
+    }
+
+    private static String burst(int port, int count) throws IOException {
+        List<Socket> sockets = new ArrayList<>();
+        try {
+            for (int i = 0; i < count; i++) {
+                sockets.add(Intruder.connect(port, Duration.ofSeconds(5)));
+            }
+        } finally {
+            for (Socket socket : sockets) {
+                socket.close();
+            }
+        }
+        return count + " connections opened and closed";
+    }
+
+    /** What an intruder that got past the hello says it is. */
+    private record Claim(boolean forgeTag, byte purpose, String jobId, int worldSize, int rank, int targetRank) {
+    }
+
+    /**
+     * Plays the initiator's side of a handshake: a hello, then (with a claim) the rank's proof is
+     * checked and the claim sent. Expects a refusal whose reason contains {@code expected}, or with
+     * {@code expected} null, that the rank closes the connection without a word.
+     */
+    private static String intrude(int port, short version, boolean claimSecret, byte[] secret, Claim claim,
+            String expected) throws IOException {
+        try (Socket socket = Intruder.connect(port, Duration.ofSeconds(25))) {
+            InputStream in = socket.getInputStream();
+            OutputStream out = socket.getOutputStream();
+            byte[] challengeNonce = Intruder.readChallenge(in);
+            byte[] helloNonce = Intruder.randomBytes(System.nanoTime(), Intruder.NONCE_BYTES);
+            out.write(Intruder.hello(challengeNonce, helloNonce, version, claimSecret, secret));
+            out.flush();
+            if (claim != null) {
+                Intruder.readProof(in, secret, challengeNonce, helloNonce);
+                out.write(Intruder.identify(secret, challengeNonce, helloNonce, claim.forgeTag(), claim.purpose(),
+                        claim.jobId(), claim.worldSize(), claim.rank(), claim.targetRank()));
+                out.flush();
+            }
+            if (expected == null) {
+                int next = in.read();
+                if (next >= 0) {
+                    throw new AssertionError("the rank answered (a record starting with byte " + next + ") where it"
+                            + " should have closed the connection");
+                }
+                return "closed without an answer";
+            }
+            String reason = Intruder.readRefusal(in);
+            if (!reason.contains(expected)) {
+                throw new AssertionError("refused for '" + reason + "', expected a reason with '" + expected + "'");
+            }
+            Intruder.awaitClosedByRank(socket, "was refused");
+            return "refused: " + reason;
+        }
+    }
+
+    /** A transport of this JVM that tries to join the job; returns why it could not. */
+    private static String impostor(String coordinator, String jobId, int worldSize, int rank, String secret) {
+        DistributedConfig config = DistributedConfig.builder()
+                .worldSize(worldSize).rank(rank).coordinatorAddr(coordinator).transport(NettyTransport.NAME)
+                .timeout(Duration.ofSeconds(10))
+                .option(NettyTransport.JOB_ID_OPTION, jobId)
+                .option(NettyTransport.SECRET_OPTION, secret)
+                .build();
+        try (NettyTransport joined = new NettyTransport(config)) {
+            return fail("an impostor as rank " + rank + " joined the job: " + joined);
+        } catch (HandshakeException e) {
+            System.out.println("garbage: impostor as rank " + rank + ": " + e.getMessage());
+            return e.getMessage();
+        } catch (CollectiveException e) {
+            return fail("an impostor as rank " + rank + " should be refused at once, not fail with " + e);
+        }
+    }
+}
