@@ -27,6 +27,15 @@ public final class Transports {
         return provider.open(config);
     }
 
+    /**
+     * A view of {@code owner} whose {@code close()} does nothing, for handing one transport to
+     * several aggregators in turn (an aggregator closes the transport it is given). Every other
+     * call goes to {@code owner}, which the caller still owns and closes.
+     */
+    public static Transport borrowed(Transport owner) {
+        return new BorrowedTransport(owner);
+    }
+
     /** The transports on the class path, by name. */
     public static SortedMap<String, TransportProvider> available() {
         SortedMap<String, TransportProvider> providers = new TreeMap<>();

@@ -4,6 +4,7 @@ import io.ringstar.AllReduceAggregator;
 import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.Transport;
+import io.ringstar.Transports;
 import io.ringstar.tensor.ElementType;
 import io.ringstar.transport.inproc.InProcessTransport;
 import io.ringstar.transport.netty.NettyTransport;
@@ -334,7 +335,7 @@ final class BenchCommand implements Command {
                 config.option(AllReduceAggregator.CHUNK_BYTES_OPTION, Integer.toString(settings.chunkBytes()));
             }
             // The algorithms take turns on the same transports, so none of them may close them.
-            aggregators.add(algorithm.create(config.build(), new BorrowedTransport(transports.get(local))));
+            aggregators.add(algorithm.create(config.build(), Transports.borrowed(transports.get(local))));
         }
         return new AggregatorGroup(aggregators, transports);
     }

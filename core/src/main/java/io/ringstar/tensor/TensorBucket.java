@@ -158,28 +158,6 @@ public final class TensorBucket implements AutoCloseable {
         }
     }
 
-    /** A new 'c'-order array with {@code shape} holding the bucket's elements from {@code offset}. */
-    public INDArray unpack(long offset, long[] shape) {
-        long length = 1;
-        for (long dimension : shape) {
-            length *= dimension;
-        }
-        if (length == 0) {
-            return Nd4j.create(type.dataType(), shape, 'c');
-        }
-        if (shape.length == 0) {
-            return Nd4j.scalar(type.dataType(), storage.getDouble(offset));
-        }
-        INDArray result = Nd4j.createUninitialized(type.dataType(), shape, 'c');
-        if (isLinearInCOrder(result)) {
-            int from = Math.toIntExact(offset * type.bytes());
-            linearBytes(result, 0, length).put(bytes.duplicate().position(from).limit(Math.toIntExact(from + length * type.bytes())));
-            return result;
-        }
-        result.close();
-        return region(offset, length).reshape('c', shape).dup('c');
-    }
-
     /**
      * True if the tensor's elements, read in 'c' order, are consecutive in its buffer: element-wise
      * stride 1 and 'c' order, or at most one dimension longer than 1 (where order makes no

@@ -83,7 +83,7 @@ class TensorBucketTest {
                 assertEquals(ByteOrder.LITTLE_ENDIAN, bytes.order());
                 for (int member = 0; member < group.size(); member++) {
                     int t = group.tensorIndex(member);
-                    INDArray result = bucket.unpack(group.elementOffset(member), layout.shape(t));
+                    INDArray result = unpack(bucket, group.elementOffset(member), layout.shape(t));
                     assertNotSame(tensors[t], result);
                     assertArrayEquals(tensors[t].shape(), result.shape(), "shape of tensor " + t);
                     assertEquals(tensors[t].dataType(), result.dataType(), "type of tensor " + t);
@@ -107,7 +107,7 @@ class TensorBucketTest {
                 assertArrayEquals(packed, packedAfter, "bucket bytes after writing to the results");
                 for (int member = 0; member < group.size(); member++) {
                     int t = group.tensorIndex(member);
-                    INDArray again = bucket.unpack(group.elementOffset(member), layout.shape(t));
+                    INDArray again = unpack(bucket, group.elementOffset(member), layout.shape(t));
                     assertArrayEquals(before.get(t), cOrderValues(again), "values of tensor " + t + " unpacked again");
                     results[t] = again;
                 }
@@ -117,6 +117,15 @@ class TensorBucketTest {
             assertArrayEquals(before.get(t), cOrderValues(tensors[t]), "input " + t + " is unchanged");
         }
         return results;
+    }
+
+    /** The bucket's elements from {@code offset} as a new array of {@code shape}, the way the aggregators take results out. */
+    private static INDArray unpack(TensorBucket bucket, long offset, long[] shape) {
+        INDArray result = bucket.newResult(shape);
+        long end = offset + result.length();
+        TensorLayout.Group single = new TensorLayout.Group(bucket.type(), new int[] {0}, new long[] {offset}, end);
+        bucket.unpackWindow(new INDArray[] {result}, single, 0, end);
+        return result;
     }
 
     private static float[] floats(ByteBuffer bytes) {
@@ -312,7 +321,7 @@ class TensorBucketTest {
             assertEquals(12, bytes.limit());
             assertEquals(4000, bucket.capacityBytes(), "the bucket does not shrink");
             assertArrayEquals(new float[] {7, 8, 9}, floats(bytes));
-            INDArray back = bucket.unpack(0, new long[] {3});
+            INDArray back = unpack(bucket, 0, new long[] {3});
             assertArrayEquals(new double[] {7, 8, 9}, cOrderValues(back));
 
             INDArray[] larger = {Nd4j.create(DataType.FLOAT, 2000).assign(3f)};

@@ -17,6 +17,7 @@ import io.ringstar.GradientAggregator;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
+import io.ringstar.Transports;
 import io.ringstar.testing.Ranks;
 import io.ringstar.testing.TensorFixtures;
 import io.ringstar.transport.netty.Handshake.Identity;
@@ -96,7 +97,7 @@ class NettyTransportTest {
         int worldSize = transports.size();
         Ranks.runAll(worldSize, LIMIT, rank -> {
             DistributedConfig config = DistributedConfig.builder().worldSize(worldSize).rank(rank).build();
-            GradientAggregator ring = new AllReduceAggregator(config, new Unowned(transports.get(rank)));
+            GradientAggregator ring = new AllReduceAggregator(config, Transports.borrowed(transports.get(rank)));
             for (int call = 0; call < calls; call++) {
                 INDArray[] inputs = {TensorFixtures.filled(DataType.FLOAT, rank, 0, 1009),
                         TensorFixtures.filled(DataType.FLOAT, rank, 1, 3, 7)};
@@ -532,53 +533,5 @@ class NettyTransportTest {
         PeerFailureException atPeer = assertThrows(PeerFailureException.class,
                 () -> transports.get(1).recv(0, ByteBuffer.allocate(4)));
         assertTrue(atPeer.getMessage().contains("rank 0 closed its transport"), atPeer.getMessage());
-    }
-
-    /** Lends a transport to an aggregator that must not close it (the test closes it). */
-    private static final class Unowned implements Transport {
-        private final Transport owner;
-
-        Unowned(Transport owner) {
-            this.owner = owner;
-        }
-
-        @Override
-        public int rank() {
-            return owner.rank();
-        }
-
-        @Override
-        public int worldSize() {
-            return owner.worldSize();
-        }
-
-        @Override
-        public void send(int destRank, ByteBuffer data) {
-            owner.send(destRank, data);
-        }
-
-        @Override
-        public void send(int destRank, ByteBuffer header, ByteBuffer payload) {
-            owner.send(destRank, header, payload);
-        }
-
-        @Override
-        public void recv(int srcRank, ByteBuffer dst) {
-            owner.recv(srcRank, dst);
-        }
-
-        @Override
-        public int recvAtMost(int srcRank, ByteBuffer dst, Duration timeout) {
-            return owner.recvAtMost(srcRank, dst, timeout);
-        }
-
-        @Override
-        public void barrier() {
-            owner.barrier();
-        }
-
-        @Override
-        public void close() {
-        }
     }
 }

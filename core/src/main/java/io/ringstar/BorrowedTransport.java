@@ -1,13 +1,9 @@
-package io.ringstar.bench;
+package io.ringstar;
 
-import io.ringstar.Transport;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 
-/**
- * A transport lent to an aggregator that must not close it: the benchmark runs its algorithms one
- * after the other over the same connections and closes them itself at the end.
- */
+/** What {@link Transports#borrowed} returns: every call but {@code close()} goes to the owner. */
 final class BorrowedTransport implements Transport {
     private final Transport owner;
 
