@@ -127,18 +127,13 @@ abstract class TransportAggregator implements GradientAggregator {
         try {
             for (TensorLayout.Group group : groups) {
                 TensorBucket bucket = buckets.get(group.type());
-                for (int member = 0; member < group.size(); member++) {
-                    int index = group.tensorIndex(member);
-                    results[index] = bucket.newResult(layout.shape(index));
-                }
                 long windowElements = bucketBytes / group.type().bytes();
                 long total = group.elementCount();
                 long from = 0;
                 try {
                     do {
                         long to = Math.min(total, from + windowElements);
-                        runWindow(operation, layout, group, bucket, tensors, from, to, deadline);
-                        bucket.unpackWindow(results, group, from, to);
+                        runWindow(operation, layout, group, bucket, tensors, results, from, to, deadline);
                         from = to;
                     } while (from < total);
                 } finally {
@@ -158,22 +153,33 @@ abstract class TransportAggregator implements GradientAggregator {
     }
 
     /**
-     * One run of the algorithm over elements {@code [from, to)} of a group: every window is a
-     * collective of its own, with its own sequence number, so ranks stay in step window by window.
+     * One window of a group, elements {@code [from, to)}: a collective of its own, with its own
+     * sequence number, so ranks stay in step window by window. Everything it does (making the
+     * group's results in its first window, packing, the algorithm, unpacking) fails the group the
+     * same way: the peers are told and later calls refused. Otherwise a rank that failed to
+     * allocate would leave its peers waiting for their timeout, and the sequence numbers would
+     * drift apart.
      */
     private void runWindow(String operation, TensorLayout layout, TensorLayout.Group group, TensorBucket bucket,
-            INDArray[] tensors, long from, long to, long deadline) {
-        ByteBuffer bytes = bucket.packWindow(tensors, group, from, to);
+            INDArray[] tensors, INDArray[] results, long from, long to, long deadline) {
         CollectiveCall call = new CollectiveCall(transport, operation, sequence++, group.type(), to - from,
                 layout.fingerprint(), layout.tensorCount(), layout.describe(), deadline, timeout, headerBuffer,
                 receiveBuffer);
         int maxChunkElements = Math.max(1, chunkBytes / group.type().bytes());
         try {
+            if (from == 0) {
+                for (int member = 0; member < group.size(); member++) {
+                    int index = group.tensorIndex(member);
+                    results[index] = bucket.newResult(layout.shape(index));
+                }
+            }
+            ByteBuffer bytes = bucket.packWindow(tensors, group, from, to);
             if (operation.equals(REDUCE)) {
                 reduce(call, bytes, maxChunkElements);
             } else {
                 broadcast(call, bytes, maxChunkElements);
             }
+            bucket.unpackWindow(results, group, from, to);
         } catch (CollectiveException e) {
             failure = e;
             call.abortPeers(e);

@@ -37,7 +37,7 @@ import java.nio.ByteOrder;
 public final class MessageHeader {
     public static final int LENGTH = 48;
     public static final int MAGIC = 0x52545352;
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 4;

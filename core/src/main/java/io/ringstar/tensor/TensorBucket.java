@@ -164,8 +164,7 @@ public final class TensorBucket implements AutoCloseable {
      * difference). Such a tensor is copied as bytes.
      */
     static boolean isLinearInCOrder(INDArray tensor) {
-        if (tensor.isEmpty() || tensor.rank() == 0 || tensor.elementWiseStride() != 1
-                || tensor.offset() != tensor.data().offset()) {
+        if (tensor.isEmpty() || tensor.rank() == 0 || tensor.elementWiseStride() != 1) {
             return false;
         }
         if (tensor.ordering() == 'c') {

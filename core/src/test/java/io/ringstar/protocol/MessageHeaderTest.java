@@ -36,7 +36,7 @@ class MessageHeaderTest {
     void constantsMatchTheByteDiagram() {
         assertEquals(48, MessageHeader.LENGTH);
         assertEquals(0x52545352, MessageHeader.MAGIC);
-        assertEquals(1, MessageHeader.VERSION);
+        assertEquals(2, MessageHeader.VERSION);
         assertEquals(0, MessageHeader.MAGIC_OFFSET);
         assertEquals(4, MessageHeader.VERSION_OFFSET);
         assertEquals(5, MessageHeader.KIND_OFFSET);

@@ -406,6 +406,28 @@ public abstract class AggregatorConformanceTest {
 
     @ParameterizedTest
     @EnumSource(Algorithm.class)
+    void aRankThatFailsBetweenWindowsTellsTheOthersAtOnce(Algorithm algorithm) {
+        // Rank 1's second tensor has been closed, so packing fails once the windows reach it,
+        // after several windows have gone through: the others must hear of it, not time out.
+        Duration timeout = Duration.ofSeconds(30);
+        List<Ranks.Outcome<Object>> outcomes = withAggregators(algorithm, 3, timeout,
+                Map.of("chunkBytes", "16", "bucketBytes", "400"), (rank, aggregator) -> {
+                    INDArray second = filled(DataType.FLOAT, rank, 1, 50);
+                    if (rank == 1) {
+                        second.close();
+                    }
+                    return aggregator.reduceGradients(filled(DataType.FLOAT, rank, 0, 1000), second);
+                });
+        for (Ranks.Outcome<Object> outcome : outcomes) {
+            assertNotNull(outcome.error, "rank " + outcome.rank + " should have failed");
+            assertInstanceOf(CollectiveException.class, outcome.error, "rank " + outcome.rank + ": " + outcome.error);
+            assertTrue(outcome.elapsed.compareTo(Duration.ofSeconds(10)) < 0,
+                    "rank " + outcome.rank + " took " + outcome.elapsed + " against a " + timeout + " timeout");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
     void aPeerThatLeavesFailsTheOthersPromptly(Algorithm algorithm) {
         List<Transport> transports = createGroup(3, Duration.ofSeconds(30));
         List<GradientAggregator> aggregators = new ArrayList<>();

@@ -29,6 +29,8 @@ record NettySettings(String jobId, byte[] secret, InetAddress coordinatorAddress
 
     /** The most a connection waits for its handshake before the acceptor closes it. */
     static final Duration MAX_HANDSHAKE_TIME = Duration.ofSeconds(10);
+    /** The smallest receive buffer accepted: a few frames' worth of small messages. */
+    static final int MIN_RECEIVE_BUFFER_BYTES = 64 << 10;
 
     static NettySettings from(DistributedConfig config, Map<String, String> environment) {
         String jobId = config.option(NettyTransport.JOB_ID_OPTION).orElse(NettyTransport.DEFAULT_JOB_ID);
@@ -77,6 +79,10 @@ record NettySettings(String jobId, byte[] secret, InetAddress coordinatorAddress
         };
         long pauseReading = config.positiveIntOption(NettyTransport.RECEIVE_BUFFER_OPTION,
                 NettyTransport.DEFAULT_RECEIVE_BUFFER_BYTES);
+        if (pauseReading < MIN_RECEIVE_BUFFER_BYTES) {
+            throw new InvalidConfigException("option " + NettyTransport.RECEIVE_BUFFER_OPTION, pauseReading,
+                    "must be at least " + MIN_RECEIVE_BUFFER_BYTES + " bytes");
+        }
         Duration handshake = config.timeout().compareTo(MAX_HANDSHAKE_TIME) < 0 ? config.timeout() : MAX_HANDSHAKE_TIME;
         return new NettySettings(jobId, secret, coordinator, coordinatorPort, bind, advertised, port, ioThreads, epoll,
                 pauseReading, handshake);

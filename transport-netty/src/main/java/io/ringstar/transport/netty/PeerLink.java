@@ -57,6 +57,13 @@ final class PeerLink {
     /** The message a caller is copying out and waits on, and how many of its bytes are worth waking it for. */
     private Inbound awaited;
     private long awaitedBytes;
+    /**
+     * True while a caller sends to this peer. Reading from the peer does not pause then: if both
+     * ranks sent each other more than the other buffers and stopped reading, each send would wait
+     * for the other's recv, which comes only after its own send. So a rank reads on while it sends,
+     * and the receive buffer may exceed its bound by what the peer sends meanwhile.
+     */
+    private boolean sending;
     /** Set when this rank closed the transport: waiting callers then learn that, not of a failed peer. */
     private volatile boolean closedHere;
 
@@ -113,7 +120,7 @@ final class PeerLink {
     /** Adds to the bytes waiting for recv; true if reading must pause now. Called with the lock held. */
     private boolean countQueued(long bytes) {
         queuedBytes += bytes;
-        if (!readingPaused && queuedBytes > pauseReadingBytes) {
+        if (!readingPaused && !sending && queuedBytes > pauseReadingBytes) {
             readingPaused = true;
             return true;
         }
@@ -249,11 +256,39 @@ final class PeerLink {
             send(joined.slice(0, 0), joined, deadlineNanos, timeout);
             return;
         }
-        Channel out = awaitWritable(deadlineNanos, timeout);
-        boolean zeroCopy = length > COPY_THRESHOLD_BYTES && payload.isDirect();
-        ChannelFuture last = writeFrames(out, header, payload, (int) length, zeroCopy);
-        if (zeroCopy) {
-            awaitWritten(last, deadlineNanos, timeout);
+        startSending();
+        try {
+            Channel out = awaitWritable(deadlineNanos, timeout);
+            boolean zeroCopy = length > COPY_THRESHOLD_BYTES && payload.isDirect();
+            ChannelFuture last = writeFrames(out, header, payload, (int) length, zeroCopy);
+            if (zeroCopy) {
+                awaitWritten(last, deadlineNanos, timeout);
+            }
+        } finally {
+            lock.lock();
+            try {
+                sending = false;
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** Marks a send under way and resumes reading from the peer if it was paused (see {@link #sending}). */
+    private void startSending() {
+        boolean resume = false;
+        lock.lock();
+        try {
+            sending = true;
+            if (readingPaused) {
+                readingPaused = false;
+                resume = true;
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (resume) {
+            resumeReading();
         }
     }
 
@@ -466,13 +501,21 @@ final class PeerLink {
         } finally {
             lock.unlock();
         }
+        if (resume) {
+            resumeReading();
+        }
+    }
+
+    /** Turns reading back on, on the event loop, behind any pause it already has queued. */
+    private void resumeReading() {
         Channel in = channel;
-        if (resume && !in.eventLoop().isShuttingDown()) {
-            try {
-                in.eventLoop().execute(() -> in.config().setAutoRead(true));
-            } catch (java.util.concurrent.RejectedExecutionException closing) {
-                // The transport is closing; nothing will be read any more.
-            }
+        if (in == null || in.eventLoop().isShuttingDown()) {
+            return;
+        }
+        try {
+            in.eventLoop().execute(() -> in.config().setAutoRead(true));
+        } catch (java.util.concurrent.RejectedExecutionException closing) {
+            // The transport is closing; nothing will be read any more.
         }
     }
 

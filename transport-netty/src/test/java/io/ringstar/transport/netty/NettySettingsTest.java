@@ -69,6 +69,8 @@ class NettySettingsTest {
         assertThrows(InvalidConfigException.class,
                 () -> settings(config(1).option(NettyTransport.IO_THREADS_OPTION, "0"), Map.of()));
         assertThrows(InvalidConfigException.class,
+                () -> settings(config(1).option(NettyTransport.RECEIVE_BUFFER_OPTION, "1000"), Map.of()));
+        assertThrows(InvalidConfigException.class,
                 () -> settings(config(1).option(NettyTransport.BIND_OPTION, "10.0.0.0/99"), Map.of()));
         assertThrows(InvalidConfigException.class,
                 () -> settings(config(1).coordinatorAddr("127.0.0.1:0"), Map.of()));

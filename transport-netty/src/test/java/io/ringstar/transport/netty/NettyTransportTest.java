@@ -439,6 +439,31 @@ class NettyTransportTest {
                 "the sender finished in " + sendNanos[0] / 1e6 + " ms, so nothing held it back");
     }
 
+    @Test
+    void ranksThatSendEachOtherMoreThanTheReceiveBufferBeforeReceivingDoNotDeadlock() {
+        // Each rank sends two 6 MiB messages before it receives; each may buffer only 1 MiB. A
+        // rank that stopped reading while its own send waited for the peer would wait forever.
+        List<Transport> transports = group(2, Duration.ofSeconds(20),
+                Map.of(NettyTransport.RECEIVE_BUFFER_OPTION, Integer.toString(1 << 20)));
+        int length = 6 << 20;
+        Ranks.runAll(2, LIMIT, rank -> {
+            Transport transport = transports.get(rank);
+            for (int m = 0; m < 2; m++) {
+                ByteBuffer message = ByteBuffer.allocateDirect(length);
+                message.putInt(0, rank * 10 + m).putInt(length - 4, m);
+                transport.send(1 - rank, message);
+            }
+            ByteBuffer into = ByteBuffer.allocateDirect(length);
+            for (int m = 0; m < 2; m++) {
+                into.clear();
+                transport.recv(1 - rank, into);
+                assertEquals((1 - rank) * 10 + m, into.getInt(0));
+                assertEquals(m, into.getInt(length - 4));
+            }
+            return null;
+        });
+    }
+
     // ---- addresses and ports ----
 
     @Test
