@@ -54,7 +54,7 @@ class MessageHeaderTest {
     void writeThenReadEveryField() {
         MessageHeader header = written(dirty(MessageHeader.LENGTH));
         assertEquals(MessageHeader.MAGIC, header.magic());
-        assertEquals(1, header.version());
+        assertEquals(2, header.version());
         assertSame(MessageKind.STAR_REDUCE, header.kind());
         assertEquals(4, header.kindCode());
         assertEquals(2, header.elementTypeCode());
@@ -93,7 +93,7 @@ class MessageHeaderTest {
         assertEquals('S', b[1]);
         assertEquals('T', b[2]);
         assertEquals('R', b[3]);
-        assertEquals(1, b[4]);
+        assertEquals(2, b[4]);
         assertEquals(4, b[5]);
         assertEquals(2, b[6]);
         assertEquals(0, b[7], "reserved byte is zeroed even when the buffer was dirty");
