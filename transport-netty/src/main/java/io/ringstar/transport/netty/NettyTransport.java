@@ -64,7 +64,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the socket has taken it); shorter ones are copied and {@code send} returns at once. Received
  * bytes wait in the buffers they were read into until {@code recv} copies them out; past
  * {@value #RECEIVE_BUFFER_OPTION} bytes (64 MiB by default) per peer, reading from that peer
- * pauses, so memory stays bounded and back-pressure reaches the sender. Native epoll is used where
+ * pauses, so memory stays bounded and back-pressure reaches the sender (except while this rank is
+ * sending to that peer: two ranks that both send before they receive must not wait on each other). Native epoll is used where
  * it loads ({@value #EPOLL_OPTION}), plain NIO otherwise; {@value #IO_THREADS_OPTION} event-loop
  * threads (1 by default) serve all connections.
  *
