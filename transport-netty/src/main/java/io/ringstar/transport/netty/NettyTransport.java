@@ -110,6 +110,10 @@ public final class NettyTransport implements Transport {
     private static final ByteBuffer NO_BYTES = ByteBuffer.allocate(0).asReadOnlyBuffer();
     private static final Duration LONGEST_BACKOFF = Duration.ofSeconds(1);
     private static final int MAX_REMEMBERED_REFUSALS = 8;
+    /** The longest one connection attempt may take before the next one, with back-off. */
+    private static final long CONNECT_ATTEMPT_MILLIS = 5000;
+    /** Binding a local port is immediate; this bound only keeps a broken event loop from hanging us. */
+    private static final long BIND_WAIT_MILLIS = 10_000;
     /** Connections that may be in their handshake at once; more are closed at once (a flood, not a job). */
     private static final int MAX_PENDING_HANDSHAKES = 64;
 
@@ -219,7 +223,11 @@ public final class NettyTransport implements Transport {
                 });
         configure(server);
         InetSocketAddress where = new InetSocketAddress(settings.bindAddress(), port);
-        ChannelFuture bound = server.bind(where).awaitUninterruptibly();
+        ChannelFuture bound = server.bind(where);
+        if (!bound.awaitUninterruptibly(BIND_WAIT_MILLIS)) {
+            throw new CollectiveException("rendezvous", rank, CollectiveException.NO_RANK, "binding " + where
+                    + " did not finish within " + BIND_WAIT_MILLIS + " ms");
+        }
         if (!bound.isSuccess()) {
             throw new CollectiveException("rendezvous", rank, CollectiveException.NO_RANK, "cannot listen on "
                     + where + (rank == 0 ? " (the coordinator address)" : "") + ": " + bound.cause(), bound.cause());
@@ -238,7 +246,8 @@ public final class NettyTransport implements Transport {
     }
 
     private Bootstrap client(InitiatorHandshake handshake, long deadline) {
-        long connectMillis = Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()), 5000));
+        long connectMillis = Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()),
+                CONNECT_ATTEMPT_MILLIS));
         return new Bootstrap()
                 .group(loops)
                 .channel(settings.epoll() ? EpollSocketChannel.class : NioSocketChannel.class)
@@ -263,7 +272,8 @@ public final class NettyTransport implements Transport {
         while (!closed) {
             InitiatorHandshake handshake = new InitiatorHandshake(settings.secret(), identity, links[peer]);
             ChannelFuture connecting = client(handshake, deadline).connect(address.host(), address.port());
-            connecting.awaitUninterruptibly();
+            // The connect timeout option ends the attempt; the extra second covers its own scheduling.
+            connecting.awaitUninterruptibly(CONNECT_ATTEMPT_MILLIS + 1000);
             if (connecting.isSuccess()) {
                 try {
                     return handshake.result().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -286,8 +296,11 @@ public final class NettyTransport implements Transport {
                     Thread.currentThread().interrupt();
                     throw new CollectiveException(operation, rank, peer, "interrupted while connecting to rank " + peer);
                 }
-            } else {
+            } else if (connecting.isDone()) {
                 lastProblem = String.valueOf(connecting.cause().getMessage());
+            } else {
+                connecting.channel().close();
+                lastProblem = "the connection attempt did not finish in " + CONNECT_ATTEMPT_MILLIS + " ms";
             }
             long remaining = deadline - System.nanoTime();
             if (remaining <= 0) {

@@ -31,6 +31,8 @@ import java.util.concurrent.locks.ReentrantLock;
 final class PeerLink {
     /** Messages at most this long are copied into one buffer and sent without waiting for the socket. */
     static final int COPY_THRESHOLD_BYTES = 64 << 10;
+    /** How long a failed zero-copy send waits for the closed connection to give the caller's memory back. */
+    static final long CLOSE_WAIT_MILLIS = 10_000;
     /** What a queued message costs beyond its bytes, counted against the receive buffer. */
     static final int MESSAGE_OVERHEAD_BYTES = 64;
     /** A caller copying a long message out is woken once this many more of its bytes have come. */
@@ -376,7 +378,12 @@ final class PeerLink {
             fail(interrupted ? "a send to rank " + peer + " was interrupted" : "a send to rank " + peer
                     + " did not complete within " + timeout, null);
             written.channel().close();
-            written.awaitUninterruptibly();
+            if (!written.awaitUninterruptibly(CLOSE_WAIT_MILLIS)) {
+                // Only a stuck event loop gets here; the socket is closed, so nothing more is sent.
+                throw new CollectiveException("send", rank, peer, "the connection to rank " + peer + " was closed"
+                        + " after " + timeout + ", and the event loop did not release the message within "
+                        + CLOSE_WAIT_MILLIS + " ms");
+            }
             if (interrupted) {
                 Thread.currentThread().interrupt();
                 throw new CollectiveException("send", rank, peer, "interrupted while the socket took the message");

@@ -246,6 +246,7 @@ class NettyTransportTest {
             CompletableFuture<NettyTransport> one = openAsync(config(2, 1, coordinator, Duration.ofSeconds(5),
                     NettyTransport.SECRET_OPTION, "right", NettyTransport.JOB_ID_OPTION, "secret-job-name"));
             java.io.ByteArrayOutputStream heard = new java.io.ByteArrayOutputStream();
+            impostor.setSoTimeout(20_000);
             try (Socket connection = impostor.accept()) {
                 connection.setSoTimeout(10_000);
                 OutputStream out = connection.getOutputStream();
