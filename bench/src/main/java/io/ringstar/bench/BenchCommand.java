@@ -6,7 +6,7 @@ import io.ringstar.GradientAggregator;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
 import io.ringstar.tensor.ElementType;
-import io.ringstar.transport.inproc.InProcessTransport;
+import io.ringstar.transport.inproc.InProcessTransportProvider;
 import io.ringstar.transport.netty.NettyTransport;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -47,7 +47,7 @@ final class BenchCommand implements Command {
     static final String COORDINATOR = "--coordinator";
     private static final List<String> FLAGS = List.of(WORLD_SIZE, ALGORITHM, OP, TYPE, MIN_BYTES, MAX_BYTES, ITERS,
             WARMUP, TIMEOUT, CHUNK_BYTES, TRANSPORT, RANK, COORDINATOR);
-    static final List<String> TRANSPORTS = List.of("inproc", NettyTransport.NAME);
+    private static final String IN_PROCESS = InProcessTransportProvider.NAME;
 
     /** Largest message: the aggregators address a bucket with int byte offsets. */
     static final long LARGEST_MESSAGE = 1L << 30;
@@ -278,11 +278,12 @@ final class BenchCommand implements Command {
         int timeoutSeconds = arguments.intValue(TIMEOUT, 60, 1, 24 * 3600);
         int chunkBytes = arguments.value(CHUNK_BYTES).isPresent()
                 ? (int) arguments.byteSize(CHUNK_BYTES, 0, Double.BYTES, LARGEST_MESSAGE) : Settings.AUTO;
-        String transport = arguments.choice(TRANSPORT, NettyTransport.NAME, TRANSPORTS);
+        String transport = arguments.choice(TRANSPORT, NettyTransport.NAME,
+                List.copyOf(Transports.available().keySet()));
         int rank = arguments.intValue(RANK, Settings.AUTO, 0, worldSize - 1);
         String coordinator = arguments.value(COORDINATOR).orElse(null);
         if (rank != Settings.AUTO) {
-            if (transport.equals("inproc")) {
+            if (transport.equals(IN_PROCESS)) {
                 throw new UsageException(RANK + " runs one rank per process, which needs a network transport: add "
                         + TRANSPORT + " " + NettyTransport.NAME);
             }
@@ -290,7 +291,7 @@ final class BenchCommand implements Command {
                 throw new UsageException(RANK + " needs " + COORDINATOR + " host:port, where rank 0 listens and the"
                         + " other ranks find it");
             }
-        } else if (coordinator != null && transport.equals("inproc")) {
+        } else if (coordinator != null && transport.equals(IN_PROCESS)) {
             throw new UsageException(COORDINATOR + " is for network transports; add " + TRANSPORT + " "
                     + NettyTransport.NAME);
         }
@@ -299,15 +300,13 @@ final class BenchCommand implements Command {
     }
 
     /**
-     * This process's transports, one per local rank: an in-process group, or Netty transports
-     * opened at once (each blocks until the whole group has formed).
+     * This process's transports, one per local rank, opened at once through {@link Transports#open}
+     * (each blocks until the whole group has formed). Ranks that are threads of this JVM meet at a
+     * free loopback port, which the in-process transport takes as the name of its group.
      */
     private static List<Transport> openTransports(RankThreads threads, Settings settings) {
-        if (settings.transport().equals("inproc")) {
-            return InProcessTransport.createGroup(settings.worldSize(), settings.timeout());
-        }
         String coordinator = settings.coordinator() != null ? settings.coordinator() : "127.0.0.1:" + freeLoopbackPort();
-        return threads.run(local -> new NettyTransport(DistributedConfig.builder()
+        return threads.run(local -> Transports.open(DistributedConfig.builder()
                 .worldSize(settings.worldSize())
                 .rank(settings.groupRank(local))
                 .coordinatorAddr(coordinator)
@@ -384,7 +383,7 @@ final class BenchCommand implements Command {
         Runtime runtime = Runtime.getRuntime();
         out.printf(Locale.ROOT, "# ringstar bench: world size %d, transport %s (%s)%n", settings.worldSize(),
                 settings.transport(), settings.oneRankPerProcess() ? "one rank per process; times are rank 0's"
-                        : settings.transport().equals("inproc") ? "ranks are threads of this JVM"
+                        : settings.transport().equals(IN_PROCESS) ? "ranks are threads of this JVM"
                         : "ranks are threads of this JVM, each with its own sockets on loopback");
         out.printf(Locale.ROOT, "# JVM: %s %s (%s), %d processors, max heap %s; ND4J threads: %s%n",
                 System.getProperty("java.vm.name"), System.getProperty("java.runtime.version"),
