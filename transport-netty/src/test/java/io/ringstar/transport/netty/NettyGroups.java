@@ -2,10 +2,8 @@ package io.ringstar.transport.netty;
 
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
+import io.ringstar.testing.Ports;
 import io.ringstar.testing.Ranks;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -15,13 +13,9 @@ final class NettyGroups {
     private NettyGroups() {
     }
 
-    /** A port that was free a moment ago on loopback. */
+    /** A port that was free on loopback a moment ago. */
     static int freePort() {
-        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return probe.getLocalPort();
-        } catch (IOException e) {
-            throw new IllegalStateException("no free port on loopback", e);
-        }
+        return Ports.freeLoopbackPort();
     }
 
     /** A configuration for {@code rank} of a group around {@code coordinator}, with extra options. */

@@ -6,12 +6,12 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.ringstar.CollectiveException;
 import io.ringstar.DistributedConfig;
+import io.ringstar.testing.Ports;
 import io.ringstar.transport.netty.HandshakeException;
 import io.ringstar.transport.netty.NettyTransport;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -398,26 +398,7 @@ class MultiProcessSystemTest {
 
     /** {@code count} ports, distinct, that were free on loopback a moment ago. */
     private static int[] freePorts(int count) {
-        List<ServerSocket> held = new ArrayList<>();
-        try {
-            int[] ports = new int[count];
-            for (int i = 0; i < count; i++) {
-                ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
-                held.add(socket);
-                ports[i] = socket.getLocalPort();
-            }
-            return ports;
-        } catch (IOException e) {
-            throw new IllegalStateException("no free port on loopback", e);
-        } finally {
-            for (ServerSocket socket : held) {
-                try {
-                    socket.close();
-                } catch (IOException e) {
-                    // nothing held
-                }
-            }
-        }
+        return Ports.freeLoopbackPorts(count);
     }
 
     /** Sends {@code bytes} and expects the rank to close the connection (at most its 10 s handshake limit). */

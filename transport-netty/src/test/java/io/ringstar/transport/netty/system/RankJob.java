@@ -2,8 +2,6 @@ package io.ringstar.transport.netty.system;
 
 import java.io.File;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -158,15 +156,6 @@ final class RankJob implements AutoCloseable {
     static Path logDirectory() {
         String base = System.getProperty("basedir", ".");
         return Paths.get(base, "target", "system-tests");
-    }
-
-    /** A TCP port that was free on loopback a moment ago. */
-    static int freePort() {
-        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return probe.getLocalPort();
-        } catch (IOException e) {
-            throw new IllegalStateException("no free port on loopback", e);
-        }
     }
 
     /** A file holding {@code text}, deleted when this JVM exits. */
