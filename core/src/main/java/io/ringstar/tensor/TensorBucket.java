@@ -41,16 +41,6 @@ public final class TensorBucket implements AutoCloseable {
     }
 
     /**
-     * Copies the group's tensors into the bucket, each at its offset in 'c' order.
-     *
-     * @return the bucket's bytes, position 0, limit the group's size in bytes; valid until the next
-     *     {@code pack} or {@link #close()}
-     */
-    public ByteBuffer pack(INDArray[] tensors, TensorLayout.Group group) {
-        return packWindow(tensors, group, 0, group.elementCount());
-    }
-
-    /**
      * Copies elements {@code [from, to)} of the group (its tensors' elements in 'c' order, one
      * after the other) into the bucket from its start, for groups too large for one bucket. A
      * tensor that straddles windows and is not laid out in 'c' order is flattened once and the
