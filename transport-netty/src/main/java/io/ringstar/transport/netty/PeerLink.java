@@ -35,8 +35,6 @@ final class PeerLink {
     static final long CLOSE_WAIT_MILLIS = 10_000;
     /** What a queued message costs beyond its bytes, counted against the receive buffer. */
     static final int MESSAGE_OVERHEAD_BYTES = 64;
-    /** A caller copying a long message out is woken once this many more of its bytes have come. */
-    static final int WAKE_BATCH_BYTES = 256 << 10;
     /** The longest message header that is copied next to the first frame header; longer ones take the copy path. */
     private static final int SMALL_HEADER_BYTES = 4096;
 
@@ -56,9 +54,6 @@ final class PeerLink {
     private boolean peerClosing;
     /** Bytes of the newest message that have not arrived yet. */
     private long tailMissing;
-    /** The message a caller is copying out and waits on, and how many of its bytes are worth waking it for. */
-    private Inbound awaited;
-    private long awaitedBytes;
     /**
      * True while a caller sends to this peer. Reading from the peer does not pause then: if both
      * ranks sent each other more than the other buffers and stopped reading, each send would wait
@@ -139,14 +134,9 @@ final class PeerLink {
                 return;
             }
             last.parts.addLast(part);
-            last.available += part.readableBytes();
             tailMissing -= part.readableBytes();
             pause = countQueued(part.readableBytes());
-            // A caller copying this message out is woken for a batch of bytes, not for every read:
-            // each wake-up costs about what copying 64 KiB does.
-            if (last != awaited || last.available >= awaitedBytes || pause) {
-                signalChange();
-            }
+            signalChange();
         } finally {
             lock.unlock();
         }
@@ -435,6 +425,7 @@ final class PeerLink {
      */
     private void copyOut(Inbound message, ByteBuffer dst, long deadlineNanos, Duration timeout) {
         int start = dst.position();
+        ByteBuffer into = dst.duplicate();
         int copied = 0;
         while (true) {
             ByteBuf part;
@@ -446,8 +437,6 @@ final class PeerLink {
                     break;
                 }
                 while ((part = message.parts.pollFirst()) == null) {
-                    awaited = message;
-                    awaitedBytes = Math.min(message.length - copied, WAKE_BATCH_BYTES);
                     if (failure != null) {
                         dropHead();
                         if (closedHere) {
@@ -472,13 +461,12 @@ final class PeerLink {
                         throw interrupted;
                     }
                 }
-                awaited = null;
-                message.available -= part.readableBytes();
             } finally {
                 lock.unlock();
             }
             int partLength = part.readableBytes();
-            part.getBytes(part.readerIndex(), dst.duplicate().position(start + copied).limit(start + copied + partLength));
+            into.limit(start + copied + partLength).position(start + copied);
+            part.getBytes(part.readerIndex(), into);
             part.release();
             copied += partLength;
             consumed(partLength);
@@ -622,8 +610,6 @@ final class PeerLink {
     private static final class Inbound {
         final int length;
         final ArrayDeque<ByteBuf> parts = new ArrayDeque<>(4);
-        /** Bytes in {@link #parts}, not yet copied out. */
-        long available;
 
         Inbound(int length) {
             this.length = length;
