@@ -36,10 +36,6 @@ final class AbortNotice {
         this.text = text;
     }
 
-    AbortNotice(int failureCode, int originRank, String text) {
-        this(failureCode, originRank, CollectiveException.NO_RANK, text);
-    }
-
     static AbortNotice of(int originRank, CollectiveException failure) {
         return new AbortNotice(Failures.code(failure), originRank, failure.peerRank(), failure.getMessage());
     }

@@ -18,7 +18,7 @@ class AbortNoticeTest {
 
     @Test
     void encodeThenDecodeRoundTrips() {
-        AbortNotice notice = new AbortNotice(3, 5, "reduceGradients on rank 5 (peer rank 2): shapes differ, π ≠ 3");
+        AbortNotice notice = new AbortNotice(3, 5, CollectiveException.NO_RANK, "reduceGradients on rank 5 (peer rank 2): shapes differ, π ≠ 3");
         ByteBuffer encoded = notice.encode();
         int textBytes = notice.text.getBytes(StandardCharsets.UTF_8).length;
         assertEquals(0, encoded.position());
@@ -43,7 +43,7 @@ class AbortNoticeTest {
 
     @Test
     void decodesAtAnOffsetInsideALargerBuffer() {
-        ByteBuffer encoded = new AbortNotice(1, 9, "timed out").encode();
+        ByteBuffer encoded = new AbortNotice(1, 9, CollectiveException.NO_RANK, "timed out").encode();
         ByteBuffer message = ByteBuffer.allocate(48 + encoded.remaining() + 16);
         for (int i = 0; i < message.capacity(); i++) {
             message.put(i, (byte) 0x7F);
@@ -62,7 +62,7 @@ class AbortNoticeTest {
 
     @Test
     void emptyTextRoundTrips() {
-        ByteBuffer encoded = new AbortNotice(4, 0, "").encode();
+        ByteBuffer encoded = new AbortNotice(4, 0, CollectiveException.NO_RANK, "").encode();
         assertEquals(AbortNotice.HEADER_BYTES, encoded.remaining());
         AbortNotice decoded = AbortNotice.decode(encoded, 0, AbortNotice.HEADER_BYTES);
         assertNotNull(decoded);
@@ -73,7 +73,7 @@ class AbortNoticeTest {
     @Test
     void longTextIsTruncatedToTheMaximum() {
         String text = "x".repeat(5000);
-        ByteBuffer encoded = new AbortNotice(4, 1, text).encode();
+        ByteBuffer encoded = new AbortNotice(4, 1, CollectiveException.NO_RANK, text).encode();
         assertEquals(AbortNotice.MAX_BYTES, encoded.remaining());
         assertEquals(AbortNotice.HEADER_BYTES + 2000, AbortNotice.MAX_BYTES);
         assertEquals(2000, encoded.getInt(12));
@@ -85,7 +85,7 @@ class AbortNoticeTest {
     @Test
     void textOfExactlyTheMaximumIsKept() {
         String text = "é".repeat(1000); // 2000 UTF-8 bytes
-        ByteBuffer encoded = new AbortNotice(4, 1, text).encode();
+        ByteBuffer encoded = new AbortNotice(4, 1, CollectiveException.NO_RANK, text).encode();
         assertEquals(AbortNotice.MAX_BYTES, encoded.remaining());
         assertEquals(text, AbortNotice.decode(encoded, 0, encoded.remaining()).text);
     }
@@ -93,7 +93,7 @@ class AbortNoticeTest {
     @Test
     void truncationKeepsWholeCharacters() {
         String text = "a" + "é".repeat(1500); // 1 + 3000 bytes; byte 2000 is the middle of an 'é'
-        ByteBuffer encoded = new AbortNotice(4, 1, text).encode();
+        ByteBuffer encoded = new AbortNotice(4, 1, CollectiveException.NO_RANK, text).encode();
         String decoded = AbortNotice.decode(encoded, 0, encoded.remaining()).text;
         assertTrue(text.startsWith(decoded), "decoded text ends with " + (int) decoded.charAt(decoded.length() - 1));
         assertEquals(1 + 999, decoded.length());
@@ -101,7 +101,7 @@ class AbortNoticeTest {
 
     @Test
     void tooShortIsNotANotice() {
-        ByteBuffer encoded = new AbortNotice(1, 2, "hello").encode();
+        ByteBuffer encoded = new AbortNotice(1, 2, CollectiveException.NO_RANK, "hello").encode();
         for (int length = 0; length < AbortNotice.HEADER_BYTES; length++) {
             assertNull(AbortNotice.decode(encoded, 0, length), "length " + length);
         }
@@ -109,7 +109,7 @@ class AbortNoticeTest {
 
     @Test
     void textLengthBeyondTheMessageIsNotANotice() {
-        ByteBuffer encoded = new AbortNotice(1, 2, "hello").encode();
+        ByteBuffer encoded = new AbortNotice(1, 2, CollectiveException.NO_RANK, "hello").encode();
         // The message is cut one byte short of the text it announces.
         assertNull(AbortNotice.decode(encoded, 0, encoded.remaining() - 1));
 
