@@ -51,6 +51,55 @@ public final class DistributedConfig {
         return builder().worldSize(worldSize).rank(rank).coordinatorAddr(coordinatorAddr).build();
     }
 
+    /**
+     * A configuration from the environment variables a launcher sets (torchrun's {@code RANK},
+     * {@code WORLD_SIZE}, {@code MASTER_ADDR}, {@code MASTER_PORT}; Open MPI's, Slurm's and PMI's
+     * rank and size variables), as {@link ConfigSources} describes. The transport is
+     * {@code RINGSTAR_TRANSPORT}, else {@value #DEFAULT_TRANSPORT}: set it for ranks that are
+     * separate processes.
+     *
+     * @throws InvalidConfigException if a value is missing, malformed or given differently twice
+     */
+    public static DistributedConfig fromEnv(Map<String, String> env) {
+        return ConfigSources.resolve(Map.of(), env, DEFAULT_TRANSPORT).config();
+    }
+
+    /**
+     * A configuration from flags ({@code --rank R --world-size N --coordinator host:port --transport T
+     * --timeout SECONDS --secret-file PATH}, each also as {@code --name=value}), with what they leave
+     * out taken from this process's environment as in {@link #fromEnv}.
+     *
+     * @throws InvalidConfigException for an unknown or repeated flag, a flag without a value, or any
+     *     problem {@link ConfigSources#resolve} reports
+     */
+    public static DistributedConfig fromArgs(String... args) {
+        Map<String, String> flags = new TreeMap<>();
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            String name = arg.startsWith("--") ? arg.substring(2) : arg;
+            String value = null;
+            int equals = name.indexOf('=');
+            if (equals >= 0) {
+                value = name.substring(equals + 1);
+                name = name.substring(0, equals);
+            }
+            if (!arg.startsWith("--") || !ConfigSources.FLAGS.contains(name)) {
+                throw new InvalidConfigException("argument", arg, "is not one of --" + String.join(", --",
+                        ConfigSources.FLAGS));
+            }
+            if (value == null) {
+                if (i + 1 >= args.length) {
+                    throw new InvalidConfigException("--" + name, "(missing)", "needs a value");
+                }
+                value = args[++i];
+            }
+            if (flags.put(name, value) != null) {
+                throw new InvalidConfigException("--" + name, value, "is given more than once");
+            }
+        }
+        return ConfigSources.resolve(flags, System.getenv(), DEFAULT_TRANSPORT).config();
+    }
+
     public static Builder builder() {
         return new Builder();
     }

@@ -1,0 +1,278 @@
+package io.ringstar;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Builds a {@link DistributedConfig} from command-line flags and from the environment variables that
+ * launchers people already use set for each process. A flag wins over the environment only where
+ * the environment is silent: a flag and a launcher variable that disagree, or two launcher
+ * variables that disagree, are an error, because a job half-configured by two sources would form
+ * the wrong group and hang until the timeout.
+ *
+ * <table>
+ *   <caption>Where each value comes from, in order</caption>
+ *   <tr><th>value</th><th>flag</th><th>environment</th></tr>
+ *   <tr><td>rank</td><td>{@code --rank}</td><td>{@code RANK} (torchrun), {@code OMPI_COMM_WORLD_RANK}
+ *       (Open MPI), {@code SLURM_PROCID} (srun), {@code PMI_RANK} (MPICH, Intel MPI)</td></tr>
+ *   <tr><td>world size</td><td>{@code --world-size}</td><td>{@code WORLD_SIZE},
+ *       {@code OMPI_COMM_WORLD_SIZE}, {@code SLURM_NTASKS}, {@code PMI_SIZE}</td></tr>
+ *   <tr><td>coordinator</td><td>{@code --coordinator host:port}</td><td>{@code MASTER_ADDR} with
+ *       {@code MASTER_PORT}; else, when the launcher says every rank runs on this host
+ *       ({@code LOCAL_WORLD_SIZE}, {@code OMPI_COMM_WORLD_LOCAL_SIZE} or {@code SLURM_NNODES=1}),
+ *       {@value DistributedConfig#DEFAULT_COORDINATOR_ADDR}</td></tr>
+ *   <tr><td>transport</td><td>{@code --transport}</td><td>{@code RINGSTAR_TRANSPORT}</td></tr>
+ *   <tr><td>timeout</td><td>{@code --timeout SECONDS}</td><td>{@code RINGSTAR_TIMEOUT} (seconds)</td></tr>
+ *   <tr><td>secret file</td><td>{@code --secret-file PATH}</td><td>{@code RINGSTAR_SECRET_FILE}; the
+ *       transports also read a secret itself from {@code RINGSTAR_SECRET}</td></tr>
+ * </table>
+ *
+ * <p>Every problem is an {@link InvalidConfigException} whose message says what is missing or
+ * which two sources disagree, and how to fix it; nothing here opens a connection.
+ */
+public final class ConfigSources {
+    /** Flag names this class reads, without the leading {@code --}. */
+    public static final String RANK = "rank";
+    public static final String WORLD_SIZE = "world-size";
+    public static final String COORDINATOR = "coordinator";
+    public static final String TRANSPORT = "transport";
+    public static final String TIMEOUT = "timeout";
+    public static final String SECRET_FILE = "secret-file";
+    /** Every flag {@link #resolve} reads, in the order help texts list them. */
+    public static final List<String> FLAGS = List.of(RANK, WORLD_SIZE, COORDINATOR, TRANSPORT, TIMEOUT, SECRET_FILE);
+
+    /** The option under which the secret file's path reaches the transports. */
+    public static final String SECRET_FILE_OPTION = "secretFile";
+
+    /** Launcher variables for the rank, in the order they are reported. */
+    static final List<String> RANK_VARIABLES = List.of("RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK");
+    /** Launcher variables for the world size, in the same order as {@link #RANK_VARIABLES}. */
+    static final List<String> SIZE_VARIABLES = List.of("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS",
+            "PMI_SIZE");
+    static final String MASTER_ADDR = "MASTER_ADDR";
+    static final String MASTER_PORT = "MASTER_PORT";
+    static final String TRANSPORT_VARIABLE = "RINGSTAR_TRANSPORT";
+    static final String TIMEOUT_VARIABLE = "RINGSTAR_TIMEOUT";
+    static final String SECRET_FILE_VARIABLE = "RINGSTAR_SECRET_FILE";
+
+    private static final String HOW_TO_RANK = "give --rank R, or start the ranks with a launcher that sets one of "
+            + String.join(", ", RANK_VARIABLES);
+    private static final String HOW_TO_SIZE = "give --world-size N, or start the ranks with a launcher that sets one of "
+            + String.join(", ", SIZE_VARIABLES);
+
+    private ConfigSources() {
+    }
+
+    /**
+     * A configuration and, for each value, where it came from ({@code "--rank"},
+     * {@code "OMPI_COMM_WORLD_RANK"}, {@code "default"}), for the one line a program prints at start.
+     */
+    public record Resolved(DistributedConfig config, Map<String, String> origins) {
+        public Resolved {
+            origins = Collections.unmodifiableMap(new LinkedHashMap<>(origins));
+        }
+
+        /** {@code rank 2 (OMPI_COMM_WORLD_RANK), world size 3 (OMPI_COMM_WORLD_SIZE), ...}; secrets never appear. */
+        public String describe() {
+            DistributedConfig c = config;
+            List<String> parts = new ArrayList<>();
+            parts.add("rank " + c.rank() + origin(RANK));
+            parts.add("world size " + c.worldSize() + origin(WORLD_SIZE));
+            parts.add("coordinator " + c.coordinatorAddr() + origin(COORDINATOR));
+            parts.add("transport " + c.transport() + origin(TRANSPORT));
+            parts.add("timeout " + c.timeout().toSeconds() + "s" + origin(TIMEOUT));
+            c.option(SECRET_FILE_OPTION).ifPresent(path -> parts.add("secret file " + path + origin(SECRET_FILE)));
+            return String.join(", ", parts);
+        }
+
+        private String origin(String value) {
+            String from = origins.get(value);
+            return from == null ? "" : " (" + from + ")";
+        }
+    }
+
+    /**
+     * Whether a rank is given at all, by the flag or by any launcher variable. A program that runs
+     * every rank itself (as threads) when none is given asks this first.
+     */
+    public static boolean rankGiven(Map<String, String> flags, Map<String, String> env) {
+        return flags.containsKey(RANK) || RANK_VARIABLES.stream().anyMatch(env::containsKey);
+    }
+
+    /**
+     * Resolves a configuration.
+     *
+     * @param flags flag values by name without {@code --} (only the names in {@link #FLAGS} are read;
+     *     others are ignored, so a program can pass all of its flags)
+     * @param env the environment, usually {@code System.getenv()}
+     * @param defaultTransport the transport when neither {@code --transport} nor
+     *     {@code RINGSTAR_TRANSPORT} names one
+     * @throws InvalidConfigException if a value is missing, malformed, or given differently by two sources
+     */
+    public static Resolved resolve(Map<String, String> flags, Map<String, String> env, String defaultTransport) {
+        Map<String, String> origins = new LinkedHashMap<>();
+        Source rank = pick("rank", "--" + RANK, flags.get(RANK), RANK_VARIABLES, env)
+                .orElseThrow(() -> new InvalidConfigException("rank", "(not given)", HOW_TO_RANK));
+        Source size = pick("world size", "--" + WORLD_SIZE, flags.get(WORLD_SIZE), SIZE_VARIABLES, env)
+                .orElseThrow(() -> new InvalidConfigException("world size", "(not given)", HOW_TO_SIZE
+                        + "; the rank came from " + rank.origin));
+        origins.put(RANK, rank.origin);
+        origins.put(WORLD_SIZE, size.origin);
+        int worldSize = parseInt(size, 1);
+        int rankValue = parseInt(rank, 0);
+        if (rankValue >= worldSize) {
+            throw new InvalidConfigException("rank", rankValue + " (" + rank.origin + ")", "must be below the world size "
+                    + worldSize + " (" + size.origin + ")");
+        }
+
+        DistributedConfig.Builder builder = DistributedConfig.builder().worldSize(worldSize).rank(rankValue);
+        Source coordinator = coordinator(flags, env);
+        builder.coordinatorAddr(coordinator.value);
+        origins.put(COORDINATOR, coordinator.origin);
+
+        Source transport = single(flags.get(TRANSPORT), "--" + TRANSPORT, env, TRANSPORT_VARIABLE)
+                .orElse(new Source(defaultTransport, "default"));
+        builder.transport(transport.value);
+        origins.put(TRANSPORT, transport.origin);
+
+        Optional<Source> timeout = single(flags.get(TIMEOUT), "--" + TIMEOUT, env, TIMEOUT_VARIABLE);
+        if (timeout.isPresent()) {
+            builder.timeout(Duration.ofSeconds(parseInt(timeout.get(), 1)));
+            origins.put(TIMEOUT, timeout.get().origin);
+        } else {
+            origins.put(TIMEOUT, "default");
+        }
+
+        Optional<Source> secretFile = single(flags.get(SECRET_FILE), "--" + SECRET_FILE, env, SECRET_FILE_VARIABLE);
+        secretFile.ifPresent(file -> {
+            builder.option(SECRET_FILE_OPTION, file.value);
+            origins.put(SECRET_FILE, file.origin);
+        });
+        return new Resolved(builder.build(), origins);
+    }
+
+    /** A value and the flag or variable it came from. */
+    private record Source(String value, String origin) {
+    }
+
+    /**
+     * The flag's value, else the launcher variables' common value; every source that is set must
+     * agree (as numbers, so {@code 03} and {@code 3} agree).
+     */
+    private static Optional<Source> pick(String what, String flagName, String flagValue, List<String> variables,
+            Map<String, String> env) {
+        List<Source> given = new ArrayList<>();
+        if (flagValue != null) {
+            given.add(new Source(flagValue.trim(), flagName));
+        }
+        for (String variable : variables) {
+            String value = env.get(variable);
+            if (value != null) {
+                given.add(new Source(value.trim(), variable));
+            }
+        }
+        if (given.isEmpty()) {
+            return Optional.empty();
+        }
+        Source first = given.get(0);
+        long firstNumber = parseLong(first);
+        for (Source other : given.subList(1, given.size())) {
+            if (parseLong(other) != firstNumber) {
+                throw new InvalidConfigException(what, first.value + " (" + first.origin + ") but " + other.value + " ("
+                        + other.origin + ")", "the sources disagree; give the " + what + " in one place only, or"
+                        + " make them agree");
+            }
+        }
+        return Optional.of(first);
+    }
+
+    private static Optional<Source> single(String flagValue, String flagName, Map<String, String> env,
+            String variable) {
+        String fromEnv = env.get(variable);
+        if (flagValue != null && fromEnv != null && !flagValue.equals(fromEnv)) {
+            throw new InvalidConfigException(flagName.substring(2), flagValue + " (" + flagName + ") but " + fromEnv
+                    + " (" + variable + ")", "the sources disagree; drop one or make them agree");
+        }
+        if (flagValue != null) {
+            return Optional.of(new Source(flagValue, flagName));
+        }
+        return Optional.ofNullable(fromEnv).map(value -> new Source(value, variable));
+    }
+
+    private static Source coordinator(Map<String, String> flags, Map<String, String> env) {
+        String flag = flags.get(COORDINATOR);
+        String host = env.get(MASTER_ADDR);
+        String port = env.get(MASTER_PORT);
+        if ((host == null) != (port == null)) {
+            throw new InvalidConfigException(host == null ? MASTER_ADDR : MASTER_PORT, "(not set)", "is needed with "
+                    + (host == null ? MASTER_PORT + "=" + port : MASTER_ADDR + "=" + host)
+                    + "; set both, or give --coordinator host:port");
+        }
+        String fromEnv = host == null ? null : (host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host)
+                + ":" + port.trim();
+        if (flag != null && fromEnv != null && !sameAddress(flag, fromEnv)) {
+            throw new InvalidConfigException("coordinator", flag + " (--coordinator) but " + fromEnv + " ("
+                    + MASTER_ADDR + ":" + MASTER_PORT + ")", "the sources disagree; drop one or make them agree");
+        }
+        if (flag != null) {
+            return new Source(flag, "--" + COORDINATOR);
+        }
+        if (fromEnv != null) {
+            return new Source(fromEnv, MASTER_ADDR + ":" + MASTER_PORT);
+        }
+        Optional<String> singleHost = singleHostEvidence(env);
+        if (singleHost.isPresent()) {
+            return new Source(DistributedConfig.DEFAULT_COORDINATOR_ADDR, "default; " + singleHost.get());
+        }
+        throw new InvalidConfigException("coordinator", "(not given)", "give --coordinator host:port (rank 0's host"
+                + " and a free port), or set " + MASTER_ADDR + " and " + MASTER_PORT + "; without them the ranks"
+                + " could not find rank 0");
+    }
+
+    /** Why the launcher's variables show that every rank is on this host, if they do. */
+    private static Optional<String> singleHostEvidence(Map<String, String> env) {
+        String[][] pairs = {{"LOCAL_WORLD_SIZE", "WORLD_SIZE"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_SIZE"}};
+        for (String[] pair : pairs) {
+            String local = env.get(pair[0]);
+            if (local != null && local.trim().equals(String.valueOf(env.get(pair[1])).trim())) {
+                return Optional.of(pair[0] + " = " + pair[1] + ": every rank on this host");
+            }
+        }
+        if ("1".equals(env.get("SLURM_NNODES")) || "1".equals(env.get("SLURM_JOB_NUM_NODES"))) {
+            return Optional.of("one Slurm node");
+        }
+        return Optional.empty();
+    }
+
+    private static boolean sameAddress(String a, String b) {
+        try {
+            DistributedConfig left = DistributedConfig.builder().coordinatorAddr(a).build();
+            DistributedConfig right = DistributedConfig.builder().coordinatorAddr(b).build();
+            return left.coordinatorHost().equalsIgnoreCase(right.coordinatorHost())
+                    && left.coordinatorPort() == right.coordinatorPort();
+        } catch (InvalidConfigException e) {
+            return a.equals(b);
+        }
+    }
+
+    private static int parseInt(Source source, int min) {
+        long value = parseLong(source);
+        if (value < min || value > Integer.MAX_VALUE) {
+            throw new InvalidConfigException(source.origin, source.value, "must be a whole number of at least " + min);
+        }
+        return (int) value;
+    }
+
+    private static long parseLong(Source source) {
+        try {
+            return Long.parseLong(source.value.trim());
+        } catch (NumberFormatException e) {
+            throw new InvalidConfigException(source.origin, source.value, "must be a whole number");
+        }
+    }
+}

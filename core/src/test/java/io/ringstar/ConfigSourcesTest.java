@@ -1,0 +1,179 @@
+package io.ringstar;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ConfigSourcesTest {
+
+    private static ConfigSources.Resolved resolve(Map<String, String> flags, Map<String, String> env) {
+        return ConfigSources.resolve(flags, env, "netty");
+    }
+
+    private static String failure(Map<String, String> flags, Map<String, String> env) {
+        return assertThrows(InvalidConfigException.class, () -> resolve(flags, env)).getMessage();
+    }
+
+    @Test
+    void flagsAloneGiveEveryValue() {
+        ConfigSources.Resolved resolved = resolve(Map.of("rank", "2", "world-size", "3", "coordinator", "10.0.0.1:4000",
+                "transport", "inproc", "timeout", "7", "secret-file", "/run/secret"), Map.of());
+        DistributedConfig config = resolved.config();
+        assertEquals(2, config.rank());
+        assertEquals(3, config.worldSize());
+        assertEquals("10.0.0.1:4000", config.coordinatorAddr());
+        assertEquals("inproc", config.transport());
+        assertEquals(Duration.ofSeconds(7), config.timeout());
+        assertEquals("/run/secret", config.option(ConfigSources.SECRET_FILE_OPTION).orElseThrow());
+        assertEquals("--rank", resolved.origins().get("rank"));
+        assertTrue(resolved.describe().contains("rank 2 (--rank)"), resolved.describe());
+    }
+
+    @Test
+    void torchrunVariables() {
+        ConfigSources.Resolved resolved = resolve(Map.of(), Map.of("RANK", "1", "WORLD_SIZE", "4", "MASTER_ADDR",
+                "node7", "MASTER_PORT", "29501"));
+        assertEquals(1, resolved.config().rank());
+        assertEquals(4, resolved.config().worldSize());
+        assertEquals("node7:29501", resolved.config().coordinatorAddr());
+        assertEquals("netty", resolved.config().transport());
+        assertEquals("default", resolved.origins().get("transport"));
+        assertEquals("MASTER_ADDR:MASTER_PORT", resolved.origins().get("coordinator"));
+    }
+
+    @Test
+    void ipv6MasterAddrGetsBrackets() {
+        DistributedConfig config = resolve(Map.of(), Map.of("RANK", "0", "WORLD_SIZE", "2", "MASTER_ADDR", "::1",
+                "MASTER_PORT", "29500")).config();
+        assertEquals("::1", config.coordinatorHost());
+        assertEquals(29500, config.coordinatorPort());
+    }
+
+    @Test
+    void openMpiOnOneHostUsesTheDefaultCoordinator() {
+        ConfigSources.Resolved resolved = resolve(Map.of(), Map.of("OMPI_COMM_WORLD_RANK", "2",
+                "OMPI_COMM_WORLD_SIZE", "3", "OMPI_COMM_WORLD_LOCAL_SIZE", "3"));
+        assertEquals(2, resolved.config().rank());
+        assertEquals(3, resolved.config().worldSize());
+        assertEquals(DistributedConfig.DEFAULT_COORDINATOR_ADDR, resolved.config().coordinatorAddr());
+        assertTrue(resolved.origins().get("coordinator").contains("OMPI_COMM_WORLD_LOCAL_SIZE"),
+                resolved.origins().toString());
+    }
+
+    @Test
+    void slurmAndPmiVariables() {
+        assertEquals(5, resolve(Map.of(), Map.of("SLURM_PROCID", "5", "SLURM_NTASKS", "8", "SLURM_NNODES", "1"))
+                .config().rank());
+        DistributedConfig pmi = resolve(Map.of("coordinator", "h:1"), Map.of("PMI_RANK", "0", "PMI_SIZE", "2"))
+                .config();
+        assertEquals(0, pmi.rank());
+        assertEquals(2, pmi.worldSize());
+    }
+
+    @Test
+    void aLauncherAcrossHostsNeedsACoordinator() {
+        String message = failure(Map.of(), Map.of("OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_SIZE", "4",
+                "OMPI_COMM_WORLD_LOCAL_SIZE", "2"));
+        assertTrue(message.contains("--coordinator") && message.contains("MASTER_ADDR"), message);
+    }
+
+    @Test
+    void aFlagThatAgreesWithTheLauncherIsFine() {
+        DistributedConfig config = resolve(Map.of("rank", "1", "world-size", "03"), Map.of("OMPI_COMM_WORLD_RANK", "1",
+                "OMPI_COMM_WORLD_SIZE", "3", "OMPI_COMM_WORLD_LOCAL_SIZE", "3")).config();
+        assertEquals(1, config.rank());
+        assertEquals(3, config.worldSize());
+    }
+
+    @Test
+    void aFlagThatContradictsTheLauncherIsRefused() {
+        String message = failure(Map.of("rank", "0"), Map.of("OMPI_COMM_WORLD_RANK", "2", "OMPI_COMM_WORLD_SIZE", "3"));
+        assertTrue(message.contains("0 (--rank)") && message.contains("2 (OMPI_COMM_WORLD_RANK)"), message);
+    }
+
+    @Test
+    void twoLaunchersThatDisagreeAreRefused() {
+        String message = failure(Map.of("coordinator", "h:1"), Map.of("RANK", "1", "PMI_RANK", "2", "WORLD_SIZE", "4"));
+        assertTrue(message.contains("1 (RANK)") && message.contains("2 (PMI_RANK)"), message);
+        String sizes = failure(Map.of("coordinator", "h:1"), Map.of("RANK", "1", "WORLD_SIZE", "4", "SLURM_NTASKS",
+                "8"));
+        assertTrue(sizes.contains("world size") && sizes.contains("8 (SLURM_NTASKS)"), sizes);
+    }
+
+    @Test
+    void coordinatorFlagAndMasterAddrMustAgree() {
+        String message = failure(Map.of("rank", "0", "world-size", "2", "coordinator", "a:1"),
+                Map.of("MASTER_ADDR", "b", "MASTER_PORT", "1"));
+        assertTrue(message.contains("a:1 (--coordinator)") && message.contains("b:1"), message);
+        assertEquals("a:1", resolve(Map.of("rank", "0", "world-size", "2", "coordinator", "a:1"),
+                Map.of("MASTER_ADDR", "A", "MASTER_PORT", "1")).config().coordinatorAddr());
+    }
+
+    @Test
+    void masterAddrWithoutPortIsRefused() {
+        String message = failure(Map.of("rank", "0", "world-size", "2"), Map.of("MASTER_ADDR", "node1"));
+        assertTrue(message.contains("MASTER_PORT"), message);
+    }
+
+    @Test
+    void missingValuesSayHowToGiveThem() {
+        String noRank = failure(Map.of("world-size", "2"), Map.of());
+        assertTrue(noRank.contains("--rank") && noRank.contains("OMPI_COMM_WORLD_RANK"), noRank);
+        String noSize = failure(Map.of("rank", "0"), Map.of());
+        assertTrue(noSize.contains("--world-size") && noSize.contains("WORLD_SIZE"), noSize);
+        String noCoordinator = failure(Map.of("rank", "0", "world-size", "2"), Map.of());
+        assertTrue(noCoordinator.contains("--coordinator"), noCoordinator);
+    }
+
+    @Test
+    void badNumbersNameTheirSource() {
+        String message = failure(Map.of(), Map.of("RANK", "one", "WORLD_SIZE", "2"));
+        assertTrue(message.contains("RANK") && message.contains("one"), message);
+        String tooLarge = failure(Map.of("rank", "3", "world-size", "3", "coordinator", "h:1"), Map.of());
+        assertTrue(tooLarge.contains("below the world size 3"), tooLarge);
+        String zeroSize = failure(Map.of("rank", "0", "world-size", "0", "coordinator", "h:1"), Map.of());
+        assertTrue(zeroSize.contains("--world-size"), zeroSize);
+        String badTimeout = failure(Map.of("rank", "0", "world-size", "1", "coordinator", "h:1", "timeout", "0"),
+                Map.of());
+        assertTrue(badTimeout.contains("--timeout"), badTimeout);
+    }
+
+    @Test
+    void transportAndTimeoutFromTheEnvironment() {
+        ConfigSources.Resolved resolved = resolve(Map.of("rank", "0", "world-size", "1", "coordinator", "h:1"),
+                Map.of("RINGSTAR_TRANSPORT", "aeron", "RINGSTAR_TIMEOUT", "9", "RINGSTAR_SECRET_FILE", "/s"));
+        assertEquals("aeron", resolved.config().transport());
+        assertEquals(Duration.ofSeconds(9), resolved.config().timeout());
+        assertEquals("/s", resolved.config().option(ConfigSources.SECRET_FILE_OPTION).orElseThrow());
+        String clash = failure(Map.of("rank", "0", "world-size", "1", "coordinator", "h:1", "transport", "netty"),
+                Map.of("RINGSTAR_TRANSPORT", "aeron"));
+        assertTrue(clash.contains("netty (--transport) but aeron (RINGSTAR_TRANSPORT)"), clash);
+    }
+
+    @Test
+    void rankGivenLooksAtFlagsAndLaunchers() {
+        assertFalse(ConfigSources.rankGiven(Map.of("world-size", "4"), Map.of("WORLD_SIZE", "4")));
+        assertTrue(ConfigSources.rankGiven(Map.of("rank", "0"), Map.of()));
+        assertTrue(ConfigSources.rankGiven(Map.of(), Map.of("SLURM_PROCID", "0")));
+    }
+
+    @Test
+    void fromEnvAndFromArgs() {
+        DistributedConfig fromEnv = DistributedConfig.fromEnv(Map.of("RANK", "0", "WORLD_SIZE", "2", "MASTER_ADDR",
+                "127.0.0.1", "MASTER_PORT", "29511"));
+        assertEquals("127.0.0.1:29511", fromEnv.coordinatorAddr());
+        assertEquals(DistributedConfig.DEFAULT_TRANSPORT, fromEnv.transport());
+        DistributedConfig fromArgs = DistributedConfig.fromArgs("--rank", "1", "--world-size=2", "--coordinator",
+                "127.0.0.1:29512", "--transport", "inproc");
+        assertEquals(1, fromArgs.rank());
+        assertEquals("127.0.0.1:29512", fromArgs.coordinatorAddr());
+        assertThrows(InvalidConfigException.class, () -> DistributedConfig.fromArgs("--ranks", "1"));
+        assertThrows(InvalidConfigException.class, () -> DistributedConfig.fromArgs("--rank"));
+        assertThrows(InvalidConfigException.class, () -> DistributedConfig.fromArgs("--rank", "1", "--rank", "1"));
+    }
+}
