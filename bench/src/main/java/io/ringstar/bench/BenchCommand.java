@@ -7,11 +7,6 @@ import io.ringstar.Transport;
 import io.ringstar.Transports;
 import io.ringstar.tensor.ElementType;
 import io.ringstar.transport.inproc.InProcessTransportProvider;
-import io.ringstar.transport.netty.NettyTransport;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.time.ZonedDateTime;
@@ -21,6 +16,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
 /**
@@ -32,7 +28,6 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * ({@link ClosedFormPattern}) on every rank, then timed; a wrong element anywhere fails the run.
  */
 final class BenchCommand implements Command {
-    static final String WORLD_SIZE = "--world-size";
     static final String ALGORITHM = "--algorithm";
     static final String OP = "--op";
     static final String TYPE = "--type";
@@ -40,14 +35,19 @@ final class BenchCommand implements Command {
     static final String MAX_BYTES = "--max-bytes";
     static final String ITERS = "--iters";
     static final String WARMUP = "--warmup";
-    static final String TIMEOUT = "--timeout";
     static final String CHUNK_BYTES = "--chunk-bytes";
-    static final String TRANSPORT = "--transport";
-    static final String RANK = "--rank";
-    static final String COORDINATOR = "--coordinator";
-    private static final List<String> FLAGS = List.of(WORLD_SIZE, ALGORITHM, OP, TYPE, MIN_BYTES, MAX_BYTES, ITERS,
-            WARMUP, TIMEOUT, CHUNK_BYTES, TRANSPORT, RANK, COORDINATOR);
+    private static final List<String> FLAGS = Stream.concat(RankPlacement.FLAGS.stream(),
+            Stream.of(ALGORITHM, OP, TYPE, MIN_BYTES, MAX_BYTES, ITERS, WARMUP, CHUNK_BYTES)).toList();
     private static final String IN_PROCESS = InProcessTransportProvider.NAME;
+    private static final int DEFAULT_WORLD_SIZE = 4;
+    private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
+
+    private final Map<String, String> env;
+
+    /** @param env the environment that may name this process's rank (launcher variables) */
+    BenchCommand(Map<String, String> env) {
+        this.env = Map.copyOf(env);
+    }
 
     /** Largest message: the aggregators address a bucket with int byte offsets. */
     static final long LARGEST_MESSAGE = 1L << 30;
@@ -59,25 +59,41 @@ final class BenchCommand implements Command {
     /** ...and at most this many. */
     private static final int AUTO_MAX_ITERS = 200;
 
-    /** Everything the command line chose, checked. */
-    record Settings(int worldSize, List<Algorithm> algorithms, List<Operation> operations, ElementType type,
-            long minBytes, long maxBytes, int iters, int warmup, Duration timeout, int chunkBytes, String transport,
-            int rank, String coordinator) {
+    /** Everything the command line and the environment chose, checked. */
+    record Settings(RankPlacement placement, List<Algorithm> algorithms, List<Operation> operations,
+            ElementType type, long minBytes, long maxBytes, int iters, int warmup, int chunkBytes) {
         static final int AUTO = -1;
+
+        int worldSize() {
+            return placement.config().worldSize();
+        }
+
+        Duration timeout() {
+            return placement.config().timeout();
+        }
+
+        String transport() {
+            return placement.config().transport();
+        }
+
+        /** This process's rank when it is one rank of a group of processes. */
+        int rank() {
+            return placement.config().rank();
+        }
 
         /** True when this process is one rank of a group of processes, false when it runs them all. */
         boolean oneRankPerProcess() {
-            return rank != AUTO;
+            return placement.oneRankPerProcess();
         }
 
         /** The ranks this process runs: all of them as threads, or the one it was given. */
         int localRanks() {
-            return oneRankPerProcess() ? 1 : worldSize;
+            return placement.localRanks();
         }
 
         /** The group rank of local rank {@code local}. */
         int groupRank(int local) {
-            return oneRankPerProcess() ? rank : local;
+            return placement.groupRank(local);
         }
 
         /** Timed calls for one size: {@code --iters}, or fewer calls for larger sizes. */
@@ -144,7 +160,6 @@ final class BenchCommand implements Command {
         out.println("busbw = algbw * 2(n-1)/n for reduce, algbw for broadcast (GB = 10^9 bytes).");
         out.println();
         out.println("Flags:");
-        out.println("  --world-size N        ranks, 1.." + LARGEST_WORLD_SIZE + " (default 4)");
         out.println("  --algorithm A         ps | ring | both (default both)");
         out.println("  --op O                reduce | broadcast | all (default reduce)");
         out.println("  --type T              float | double (default float)");
@@ -154,14 +169,10 @@ final class BenchCommand implements Command {
                 + AUTO_MIN_ITERS + ",");
         out.println("                        about " + ByteSize.format(AUTO_BYTES_PER_ROW) + " per rank and row)");
         out.println("  --warmup N            untimed calls before them (default: a fifth of --iters, at least 1)");
-        out.println("  --timeout SECONDS     bound of every collective call (default 60)");
         out.println("  --chunk-bytes SIZE    largest payload of one message (default: the library's, 1M)");
-        out.println("  --transport T         netty | inproc (default netty: every rank has its own TCP sockets");
-        out.println("                        on loopback; inproc: ranks hand messages over in memory)");
-        out.println("  --rank R              run only rank R in this process (needs --transport netty and");
-        out.println("                        --coordinator); start the other ranks as other processes");
-        out.println("  --coordinator H:P     where rank 0 listens (default with threads: a free loopback port)");
         out.println("  --help                this text");
+        out.println();
+        RankPlacement.printHelp(out, DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT);
         out.println();
         out.println("Environment: run with OMP_NUM_THREADS=1. The ranks are threads that share the");
         out.println("machine's cores, and ND4J's own native threads would compete with them; when the");
@@ -169,14 +180,15 @@ final class BenchCommand implements Command {
         out.println();
         out.println("Exit status: 0 all results right, 1 a wrong element or a failed call, 2 usage error.");
         out.println();
-        out.println("Example: OMP_NUM_THREADS=1 java -jar ringstar.jar bench --world-size 4 --max-bytes 16M");
-        out.println("Two processes over TCP: start once with --rank 0 and once with --rank 1, both with");
-        out.println("  --world-size 2 --coordinator 127.0.0.1:29500");
+        out.println("Examples:");
+        out.println("  java -jar ringstar.jar bench --world-size 4 --max-bytes 16M");
+        out.println("  java -jar ringstar.jar launch --nproc 3 -- bench --max-bytes 1M");
+        out.println("  mpirun -np 3 java -jar ringstar.jar bench --max-bytes 1M");
     }
 
     @Override
     public int run(List<String> args, PrintStream out, PrintStream err) throws UsageException {
-        Settings settings = parse(args);
+        Settings settings = parse(args, env);
         List<Long> sizes = settings.sizes();
         if (sizes.isEmpty()) {
             throw new UsageException("no power of two between " + MIN_BYTES + " " + settings.minBytes() + " and "
@@ -184,6 +196,7 @@ final class BenchCommand implements Command {
         }
         String nativeThreads = NativeThreads.limitForRankThreads();
         ResultTable table = new ResultTable(out);
+        out.println("# config: " + settings.placement().description());
         if (printsTable(settings)) {
             printPreamble(out, settings, sizes, nativeThreads);
             table.printHeader();
@@ -252,9 +265,13 @@ final class BenchCommand implements Command {
         return !settings.oneRankPerProcess() || settings.rank() == 0;
     }
 
-    static Settings parse(List<String> args) throws UsageException {
+    static Settings parse(List<String> args, Map<String, String> env) throws UsageException {
         CommandArguments arguments = CommandArguments.parse(args, FLAGS);
-        int worldSize = arguments.intValue(WORLD_SIZE, 4, 1, LARGEST_WORLD_SIZE);
+        RankPlacement placement = RankPlacement.resolve(arguments, env, DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT);
+        if (placement.config().worldSize() > LARGEST_WORLD_SIZE) {
+            throw new UsageException("world size " + placement.config().worldSize() + " is more than this benchmark"
+                    + " runs (" + LARGEST_WORLD_SIZE + ")");
+        }
         List<String> algorithmChoices = new ArrayList<>(Algorithm.labels());
         algorithmChoices.add("both");
         String algorithmText = arguments.choice(ALGORITHM, "both", algorithmChoices);
@@ -275,28 +292,9 @@ final class BenchCommand implements Command {
         }
         int iters = arguments.intValue(ITERS, Settings.AUTO, 1, Integer.MAX_VALUE);
         int warmup = arguments.intValue(WARMUP, Settings.AUTO, 0, Integer.MAX_VALUE);
-        int timeoutSeconds = arguments.intValue(TIMEOUT, 60, 1, 24 * 3600);
         int chunkBytes = arguments.value(CHUNK_BYTES).isPresent()
                 ? (int) arguments.byteSize(CHUNK_BYTES, 0, Double.BYTES, LARGEST_MESSAGE) : Settings.AUTO;
-        String transport = arguments.choice(TRANSPORT, NettyTransport.NAME,
-                List.copyOf(Transports.available().keySet()));
-        int rank = arguments.intValue(RANK, Settings.AUTO, 0, worldSize - 1);
-        String coordinator = arguments.value(COORDINATOR).orElse(null);
-        if (rank != Settings.AUTO) {
-            if (transport.equals(IN_PROCESS)) {
-                throw new UsageException(RANK + " runs one rank per process, which needs a network transport: add "
-                        + TRANSPORT + " " + NettyTransport.NAME);
-            }
-            if (coordinator == null) {
-                throw new UsageException(RANK + " needs " + COORDINATOR + " host:port, where rank 0 listens and the"
-                        + " other ranks find it");
-            }
-        } else if (coordinator != null && transport.equals(IN_PROCESS)) {
-            throw new UsageException(COORDINATOR + " is for network transports; add " + TRANSPORT + " "
-                    + NettyTransport.NAME);
-        }
-        return new Settings(worldSize, algorithms, operations, type, minBytes, maxBytes, iters, warmup,
-                Duration.ofSeconds(timeoutSeconds), chunkBytes, transport, rank, coordinator);
+        return new Settings(placement, algorithms, operations, type, minBytes, maxBytes, iters, warmup, chunkBytes);
     }
 
     /**
@@ -305,22 +303,8 @@ final class BenchCommand implements Command {
      * free loopback port, which the in-process transport takes as the name of its group.
      */
     private static List<Transport> openTransports(RankThreads threads, Settings settings) {
-        String coordinator = settings.coordinator() != null ? settings.coordinator() : "127.0.0.1:" + freeLoopbackPort();
-        return threads.run(local -> Transports.open(DistributedConfig.builder()
-                .worldSize(settings.worldSize())
-                .rank(settings.groupRank(local))
-                .coordinatorAddr(coordinator)
-                .transport(settings.transport())
-                .timeout(settings.timeout())
-                .build()), settings.timeout().plusSeconds(30));
-    }
-
-    private static int freeLoopbackPort() {
-        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return probe.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException("no free port on loopback for the coordinator", e);
-        }
+        RankPlacement placement = settings.placement();
+        return threads.run(local -> Transports.open(placement.configFor(local)), settings.timeout().plusSeconds(30));
     }
 
     private static AggregatorGroup openGroup(Settings settings, Algorithm algorithm, List<Transport> transports) {

@@ -52,6 +52,21 @@ final class CommandArguments {
         return parsed;
     }
 
+    /**
+     * The values of those of {@code names} (written without {@code --}) that were given, keyed
+     * without {@code --}, as {@link io.ringstar.ConfigSources#resolve} takes them.
+     */
+    Map<String, String> valuesOf(Collection<String> names) {
+        Map<String, String> given = new LinkedHashMap<>();
+        for (String name : names) {
+            String value = values.get("--" + name);
+            if (value != null) {
+                given.put(name, value);
+            }
+        }
+        return given;
+    }
+
     /** The flag's value, if given. */
     Optional<String> value(String flag) {
         return Optional.ofNullable(values.get(flag));

@@ -24,7 +24,12 @@ public final class Main {
 
     /** The commands of the jar, in the order the help lists them. */
     static Main standard() {
-        return new Main(List.of(new BenchCommand(), new JmhCommand()));
+        return standard(System.getenv());
+    }
+
+    /** The commands of the jar, reading launcher variables from {@code env} instead of this process's. */
+    static Main standard(Map<String, String> env) {
+        return new Main(List.of(new BenchCommand(env), new LaunchCommand(env), new JmhCommand()));
     }
 
     public static void main(String[] args) {
@@ -54,7 +59,9 @@ public final class Main {
             return UsageException.EXIT_STATUS;
         }
         List<String> rest = Arrays.asList(args).subList(1, args.length);
-        if (rest.stream().anyMatch(Main::isHelp)) {
+        // Flags after "--" belong to the command that launch starts, not to this one.
+        int separator = rest.indexOf("--");
+        if ((separator < 0 ? rest : rest.subList(0, separator)).stream().anyMatch(Main::isHelp)) {
             command.printHelp(out);
             return 0;
         }

@@ -8,6 +8,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class MainTest {
@@ -15,9 +16,14 @@ class MainTest {
     private final ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
 
     private int run(String... args) {
+        return runWithEnv(Map.of(), args);
+    }
+
+    /** Runs with {@code env} as the whole environment, as a launcher would set it. */
+    private int runWithEnv(Map<String, String> env, String... args) {
         PrintStream out = new PrintStream(outBytes, true, StandardCharsets.UTF_8);
         PrintStream err = new PrintStream(errBytes, true, StandardCharsets.UTF_8);
-        return Main.standard().run(args, out, err);
+        return Main.standard(env).run(args, out, err);
     }
 
     private String out() {
@@ -69,7 +75,7 @@ class MainTest {
     @Test
     void sizesArePowersOfTwoThatHoldAnElement() throws UsageException {
         BenchCommand.Settings settings = BenchCommand.parse(
-                List.of("--type", "double", "--min-bytes", "3", "--max-bytes", "100"));
+                List.of("--type", "double", "--min-bytes", "3", "--max-bytes", "100"), Map.of());
         assertEquals(List.of(8L, 16L, 32L, 64L), settings.sizes());
     }
 
@@ -96,12 +102,57 @@ class MainTest {
 
     @Test
     void oneRankPerProcessNeedsANetworkTransportAndACoordinator() {
-        assertEquals(2, run("bench", "--rank", "0", "--world-size", "2", "--transport", "inproc"));
+        assertEquals(2, run("bench", "--rank", "0", "--world-size", "2", "--transport", "inproc", "--coordinator",
+                "127.0.0.1:29500"));
         assertTrue(err().contains("--transport netty"), err());
         assertEquals(2, run("bench", "--rank", "0", "--world-size", "2"));
         assertTrue(err().contains("--coordinator"), err());
         assertEquals(2, run("bench", "--rank", "2", "--world-size", "2", "--transport", "netty",
                 "--coordinator", "127.0.0.1:29500"));
         assertEquals(2, run("bench", "--transport", "carrier-pigeon"));
+    }
+
+    @Test
+    void aLaunchersVariablesMakeThisProcessOneRankAndArePrinted() {
+        // A group of one over Netty, placed by Open MPI's variables, with the default coordinator port
+        // replaced by a free one through torchrun's MASTER_* (both sources are read together).
+        int port = RankPlacement.freeLoopbackPort();
+        int status = runWithEnv(Map.of("OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_SIZE", "1", "MASTER_ADDR",
+                "127.0.0.1", "MASTER_PORT", Integer.toString(port)), "bench", "--max-bytes", "64", "--iters", "1");
+        assertEquals(0, status, out() + err());
+        assertTrue(out().contains("# config: rank 0 (OMPI_COMM_WORLD_RANK), world size 1 (OMPI_COMM_WORLD_SIZE),"
+                + " coordinator 127.0.0.1:" + port + " (MASTER_ADDR:MASTER_PORT), transport netty (default)"), out());
+        assertTrue(out().contains("# all results right"), out());
+    }
+
+    @Test
+    void contradictorySettingsStopBeforeAnyConnection() {
+        assertEquals(2, runWithEnv(Map.of("RANK", "1", "WORLD_SIZE", "3", "MASTER_ADDR", "127.0.0.1", "MASTER_PORT",
+                "1"), "bench", "--rank", "0"));
+        assertTrue(err().contains("0 (--rank) but 1 (RANK)"), err());
+        assertEquals(2, runWithEnv(Map.of("SLURM_PROCID", "1"), "bench"));
+        assertTrue(err().contains("world size") && err().contains("--world-size"), err());
+        assertEquals(2, runWithEnv(Map.of("RANK", "1", "WORLD_SIZE", "3"), "bench"));
+        assertTrue(err().contains("--coordinator") && err().contains("MASTER_ADDR"), err());
+    }
+
+    @Test
+    void withoutARankStrayLauncherVariablesAreIgnored() {
+        int status = runWithEnv(Map.of("WORLD_SIZE", "7", "MASTER_ADDR", "192.0.2.1", "MASTER_PORT", "1"), "bench",
+                "--world-size", "3", "--transport", "inproc", "--max-bytes", "64", "--iters", "1");
+        assertEquals(0, status, out() + err());
+        assertTrue(out().contains("# config: world size 3 as threads of this process"), out());
+    }
+
+    @Test
+    void launchHelpAndUsageErrors() {
+        assertEquals(0, run("launch", "--help"));
+        assertTrue(out().contains("--nproc") && out().contains("[rank r]"), out());
+        assertEquals(2, run("launch", "--nproc", "2"));
+        assertTrue(err().contains("after '--'"), err());
+        assertEquals(2, run("launch", "--", "bench"));
+        assertTrue(err().contains("--nproc N is required"), err());
+        assertEquals(2, run("launch", "--nproc", "0", "--", "bench"));
+        assertEquals(2, run("launch", "--nproc", "2", "--"));
     }
 }

@@ -1,0 +1,143 @@
+package io.ringstar.bench;
+
+import io.ringstar.ConfigSources;
+import io.ringstar.DistributedConfig;
+import io.ringstar.InvalidConfigException;
+import io.ringstar.Transports;
+import io.ringstar.transport.inproc.InProcessTransportProvider;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Where the ranks of a command's group run, decided once from the flags and the environment before
+ * any connection: either this process is one rank of a group of processes (a rank came from
+ * {@code --rank} or from a launcher's variables, see {@link ConfigSources}), or it runs every rank
+ * as a thread of its own (no rank given; the ranks meet on a free loopback port).
+ *
+ * @param config the configuration of this process's rank, or of rank 0 when it runs them all
+ * @param oneRankPerProcess whether this process is one rank of a group of processes
+ * @param description the effective configuration, where each value came from, for the line a
+ *     command prints at start; never contains a secret
+ */
+record RankPlacement(DistributedConfig config, boolean oneRankPerProcess, String description) {
+    /** The flags every command that runs ranks accepts, with their leading {@code --}. */
+    static final List<String> FLAGS = ConfigSources.FLAGS.stream().map(name -> "--" + name).toList();
+    private static final String IN_PROCESS = InProcessTransportProvider.NAME;
+
+    /** The ranks this process runs: all of them as threads, or the one it was given. */
+    int localRanks() {
+        return oneRankPerProcess ? 1 : config.worldSize();
+    }
+
+    /** The group rank of local rank {@code local}. */
+    int groupRank(int local) {
+        return oneRankPerProcess ? config.rank() : local;
+    }
+
+    /** Whether local rank {@code local} is the group's rank 0, the one that prints reports. */
+    boolean isRankZero(int local) {
+        return groupRank(local) == 0;
+    }
+
+    /** The configuration of local rank {@code local}. */
+    DistributedConfig configFor(int local) {
+        return oneRankPerProcess ? config : config.toBuilder().rank(local).build();
+    }
+
+    /**
+     * Decides the placement.
+     *
+     * @param defaultWorldSize the world size when every rank is a thread and {@code --world-size} is absent
+     * @param defaultTimeout the bound of every wait when neither {@code --timeout} nor
+     *     {@code RINGSTAR_TIMEOUT} gives one
+     * @throws UsageException naming what is missing or contradictory, and how to give it
+     */
+    static RankPlacement resolve(CommandArguments arguments, Map<String, String> env, int defaultWorldSize,
+            Duration defaultTimeout) throws UsageException {
+        Map<String, String> flags = arguments.valuesOf(ConfigSources.FLAGS);
+        String defaultTransport = Transports.available().containsKey("netty") ? "netty" : IN_PROCESS;
+        boolean oneRankPerProcess = ConfigSources.rankGiven(flags, env);
+        Map<String, String> sources = env;
+        if (!oneRankPerProcess) {
+            // Every rank is a thread here: a launcher's leftovers (WORLD_SIZE, MASTER_ADDR) do not
+            // describe this group, only ringstar's own variables do.
+            sources = new HashMap<>();
+            for (Map.Entry<String, String> variable : env.entrySet()) {
+                if (variable.getKey().startsWith("RINGSTAR_")) {
+                    sources.put(variable.getKey(), variable.getValue());
+                }
+            }
+            flags = new HashMap<>(flags);
+            flags.put(ConfigSources.RANK, "0");
+            flags.putIfAbsent(ConfigSources.WORLD_SIZE, Integer.toString(defaultWorldSize));
+            String transport = flags.getOrDefault(ConfigSources.TRANSPORT,
+                    sources.getOrDefault("RINGSTAR_TRANSPORT", defaultTransport));
+            if (transport.equals(IN_PROCESS) && flags.containsKey(ConfigSources.COORDINATOR)) {
+                throw new UsageException("--coordinator is for network transports; drop it or add --transport "
+                        + defaultTransport);
+            }
+            flags.putIfAbsent(ConfigSources.COORDINATOR, "127.0.0.1:" + freeLoopbackPort());
+        }
+        ConfigSources.Resolved resolved;
+        try {
+            resolved = ConfigSources.resolve(flags, sources, defaultTransport);
+        } catch (InvalidConfigException e) {
+            throw new UsageException(e.getMessage().replaceFirst("^configure: ", ""));
+        }
+        DistributedConfig config = resolved.config();
+        if ("default".equals(resolved.origins().get(ConfigSources.TIMEOUT))) {
+            config = config.toBuilder().timeout(defaultTimeout).build();
+            resolved = new ConfigSources.Resolved(config, resolved.origins());
+        }
+        if (!Transports.available().containsKey(config.transport())) {
+            throw new UsageException("transport '" + config.transport() + "' (" + resolved.origins().get(
+                    ConfigSources.TRANSPORT) + ") is not in this jar; available: "
+                    + String.join(", ", Transports.available().keySet()));
+        }
+        if (oneRankPerProcess && config.transport().equals(IN_PROCESS)) {
+            throw new UsageException("rank " + config.rank() + " (" + resolved.origins().get(ConfigSources.RANK)
+                    + ") runs one rank per process, which needs a network transport; give --transport "
+                    + defaultTransport + " (or leave out the rank to run every rank as a thread here)");
+        }
+        String description = oneRankPerProcess ? resolved.describe()
+                : "world size " + config.worldSize() + " as threads of this process (no rank given), coordinator "
+                        + config.coordinatorAddr() + ", transport " + config.transport() + " ("
+                        + resolved.origins().get(ConfigSources.TRANSPORT) + "), timeout " + config.timeout().toSeconds()
+                        + "s" + config.option(ConfigSources.SECRET_FILE_OPTION).map(f -> ", secret file " + f).orElse("");
+        return new RankPlacement(config, oneRankPerProcess, description);
+    }
+
+    /** The help text of the flags and variables {@link #resolve} reads, shared by every command that runs ranks. */
+    static void printHelp(PrintStream out, int defaultWorldSize, Duration defaultTimeout) {
+        out.println("Where the ranks run (flags, else the variables of the launcher that started this process):");
+        out.println("  --world-size N        ranks in the group (default " + defaultWorldSize + " when every rank is a thread here)");
+        out.println("  --rank R              run only rank R in this process; the other ranks are other processes");
+        out.println("                        (started by hand, by 'ringstar launch', mpirun, srun or torchrun)");
+        out.println("  --coordinator H:P     where rank 0 listens (default with threads: a free loopback port)");
+        out.println("  --transport T         " + String.join(" | ", Transports.available().keySet())
+                + " (default netty; inproc only with threads)");
+        out.println("  --timeout SECONDS     bound of every wait (default " + defaultTimeout.toSeconds() + ")");
+        out.println("  --secret-file PATH    shared secret every rank proves at connection (or RINGSTAR_SECRET)");
+        out.println("  Without --rank and without a launcher's rank variable, every rank is a thread of this JVM.");
+        out.println("  Launcher variables: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (torchrun, ringstar launch);");
+        out.println("  OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE (mpirun); SLURM_PROCID, SLURM_NTASKS (srun);");
+        out.println("  PMI_RANK, PMI_SIZE; RINGSTAR_TRANSPORT, RINGSTAR_TIMEOUT, RINGSTAR_SECRET_FILE. A flag and a");
+        out.println("  variable that disagree stop the program before it connects. Under a launcher on one host");
+        out.println("  without MASTER_ADDR, rank 0 listens on " + DistributedConfig.DEFAULT_COORDINATOR_ADDR + ".");
+    }
+
+    static int freeLoopbackPort() {
+        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return probe.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException("no free port on loopback for the coordinator", e);
+        }
+    }
+}
