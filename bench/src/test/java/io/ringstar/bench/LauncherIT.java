@@ -1,0 +1,116 @@
+package io.ringstar.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Ranks started the ways users start them, each a {@code java -jar ringstar.jar} process: by
+ * {@code ringstar launch}, and by Open MPI's {@code mpirun}, whose variables give each process its
+ * rank. The mpirun test needs Open MPI ({@code .ci/run} installs Debian's openmpi-bin and sets
+ * {@code RINGSTAR_REQUIRE_MPIRUN=1}, so in CI a missing mpirun fails rather than skips).
+ */
+@Timeout(value = 240, unit = TimeUnit.SECONDS)
+class LauncherIT {
+    private static final String[] SMALL_BENCH = {"bench", "--max-bytes", "16K", "--iters", "2", "--warmup", "1",
+        "--timeout", "60"};
+
+    private record Outcome(int status, String output) {
+    }
+
+    private static Path jar() {
+        Path jar = Paths.get(System.getProperty("ringstar.jar", "target/ringstar.jar"));
+        assertTrue(Files.isRegularFile(jar), "the shaded jar exists at " + jar.toAbsolutePath());
+        return jar;
+    }
+
+    private static String java() {
+        return Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    private static Outcome run(List<String> command) throws IOException, InterruptedException {
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+        builder.environment().put("OMP_NUM_THREADS", "1");
+        Process process = builder.start();
+        try {
+            byte[] output = process.getInputStream().readAllBytes();
+            assertTrue(process.waitFor(200, TimeUnit.SECONDS), "finished within 200 s: " + command);
+            return new Outcome(process.exitValue(), new String(output, StandardCharsets.UTF_8));
+        } finally {
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
+            process.destroyForcibly();
+        }
+    }
+
+    private static List<String> command(List<String> prefix, String... args) {
+        List<String> command = new ArrayList<>(prefix);
+        command.addAll(List.of(args));
+        return command;
+    }
+
+    @Test
+    void launchStartsThreeRanksThatFormOneGroup() throws Exception {
+        Outcome outcome = run(command(List.of(java(), "-jar", jar().toString(), "launch", "--nproc", "3", "--"),
+                SMALL_BENCH));
+        assertEquals(0, outcome.status(), outcome.output());
+        String output = outcome.output();
+        assertTrue(output.contains("[rank 0] # all results right"), output);
+        for (int rank = 0; rank < 3; rank++) {
+            assertTrue(output.contains("[rank " + rank + "] # config: rank " + rank + " (RANK), world size 3"
+                    + " (WORLD_SIZE), coordinator 127.0.0.1:"), output);
+        }
+        // 4 B to 16 KiB is 13 sizes, two algorithms each, printed by rank 0 alone.
+        assertEquals(26, output.lines().filter(line -> line.matches("\\[rank 0] +\\d+ .*")).count(), output);
+        assertEquals(0, output.lines().filter(line -> line.matches("\\[rank [12]] +\\d+ .*")).count(), output);
+    }
+
+    @Test
+    void launchStopsWhenTheRanksAreMisconfigured() throws Exception {
+        // Every rank is told it has 5 ranks while the launcher says 3: each stops before connecting.
+        Outcome outcome = run(command(List.of(java(), "-jar", jar().toString(), "launch", "--nproc", "3", "--"),
+                "bench", "--world-size", "5"));
+        assertEquals(UsageException.EXIT_STATUS, outcome.status(), outcome.output());
+        assertTrue(outcome.output().contains("5 (--world-size) but 3 (WORLD_SIZE)"), outcome.output());
+        assertTrue(outcome.output().matches("(?s).*ringstar launch: rank \\d exited with status 2.*"),
+                outcome.output());
+    }
+
+    @Test
+    void mpirunStartsThreeRanksFromOpenMpisVariables() throws Exception {
+        boolean required = "1".equals(System.getenv("RINGSTAR_REQUIRE_MPIRUN"));
+        Path mpirun = Paths.get("/usr/bin/mpirun");
+        if (!Files.isExecutable(mpirun)) {
+            if (required) {
+                fail("mpirun is missing although RINGSTAR_REQUIRE_MPIRUN=1 (.ci/run installs openmpi-bin)");
+            }
+            Assumptions.abort("Open MPI's mpirun is not installed (Debian: apt-get install openmpi-bin)");
+        }
+        int port = RankPlacement.freeLoopbackPort();
+        List<String> prefix = List.of(mpirun.toString(), "--allow-run-as-root", "--oversubscribe", "-np", "3",
+                "-x", "OMP_NUM_THREADS", java(), "-jar", jar().toString());
+        Outcome outcome = run(command(prefix, command(List.of(SMALL_BENCH), "--coordinator", "127.0.0.1:" + port)
+                .toArray(String[]::new)));
+        assertEquals(0, outcome.status(), outcome.output());
+        String output = outcome.output();
+        for (int rank = 0; rank < 3; rank++) {
+            assertTrue(output.contains("# config: rank " + rank + " (OMPI_COMM_WORLD_RANK), world size 3"
+                    + " (OMPI_COMM_WORLD_SIZE), coordinator 127.0.0.1:" + port + " (--coordinator)"), output);
+        }
+        assertTrue(output.contains("# all results right"), output);
+        assertEquals(26, output.lines().filter(line -> line.matches(" +\\d+ .*")).count(), output);
+    }
+}
