@@ -113,4 +113,36 @@ class LauncherIT {
         assertTrue(output.contains("# all results right"), output);
         assertEquals(26, output.lines().filter(line -> line.matches(" +\\d+ .*")).count(), output);
     }
+
+    @Test
+    void ctrlCStopsEveryRank() throws Exception {
+        List<String> command = List.of(java(), "-jar", jar().toString(), "launch", "--nproc", "3", "--", "sh", "-c",
+                "echo started; exec sleep 120");
+        Process launcher = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+        try {
+            java.io.BufferedReader reader = new java.io.BufferedReader(new java.io.InputStreamReader(
+                    launcher.getInputStream(), StandardCharsets.UTF_8));
+            int started = 0;
+            while (started < 3) {
+                String line = reader.readLine();
+                assertTrue(line != null, "the launcher printed every rank's first line");
+                if (line.endsWith("] started")) {
+                    started++;
+                }
+            }
+            List<ProcessHandle> ranks = launcher.descendants().toList();
+            assertTrue(ranks.size() >= 3, "three ranks run under the launcher: " + ranks);
+            // What a terminal sends on Ctrl-C.
+            assertEquals(0, new ProcessBuilder("kill", "-INT", Long.toString(launcher.pid())).start().waitFor());
+            assertTrue(launcher.waitFor(20, TimeUnit.SECONDS), "the launcher exited after SIGINT");
+            for (ProcessHandle rank : ranks) {
+                rank.onExit().get(10, TimeUnit.SECONDS);
+                assertTrue(!rank.isAlive(), "rank process " + rank.pid() + " was stopped");
+            }
+        } finally {
+            launcher.descendants().forEach(ProcessHandle::destroyForcibly);
+            launcher.destroyForcibly();
+        }
+    }
 }
