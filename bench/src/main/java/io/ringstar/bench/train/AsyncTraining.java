@@ -136,7 +136,7 @@ final class AsyncTraining {
             double accuracy = network.accuracy(params, x, Trainer.labels(heldOut));
             Network.Scratch.close(x);
             TrainSummary summary = new TrainSummary(rank, settings.steps(), curve[curve.length - 1], accuracy,
-                    heldOut.size(), elapsed, Trainer.share(commNanos, busyNanos), curve, "ps", "async",
+                    elapsed, Trainer.share(commNanos, busyNanos), curve, heldOut.size(), "ps", "async",
                     config.worldSize(), -1, -1, -1);
             return new Trainer.Outcome(summary, Trainer.toFloats(params));
         } finally {
@@ -237,7 +237,7 @@ final class AsyncTraining {
                     busy += workerBusy[w];
                 }
                 TrainSummary summary = new TrainSummary(0, settings.steps(), curve[curve.length - 1], accuracy,
-                        heldOut.size(), elapsed, Trainer.share(comm, busy), curve, "ps", "async",
+                        elapsed, Trainer.share(comm, busy), curve, heldOut.size(), "ps", "async",
                         config.worldSize(), maxLead, maxStaleness, heldBack);
                 out.println(summary.describe(settings.model().label()));
                 return new Trainer.Outcome(summary, Trainer.toFloats(params));

@@ -4,17 +4,18 @@ import java.time.Duration;
 import java.util.Locale;
 
 /**
- * What one rank's training came to.
+ * What one rank's training came to. Plain data; {@code lossCurve} is the rank's own array, and
+ * equality of two summaries compares it by identity, as records do with arrays.
  *
  * @param rank the rank that reports
  * @param steps steps taken (async: per worker; the server reports the workers' count)
  * @param finalLoss mean training loss of the last step (async server: of the last round of updates)
  * @param heldOutAccuracy accuracy of this rank's final parameters on the held-out samples, in [0, 1]
- * @param heldOutSize number of held-out samples
  * @param elapsed wall time of the training, from the first parameter exchange to the last step
  * @param communicationShare share of step time spent in the aggregator or waiting for the server, in [0, 1]
  * @param lossCurve training loss per step (sync: of the global batch, identical on every rank;
  *     async server: mean of each round of one update per worker; async worker: its own batches)
+ * @param heldOutSize number of held-out samples
  * @param algorithm "ps" or "ring"
  * @param mode "sync" or "async"
  * @param worldSize ranks in the group
@@ -24,8 +25,8 @@ import java.util.Locale;
  *     gradient was computed on and its own application; -1 otherwise
  * @param heldBackReplies async server: replies delayed by the staleness bound; -1 otherwise
  */
-public record TrainSummary(int rank, int steps, double finalLoss, double heldOutAccuracy, int heldOutSize,
-        Duration elapsed, double communicationShare, float[] lossCurve, String algorithm, String mode, int worldSize,
+public record TrainSummary(int rank, int steps, double finalLoss, double heldOutAccuracy, Duration elapsed,
+        double communicationShare, float[] lossCurve, int heldOutSize, String algorithm, String mode, int worldSize,
         long maxStepLead, long maxGradientStaleness, long heldBackReplies) {
 
     /** The summary line that rank 0 prints at the end. */

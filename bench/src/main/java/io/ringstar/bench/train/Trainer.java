@@ -223,7 +223,7 @@ public final class Trainer {
                 Network.Scratch.close(x);
             }
             TrainSummary summary = new TrainSummary(rank, settings.steps(), curve[curve.length - 1], accuracy,
-                    heldOut.size(), elapsed, share(commNanos, stepNanos), curve, algorithm, "sync", world, -1, -1, -1);
+                    elapsed, share(commNanos, stepNanos), curve, heldOut.size(), algorithm, "sync", world, -1, -1, -1);
             if (rank == 0) {
                 out.println(summary.describe(settings.model().label()));
             }
