@@ -197,7 +197,7 @@ final class AsyncTraining {
         private INDArray heldOutX;
         private long version;
         private long maxLead;
-        private long maxStaleness;
+        private long maxGradientAge;
         private long heldBack;
         private long windowStart;
         private CollectiveException failure;
@@ -238,7 +238,7 @@ final class AsyncTraining {
                 }
                 TrainSummary summary = new TrainSummary(0, settings.steps(), curve[curve.length - 1], accuracy,
                         elapsed, Trainer.share(comm, busy), curve, heldOut.size(), "ps", "async",
-                        config.worldSize(), maxLead, maxStaleness, heldBack);
+                        config.worldSize(), maxLead, maxGradientAge, heldBack);
                 out.println(summary.describe(settings.model().label()));
                 return new Trainer.Outcome(summary, Trainer.toFloats(params));
             } catch (InterruptedException e) {
@@ -302,7 +302,7 @@ final class AsyncTraining {
                 for (int i = 0; i < params.length; i++) {
                     params[i].subi(gradient[i].muli(settings.learningRate()));
                 }
-                maxStaleness = Math.max(maxStaleness, version - header.version());
+                maxGradientAge = Math.max(maxGradientAge, version - header.version());
                 version++;
                 clock[worker]++;
                 workerComm[worker] = header.commNanos();

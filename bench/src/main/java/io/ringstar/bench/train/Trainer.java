@@ -35,6 +35,15 @@ import org.nd4j.linalg.factory.Nd4j;
  * {@code N-1} workers takes its slice ({@code B/(N-1)} samples) of global batch {@code t} at its
  * step {@code t}. With one rank there is nobody to wait for, and it trains synchronously.
  *
+ * <h2>Progress lines</h2>
+ * {@code step s/S  loss L  held-out acc A%  step T ms  comm C%}: {@code L} is the training loss of
+ * step {@code s} (sync: of the global batch; async: the mean of the last round of one gradient per
+ * worker), {@code A} the accuracy of the current parameters on the held-out samples, {@code T} the
+ * mean wall time per step since the previous line and {@code C} the share of that time spent in
+ * the aggregator (sync, rank 0's own time over the same steps) or, async, the workers' time from
+ * sending a gradient to holding the reply, over the run so far. Evaluation is not counted in
+ * either. Async lines add the parameter version (gradients applied).
+ *
  * <h2>Threads, blocking, output</h2>
  * {@link #run} blocks until this rank's training is done; every wait on another rank is bounded
  * by {@code config.timeout()}, after which a {@link io.ringstar.CollectiveException} names the
