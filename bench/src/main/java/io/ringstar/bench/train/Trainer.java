@@ -1,0 +1,341 @@
+package io.ringstar.bench.train;
+
+import io.ringstar.AllReduceAggregator;
+import io.ringstar.DistributedConfig;
+import io.ringstar.GradientAggregator;
+import io.ringstar.LocalAggregator;
+import io.ringstar.ParameterServer;
+import io.ringstar.Transport;
+import io.ringstar.Transports;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Random;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+
+/**
+ * Data-parallel SGD on one rank, as {@code ringstar train} runs it.
+ *
+ * <h2>Synchronous training (ring, or parameter server with {@code --mode sync})</h2>
+ * Rank 0 draws the initial parameters from the seed and {@link GradientAggregator#broadcastParams}
+ * makes every rank start from them. Every rank reads the same data and splits off the same
+ * held-out part. The training samples are visited in global batches of {@code B}: an epoch is one
+ * permutation of the training samples drawn from the seed, cut into {@code trainSize / B} batches
+ * (the rest of the epoch is skipped). Rank {@code r} of {@code N} takes positions
+ * {@code [r*B/N, (r+1)*B/N)} of each global batch, computes the mean loss and its gradient on that
+ * shard, and one {@link GradientAggregator#reduceGradients} call averages the gradients (FLOAT, one
+ * tensor per parameter) together with the shard loss (a DOUBLE scalar) over the ranks. As the
+ * shards are equally large, the average of shard means is the global batch mean, so N ranks
+ * follow the trajectory of one process on the same global batches up to float rounding. Every
+ * rank then applies the same averaged gradient, so the parameters stay identical.
+ *
+ * <h2>Asynchronous training ({@code --mode async}, parameter server only)</h2>
+ * See {@link AsyncTraining}: rank 0 serves and does not compute gradients; each of the
+ * {@code N-1} workers takes its slice ({@code B/(N-1)} samples) of global batch {@code t} at its
+ * step {@code t}. With one rank there is nobody to wait for, and it trains synchronously.
+ *
+ * <h2>Progress lines</h2>
+ * {@code step s/S  loss L  held-out acc A%  step T ms  comm C%}: {@code L} is the training loss of
+ * step {@code s} (sync: of the global batch; async: the mean of the last round of one gradient per
+ * worker), {@code A} the accuracy of the current parameters on the held-out samples, {@code T} the
+ * mean wall time per step since the previous line and {@code C} the share of that time spent in
+ * the aggregator (sync, rank 0's own time over the same steps) or, async, the workers' time from
+ * sending a gradient to holding the reply, over the run so far. Evaluation is not counted in
+ * either. Async lines add the parameter version (gradients applied).
+ *
+ * <h2>Threads, blocking, output</h2>
+ * {@link #run} blocks until this rank's training is done; every wait on another rank is bounded
+ * by {@code config.timeout()}, after which a {@link io.ringstar.CollectiveException} names the
+ * operation and the ranks. The transport is borrowed: it is never closed here. A {@code Trainer}
+ * holds no per-run state except the loaded data set, which is read-only, so one instance may run
+ * every rank of a JVM at once, each on its own thread with its own ND4J arrays. Only rank 0
+ * prints: a start line, a progress line every {@code logEvery} steps and the summary.
+ */
+public final class Trainer {
+    /** Called before each step of a rank that computes gradients; tests slow or fail a rank with it. */
+    @FunctionalInterface
+    interface StepHook {
+        void beforeStep(int rank, int step) throws Exception;
+    }
+
+    /** A rank's summary and its final parameters (for tests that compare ranks). */
+    record Outcome(TrainSummary summary, float[][] parameters) {
+    }
+
+    private final TrainSettings settings;
+    private final String algorithm;
+    private final PrintStream out;
+    private final StepHook hook;
+    private final Object dataLock = new Object();
+    private Dataset[] data;
+
+    /**
+     * @param settings what to train
+     * @param algorithm "ps" (parameter server) or "ring" (ring all-reduce)
+     * @param out where rank 0 prints progress; other ranks print nothing
+     * @throws IllegalArgumentException for an unknown algorithm, or async mode with the ring
+     */
+    public Trainer(TrainSettings settings, String algorithm, PrintStream out) {
+        this(settings, algorithm, out, (rank, step) -> { });
+    }
+
+    Trainer(TrainSettings settings, String algorithm, PrintStream out, StepHook hook) {
+        if (!"ps".equals(algorithm) && !"ring".equals(algorithm)) {
+            throw new IllegalArgumentException("algorithm '" + algorithm + "' is not one of ps, ring");
+        }
+        if (settings.mode() == TrainSettings.Mode.ASYNC && !"ps".equals(algorithm)) {
+            throw new IllegalArgumentException("--mode async needs the parameter server (--algorithm ps); "
+                    + "the ring is always synchronous");
+        }
+        this.settings = settings;
+        this.algorithm = algorithm;
+        this.out = out;
+        this.hook = hook;
+    }
+
+    /**
+     * Runs this rank's whole training and returns its summary. Blocks until done; every wait is
+     * bounded by {@code config.timeout()}. Rank 0 prints progress and the summary.
+     *
+     * @param config this rank's place in the group; must match the transport
+     * @param transport an open transport of the group, borrowed (not closed here); ignored when the
+     *     world size is 1
+     * @throws IllegalArgumentException if the data cannot be read or does not fit the settings
+     *     (for example a global batch that does not divide evenly among the ranks)
+     * @throws io.ringstar.CollectiveException if another rank fails or a wait times out
+     */
+    public TrainSummary run(DistributedConfig config, Transport transport) {
+        return runWithParameters(config, transport).summary();
+    }
+
+    Outcome runWithParameters(DistributedConfig config, Transport transport) {
+        Dataset[] split = data();
+        Dataset train = split[0];
+        Dataset heldOut = split[1];
+        Network network = new Network(settings.model(), train.featureCount(), settings.hidden(), train.classCount());
+        boolean async = settings.mode() == TrainSettings.Mode.ASYNC && config.worldSize() > 1;
+        int computing = async ? config.worldSize() - 1 : config.worldSize();
+        if (settings.batchSize() % computing != 0) {
+            throw new IllegalArgumentException("--batch-size " + settings.batchSize() + " does not split evenly among "
+                    + "the " + computing + " ranks that compute gradients (" + settings.mode().label() + ", world size "
+                    + config.worldSize() + "); use a multiple of " + computing);
+        }
+        if (settings.batchSize() > train.size()) {
+            throw new IllegalArgumentException("--batch-size " + settings.batchSize() + " exceeds the "
+                    + train.size() + " training samples");
+        }
+        if (config.rank() == 0) {
+            out.printf(Locale.ROOT, "train: %s on %s; %s %s, %d rank%s, global batch %d (%d per %s), %d steps, "
+                    + "lr %s, %d held-out samples%s%n", settings.model().label() + (settings.model()
+                    == TrainSettings.Model.MLP ? " (hidden " + settings.hidden() + ")" : ""), settings.describeData(),
+                    algorithm, async ? "async" : "sync", config.worldSize(), config.worldSize() == 1 ? "" : "s",
+                    settings.batchSize(), settings.batchSize() / computing, async ? "worker" : "rank",
+                    settings.steps(), settings.learningRate(), heldOut.size(),
+                    async ? ", max staleness " + settings.maxStaleness() : "");
+        }
+        if (async) {
+            return new AsyncTraining(settings, network, train, heldOut, config, transport, out, hook,
+                    new BatchSchedule(train.size(), settings.batchSize(), settings.seed())).run();
+        }
+        return runSync(config, transport, network, train, heldOut);
+    }
+
+    /** Loads and splits the data once per Trainer; rank threads of one JVM share the read-only result. */
+    private Dataset[] data() {
+        synchronized (dataLock) {
+            if (data == null) {
+                Dataset all;
+                boolean standardise = false;
+                if (settings.images() != null) {
+                    all = IdxReader.read(settings.images(), settings.labels());
+                } else if (settings.csv() != null) {
+                    all = CsvReader.read(settings.csv(), settings.labelColumn());
+                    // CSV columns come in any scale; SGD with one learning rate needs them comparable.
+                    standardise = true;
+                } else {
+                    all = SyntheticData.generate(settings.samples(), settings.features(), settings.classes(),
+                            settings.seed());
+                }
+                Dataset[] split = all.split(settings.evalSize(), settings.seed());
+                if (standardise) {
+                    split = new Dataset[] {split[0].standardisedLike(split[0]), split[1].standardisedLike(split[0])};
+                }
+                data = split;
+            }
+            return data;
+        }
+    }
+
+    private Outcome runSync(DistributedConfig config, Transport transport, Network network, Dataset train,
+            Dataset heldOut) {
+        int rank = config.rank();
+        int world = config.worldSize();
+        int shard = settings.batchSize() / world;
+        BatchSchedule schedule = new BatchSchedule(train.size(), settings.batchSize(), settings.seed());
+        INDArray heldOutX = rank == 0 ? heldOut.allFeatures() : null;
+        int[] heldOutLabels = labels(heldOut);
+        float[] curve = new float[settings.steps()];
+        INDArray[] params = null;
+        try (GradientAggregator aggregator = aggregator(config, transport)) {
+            long start = System.nanoTime();
+            INDArray[] initial = network.init(settings.seed());
+            params = aggregator.broadcastParams(initial);
+            Network.Scratch.closeAll(initial);
+            long commNanos = 0;
+            long stepNanos = 0;
+            long windowComm = 0;
+            long windowStep = 0;
+            for (int step = 0; step < settings.steps(); step++) {
+                callHook(rank, step);
+                long stepStart = System.nanoTime();
+                int[] order = schedule.order(step);
+                int from = schedule.offset(step) + rank * shard;
+                INDArray x = train.features(order, from, from + shard);
+                INDArray y = train.oneHot(order, from, from + shard);
+                Network.LossAndGradients result = network.lossAndGradients(params, x, y);
+                Network.Scratch.closeAll(x, y);
+                INDArray[] outgoing = new INDArray[params.length + 1];
+                System.arraycopy(result.gradients(), 0, outgoing, 0, params.length);
+                outgoing[params.length] = Nd4j.scalar(result.loss());
+                long commStart = System.nanoTime();
+                INDArray[] averaged = aggregator.reduceGradients(outgoing);
+                long comm = System.nanoTime() - commStart;
+                Network.Scratch.closeAll(outgoing);
+                for (int i = 0; i < params.length; i++) {
+                    params[i].subi(averaged[i].muli(settings.learningRate()));
+                }
+                curve[step] = (float) averaged[params.length].getDouble(0);
+                Network.Scratch.closeAll(averaged);
+                long took = System.nanoTime() - stepStart;
+                commNanos += comm;
+                stepNanos += took;
+                windowComm += comm;
+                windowStep += took;
+                boolean last = step + 1 == settings.steps();
+                if (rank == 0 && ((step + 1) % settings.logEvery() == 0 || last)) {
+                    int stepsInWindow = (step % settings.logEvery()) + 1;
+                    printProgress(out, step + 1, settings.steps(), curve[step],
+                            network.accuracy(params, heldOutX, heldOutLabels), windowStep / 1e6 / stepsInWindow,
+                            share(windowComm, windowStep), "");
+                    windowComm = 0;
+                    windowStep = 0;
+                }
+            }
+            Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
+            double accuracy;
+            if (heldOutX != null) {
+                accuracy = network.accuracy(params, heldOutX, heldOutLabels);
+            } else {
+                INDArray x = heldOut.allFeatures();
+                accuracy = network.accuracy(params, x, heldOutLabels);
+                Network.Scratch.close(x);
+            }
+            TrainSummary summary = new TrainSummary(rank, settings.steps(), curve[curve.length - 1], accuracy,
+                    elapsed, share(commNanos, stepNanos), curve, heldOut.size(), algorithm, "sync", world, -1, -1, -1);
+            if (rank == 0) {
+                out.println(summary.describe(settings.model().label()));
+            }
+            return new Outcome(summary, toFloats(params));
+        } finally {
+            Network.Scratch.close(heldOutX);
+            if (params != null) {
+                Network.Scratch.closeAll(params);
+            }
+        }
+    }
+
+    private void callHook(int rank, int step) {
+        try {
+            hook.beforeStep(rank, step);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException("step hook of rank " + rank + " failed at step " + step, e);
+        }
+    }
+
+    static int[] labels(Dataset data) {
+        int[] labels = new int[data.size()];
+        for (int i = 0; i < labels.length; i++) {
+            labels[i] = data.label(i);
+        }
+        return labels;
+    }
+
+    private GradientAggregator aggregator(DistributedConfig config, Transport transport) {
+        if (config.worldSize() == 1) {
+            return new LocalAggregator();
+        }
+        // The aggregator closes what it is given; the transport is only lent to us.
+        Transport lent = Transports.borrowed(transport);
+        return "ps".equals(algorithm) ? new ParameterServer(config, lent) : new AllReduceAggregator(config, lent);
+    }
+
+    static double share(long part, long whole) {
+        return whole <= 0 ? 0 : Math.min(1, part / (double) whole);
+    }
+
+    static void printProgress(PrintStream out, int step, int steps, double loss, double accuracy, double stepMillis,
+            double commShare, String extra) {
+        int width = Integer.toString(steps).length();
+        out.printf(Locale.ROOT, "step %" + width + "d/%d  loss %.4f  held-out acc %5.1f%%  step %6.2f ms  comm %3.0f%%%s%n",
+                step, steps, loss, 100 * accuracy, stepMillis, 100 * commShare, extra);
+    }
+
+    /** The parameters as plain 'c'-order float arrays, one per tensor. */
+    static float[][] toFloats(INDArray[] params) {
+        float[][] values = new float[params.length][];
+        for (int i = 0; i < params.length; i++) {
+            values[i] = flat(params[i]);
+        }
+        return values;
+    }
+
+    /** One tensor's values in 'c' order, whatever its own order. */
+    static float[] flat(INDArray array) {
+        if (array.ordering() == 'c' && !array.isView()) {
+            return array.data().asFloat();
+        }
+        INDArray copy = array.dup('c');
+        float[] values = copy.data().asFloat();
+        Network.Scratch.close(copy);
+        return values;
+    }
+
+    /**
+     * The order in which global batches visit the training samples: epoch {@code e} is a
+     * permutation drawn from the seed and {@code e}, cut into {@code size / batch} global batches.
+     * Not thread-safe (it caches the current epoch); each rank has its own.
+     */
+    static final class BatchSchedule {
+        private final int size;
+        private final int batch;
+        private final long seed;
+        private final int batchesPerEpoch;
+        private int epoch = -1;
+        private int[] order;
+
+        BatchSchedule(int size, int batch, long seed) {
+            this.size = size;
+            this.batch = batch;
+            this.seed = seed;
+            this.batchesPerEpoch = size / batch;
+        }
+
+        /** The permutation that global batch {@code step} is cut from. */
+        int[] order(int step) {
+            int wanted = step / batchesPerEpoch;
+            if (wanted != epoch) {
+                epoch = wanted;
+                order = Dataset.permutation(size, new Random(seed * 1_000_003L + epoch));
+            }
+            return order;
+        }
+
+        /** Where global batch {@code step} starts in its epoch's permutation. */
+        int offset(int step) {
+            return (step % batchesPerEpoch) * batch;
+        }
+    }
+}
