@@ -10,10 +10,12 @@ import io.aeron.driver.ThreadingMode;
 import io.ringstar.CollectiveException;
 import java.io.File;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.MappedByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
@@ -134,7 +136,7 @@ final class DriverHandle implements AutoCloseable {
     }
 
     /** Removes embedded drivers' directories left by processes that are gone (killed, not closed). */
-    static void removeStaleDirectories(Path root) {
+    static synchronized void removeStaleDirectories(Path root) {
         if (!Files.isDirectory(root)) {
             return;
         }
@@ -151,9 +153,14 @@ final class DriverHandle implements AutoCloseable {
         }
     }
 
+    /** Removes {@code dir} and what it holds; another process removing the same tree at once is no error. */
     private static void deleteTree(Path dir) {
         try (Stream<Path> walk = Files.walk(dir)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+            for (Path path : walk.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        } catch (NoSuchFileException | UncheckedIOException gone) {
+            // removed meanwhile by another rank's clean-up
         } catch (IOException e) {
             LOG.log(System.Logger.Level.WARNING, "could not remove stale driver directory " + dir + ": " + e);
         }

@@ -461,6 +461,10 @@ final class PeerStream implements ControlledFragmentHandler {
                         giveBack(head.bytes);
                         return head.length;
                     }
+                    if (failure != null) {
+                        throw new PeerFailureException("recv", rank, peer, failure + "; its message of " + head.length
+                                + " bytes was cut short after " + head.filled);
+                    }
                 } else if (failure != null) {
                     throw new PeerFailureException("recv", rank, peer, failure);
                 } else if (peerClosing) {

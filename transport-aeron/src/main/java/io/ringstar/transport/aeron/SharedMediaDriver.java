@@ -49,11 +49,13 @@ public final class SharedMediaDriver {
         if (dir == null) {
             usage("--dir is required");
         }
-        try (MediaDriver driver = MediaDriver.launch(DriverHandle.driverContext(dir, threading, idle, termLength,
-                liveness))) {
+        // Closed in reverse order: the driver (removing its directory) before the barrier lets the JVM end.
+        try (ShutdownSignalBarrier barrier = new ShutdownSignalBarrier();
+                MediaDriver driver = MediaDriver.launch(DriverHandle.driverContext(dir, threading, idle, termLength,
+                        liveness))) {
             System.out.println("media driver ready in " + driver.aeronDirectoryName());
             System.out.flush();
-            new ShutdownSignalBarrier().await();
+            barrier.await();
         }
     }
 
