@@ -97,7 +97,6 @@ public final class AeronTransport implements Transport {
 
     /** Every ringstar stream uses this id; session ids tell the pairs apart. */
     static final int STREAM_ID = 0x5253;
-    private static final int FRAGMENT_LIMIT = 64;
     private static final long CLOSE_LINGER_MILLIS = 5_000;
     private static final System.Logger LOG = System.getLogger(AeronTransport.class.getName());
 
@@ -301,7 +300,7 @@ public final class AeronTransport implements Transport {
                 int work = 0;
                 for (PeerStream peer : peers) {
                     if (peer != null) {
-                        work += peer.poll(FRAGMENT_LIMIT);
+                        work += peer.poll(PeerStream.FRAGMENT_LIMIT);
                         peer.acknowledgeGoodbye();
                     }
                 }
@@ -358,7 +357,8 @@ public final class AeronTransport implements Transport {
 
     @Override
     public void recv(int srcRank, ByteBuffer dst) {
-        stream("recv", srcRank).receive(dst, true, System.nanoTime() + timeout.toNanos(), timeout);
+        stream("recv", srcRank).receive(dst, true, System.nanoTime() + timeout.toNanos(), timeout,
+                settings.newIdleStrategy());
     }
 
     @Override
@@ -366,7 +366,8 @@ public final class AeronTransport implements Transport {
         if (wait == null || wait.isNegative() || wait.isZero()) {
             throw new IllegalArgumentException("recv on rank " + rank + ": timeout must be positive, was " + wait);
         }
-        return stream("recv", srcRank).receive(dst, false, System.nanoTime() + wait.toNanos(), wait);
+        return stream("recv", srcRank).receive(dst, false, System.nanoTime() + wait.toNanos(), wait,
+                settings.newIdleStrategy());
     }
 
     @Override

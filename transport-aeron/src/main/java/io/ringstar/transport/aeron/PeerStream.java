@@ -39,6 +39,10 @@ import org.agrona.concurrent.UnsafeBuffer;
  * receive would otherwise wait on each other for ever.
  */
 final class PeerStream implements ControlledFragmentHandler {
+    private static final int NOTHING_QUEUED = -1;
+    private static final int HEAD_INCOMPLETE = -2;
+    /** Fragments read per poll of the image. */
+    static final int FRAGMENT_LIMIT = 64;
     /** Arrays kept for reuse by later messages of about the same size. */
     private static final int POOLED_ARRAYS = 8;
     private static final byte[] EMPTY = new byte[0];
@@ -68,8 +72,23 @@ final class PeerStream implements ControlledFragmentHandler {
     private boolean goodbyeAcknowledged;
     /** The peer said goodbye and has not been told yet that it arrived. Receiver thread only. */
     private boolean acknowledgementOwed;
-    /** The message whose chunks are still coming; receiver thread only. */
+    /**
+     * Held by whoever reads the image: the receiver thread (which only tries it) or a caller of
+     * {@code recv} that reads for itself. Guards the image, {@link #current} and the direct target.
+     * Taken before {@link #lock}, never after it.
+     */
+    private final ReentrantLock pollLock = new ReentrantLock();
+    /** The queued message whose chunks are still coming. Under the poll lock. */
     private Inbound current;
+    /**
+     * A caller's buffer that the next message goes straight into, skipping the queue, while that
+     * caller waits in {@code recv} with nothing queued. Under the poll lock.
+     */
+    private ByteBuffer directDst;
+    private boolean directExact;
+    /** Length of the message being written into {@link #directDst}, or -1 before one has started. */
+    private int directLength = -1;
+    private int directFilled;
     /** The stream lost its framing; nothing more is read from it. Receiver thread only. */
     private boolean broken;
     private volatile Image image;
@@ -141,11 +160,26 @@ final class PeerStream implements ControlledFragmentHandler {
 
     /** Reads what the peer sent, unless {@code recv} has fallen too far behind. */
     int poll(int fragmentLimit) {
+        if (!pollLock.tryLock()) {
+            return 0;
+        }
+        try {
+            return pollLocked(fragmentLimit);
+        } finally {
+            pollLock.unlock();
+        }
+    }
+
+    private int pollLocked(int fragmentLimit) {
         Image source = image;
         if (source == null || broken) {
             return 0;
         }
-        if (queuedBytes >= receiveBufferBytes && sending.get() == 0 && current == null) {
+        if (directLength >= 0 && directFilled == directLength) {
+            // A caller's message is complete in its buffer; what follows waits until it has taken it.
+            return 0;
+        }
+        if (queuedBytes >= receiveBufferBytes && sending.get() == 0 && current == null && directLength < 0) {
             return 0;
         }
         return source.controlledPoll(this, fragmentLimit);
@@ -153,6 +187,15 @@ final class PeerStream implements ControlledFragmentHandler {
 
     @Override
     public Action onFragment(DirectBuffer buffer, int offset, int length, Header header) {
+        if (directLength >= 0) {
+            int take = Math.min(length, directLength - directFilled);
+            buffer.getBytes(offset, directDst, directDst.position() + directFilled, take);
+            directFilled += take;
+            if (take < length) {
+                fail("rank " + peer + " sent " + (length - take) + " bytes past the end of a message");
+            }
+            return directFilled == directLength ? Action.BREAK : Action.CONTINUE;
+        }
         Inbound message = current;
         if (message != null) {
             int take = Math.min(length, message.length - message.filled);
@@ -189,7 +232,22 @@ final class PeerStream implements ControlledFragmentHandler {
                 // Leave it in the term: Aeron's flow control then holds the sender back.
                 return Action.ABORT;
             }
-            onMessageStart(buffer, offset + ChunkHeader.LENGTH, length - ChunkHeader.LENGTH, (int) value);
+            int messageLength = (int) value;
+            // Straight to a waiting caller only when nothing is queued before it: messages stay in order.
+            if (directDst != null && inbound.isEmpty() && (directExact ? messageLength == directDst.remaining()
+                    : messageLength <= directDst.remaining())) {
+                // The caller waits for exactly this message: into its buffer, not through the queue.
+                int take = Math.min(length - ChunkHeader.LENGTH, messageLength);
+                buffer.getBytes(offset + ChunkHeader.LENGTH, directDst, directDst.position(), take);
+                directLength = messageLength;
+                directFilled = take;
+                if (take < length - ChunkHeader.LENGTH) {
+                    fail("rank " + peer + " sent " + (length - ChunkHeader.LENGTH - take)
+                            + " bytes past the end of a message");
+                }
+                return directFilled == directLength ? Action.BREAK : Action.CONTINUE;
+            }
+            onMessageStart(buffer, offset + ChunkHeader.LENGTH, length - ChunkHeader.LENGTH, messageLength);
             return Action.CONTINUE;
         }
         lock.lock();
@@ -435,49 +493,137 @@ final class PeerStream implements ControlledFragmentHandler {
     }
 
     /**
-     * Copies the next message into {@code dst}, waiting until {@code deadline} for it.
+     * Copies the next message into {@code dst}, waiting until {@code deadline} for it. A message
+     * already queued is copied out; otherwise the caller reads the image itself (taking turns with
+     * the receiver thread) and the message goes straight into {@code dst}, with no queue and no
+     * thread hand-off between. Between attempts it waits with {@code idle}.
      *
      * @param exact true for {@code recv} (the length must be {@code dst.remaining()}), false for {@code recvAtMost}
      * @return the message length
      */
-    int receive(ByteBuffer dst, boolean exact, long deadline, Duration timeout) {
-        lock.lock();
+    int receive(ByteBuffer dst, boolean exact, long deadline, Duration timeout, IdleStrategy idle) {
+        idle.reset();
+        pollLock.lock();
         try {
             while (true) {
+                int work = 0;
+                if (directLength < 0) {
+                    int queued = takeQueued(dst, exact);
+                    if (queued >= 0) {
+                        return queued;
+                    }
+                    if (queued == NOTHING_QUEUED) {
+                        directDst = dst;
+                        directExact = exact;
+                    }
+                    work = pollLocked(FRAGMENT_LIMIT);
+                }
+                if (directLength >= 0) {
+                    if (directFilled == directLength) {
+                        int length = directLength;
+                        clearDirect();
+                        dst.position(dst.position() + length);
+                        return length;
+                    }
+                    work += pollLocked(FRAGMENT_LIMIT);
+                    if (directFilled == directLength) {
+                        continue;
+                    }
+                    if (failure != null) {
+                        int filled = directFilled;
+                        int length = directLength;
+                        clearDirect();
+                        throw new PeerFailureException("recv", rank, peer, failure + "; its message of " + length
+                                + " bytes was cut short after " + filled);
+                    }
+                }
                 if (closedHere) {
                     throw new CollectiveException("recv", rank, peer, "this rank closed its transport");
                 }
-                Inbound head = inbound.peekFirst();
-                if (head != null) {
-                    if (exact ? head.length != dst.remaining() : head.length > dst.remaining()) {
-                        throw new CollectiveMismatchException("recv", rank, peer, "the next message from rank " + peer
-                                + " is " + head.length + " bytes, the buffer takes " + (exact ? "exactly " : "at most ")
-                                + dst.remaining());
-                    }
-                    if (head.complete()) {
-                        inbound.pollFirst();
-                        queuedBytes -= head.length;
-                        dst.put(head.bytes, 0, head.length);
-                        giveBack(head.bytes);
-                        return head.length;
-                    }
-                    if (failure != null) {
-                        throw new PeerFailureException("recv", rank, peer, failure + "; its message of " + head.length
-                                + " bytes was cut short after " + head.filled);
-                    }
-                } else if (failure != null) {
-                    throw new PeerFailureException("recv", rank, peer, failure);
-                } else if (peerClosing) {
-                    throw new PeerFailureException("recv", rank, peer, "rank " + peer + " closed its transport");
-                }
-                if (!waitUntil(deadline)) {
+                if (System.nanoTime() - deadline >= 0) {
                     throw new CollectiveTimeoutException("recv", rank, peer, "no message from rank " + peer
                             + " within the timeout of " + timeout);
                 }
+                // Let the receiver thread read (and keep this peer's stream moving) while this caller idles.
+                pollLock.unlock();
+                try {
+                    idle.idle(work);
+                } finally {
+                    pollLock.lock();
+                }
             }
+        } finally {
+            if (directLength >= 0 && directFilled < directLength) {
+                queuePartialDirect();
+            }
+            clearDirect();
+            pollLock.unlock();
+        }
+    }
+
+    /**
+     * Takes the head of the queue if complete: its length, or {@link #NOTHING_QUEUED}, or
+     * {@link #HEAD_INCOMPLETE} while its chunks are still coming. Holds the poll lock.
+     */
+    private int takeQueued(ByteBuffer dst, boolean exact) {
+        lock.lock();
+        try {
+            if (closedHere) {
+                throw new CollectiveException("recv", rank, peer, "this rank closed its transport");
+            }
+            Inbound head = inbound.peekFirst();
+            if (head != null) {
+                if (exact ? head.length != dst.remaining() : head.length > dst.remaining()) {
+                    throw new CollectiveMismatchException("recv", rank, peer, "the next message from rank " + peer
+                            + " is " + head.length + " bytes, the buffer takes " + (exact ? "exactly " : "at most ")
+                            + dst.remaining());
+                }
+                if (head.complete()) {
+                    inbound.pollFirst();
+                    queuedBytes -= head.length;
+                    dst.put(head.bytes, 0, head.length);
+                    giveBack(head.bytes);
+                    return head.length;
+                }
+                if (failure != null) {
+                    throw new PeerFailureException("recv", rank, peer, failure + "; its message of " + head.length
+                            + " bytes was cut short after " + head.filled);
+                }
+                return HEAD_INCOMPLETE;
+            } else if (failure != null) {
+                throw new PeerFailureException("recv", rank, peer, failure);
+            } else if (peerClosing) {
+                throw new PeerFailureException("recv", rank, peer, "rank " + peer + " closed its transport");
+            }
+            return NOTHING_QUEUED;
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * The caller leaves (timeout, failure) while its message is half in its buffer: the half moves
+     * to the queue, where the rest of the message follows. Holds the poll lock.
+     */
+    private void queuePartialDirect() {
+        lock.lock();
+        try {
+            byte[] bytes = borrow(directLength);
+            directDst.get(directDst.position(), bytes, 0, directFilled);
+            Inbound message = new Inbound(bytes, directLength);
+            message.filled = directFilled;
+            inbound.addFirst(message);
+            queuedBytes += directLength;
+            current = message;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void clearDirect() {
+        directDst = null;
+        directLength = -1;
+        directFilled = 0;
     }
 
     /** True once the peer has reached barrier {@code epoch}; false at the deadline. */
