@@ -40,7 +40,7 @@ record AeronSettings(String jobId, byte[] secret, InetAddress coordinatorAddress
     static final int MAX_MTU = 65504;
     /** Aeron's default MTU, safe on any Ethernet path; used for UDP beyond loopback. */
     static final int NETWORK_MTU = 1408;
-    static final int DEFAULT_TERM_LENGTH = 1 << 20;
+    static final int DEFAULT_TERM_LENGTH = 4 << 20;
     static final int MIN_RECEIVE_BUFFER_BYTES = 64 << 10;
 
     static AeronSettings from(DistributedConfig config, Map<String, String> environment) {

@@ -69,7 +69,7 @@ public final class AeronTransport implements Transport {
     public static final String THREADING_OPTION = "aeron.threading";
     /** Option: idle strategy of the embedded driver and this transport's threads: {@code backoff} (default), {@code sleep}, {@code yield}, {@code spin}. */
     public static final String IDLE_OPTION = "aeron.idle";
-    /** Option: term length of every stream, a power of two from 64 KiB; 1 MiB by default. */
+    /** Option: term length of every stream, a power of two from 64 KiB; 4 MiB by default. */
     public static final String TERM_LENGTH_OPTION = "aeron.termLength";
     /** Option: the UDP frame size; 65504 when every rank is on loopback, else 1408. IPC always uses 65504. */
     public static final String MTU_OPTION = "aeron.mtu";
@@ -98,6 +98,7 @@ public final class AeronTransport implements Transport {
     /** Every ringstar stream uses this id; session ids tell the pairs apart. */
     static final int STREAM_ID = 0x5253;
     private static final long CLOSE_LINGER_MILLIS = 5_000;
+    private static final ByteBuffer NO_BYTES = ByteBuffer.allocate(0).asReadOnlyBuffer();
     private static final System.Logger LOG = System.getLogger(AeronTransport.class.getName());
 
     private final int rank;
@@ -184,7 +185,8 @@ public final class AeronTransport implements Transport {
                 subscriptions.add(driver.aeron().addSubscription("aeron:ipc?session-id=" + sessionIn, STREAM_ID));
             }
             peers[peer] = new PeerStream(rank, peer, sessionIn, ipc, publication, settings.chunkBytes(),
-                    settings.receiveBufferBytes(), settings.liveness());
+                    settings.receiveBufferBytes(), settings.liveness(), settings.newIdleStrategy(),
+                    settings.newIdleStrategy());
         }
         receiver = new Thread(this::receive, "ringstar-aeron-rank" + rank);
         receiver.setDaemon(true);
@@ -340,7 +342,7 @@ public final class AeronTransport implements Transport {
 
     @Override
     public void send(int destRank, ByteBuffer data) {
-        send(destRank, ByteBuffer.allocate(0), data);
+        send(destRank, NO_BYTES, data);
     }
 
     /**
@@ -351,14 +353,12 @@ public final class AeronTransport implements Transport {
      */
     @Override
     public void send(int destRank, ByteBuffer header, ByteBuffer payload) {
-        stream("send", destRank).send(header, payload, System.nanoTime() + timeout.toNanos(), timeout,
-                settings.newIdleStrategy());
+        stream("send", destRank).send(header, payload, System.nanoTime() + timeout.toNanos(), timeout);
     }
 
     @Override
     public void recv(int srcRank, ByteBuffer dst) {
-        stream("recv", srcRank).receive(dst, true, System.nanoTime() + timeout.toNanos(), timeout,
-                settings.newIdleStrategy());
+        stream("recv", srcRank).receive(dst, true, System.nanoTime() + timeout.toNanos(), timeout);
     }
 
     @Override
@@ -366,8 +366,7 @@ public final class AeronTransport implements Transport {
         if (wait == null || wait.isNegative() || wait.isZero()) {
             throw new IllegalArgumentException("recv on rank " + rank + ": timeout must be positive, was " + wait);
         }
-        return stream("recv", srcRank).receive(dst, false, System.nanoTime() + wait.toNanos(), wait,
-                settings.newIdleStrategy());
+        return stream("recv", srcRank).receive(dst, false, System.nanoTime() + wait.toNanos(), wait);
     }
 
     @Override

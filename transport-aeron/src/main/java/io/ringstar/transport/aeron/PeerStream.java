@@ -57,6 +57,10 @@ final class PeerStream implements ControlledFragmentHandler {
     private final int chunkBytes;
 
     private final ReentrantLock sendLock = new ReentrantLock();
+    /** Idles a send under back-pressure; used under the send lock only. */
+    private final IdleStrategy sendIdle;
+    /** Idles a waiting recv; one caller receives from a peer at a time (the Transport contract). */
+    private final IdleStrategy receiveIdle;
     private final BufferClaim claim = new BufferClaim();
     private final UnsafeBuffer headerBytes = new UnsafeBuffer(new byte[ChunkHeader.LENGTH]);
     private final AtomicInteger sending = new AtomicInteger();
@@ -113,7 +117,9 @@ final class PeerStream implements ControlledFragmentHandler {
     }
 
     PeerStream(int rank, int peer, int sessionIn, boolean ipc, ExclusivePublication publication, int chunkBytes,
-            long receiveBufferBytes, Duration liveness) {
+            long receiveBufferBytes, Duration liveness, IdleStrategy sendIdle, IdleStrategy receiveIdle) {
+        this.sendIdle = sendIdle;
+        this.receiveIdle = receiveIdle;
         this.rank = rank;
         this.peer = peer;
         this.sessionIn = sessionIn;
@@ -349,9 +355,9 @@ final class PeerStream implements ControlledFragmentHandler {
     /**
      * Sends {@code header} and {@code payload} as one message, chunk by chunk: straight into the
      * term with {@code tryClaim} where a chunk fits one frame, with {@code offer} (which Aeron
-     * fragments) otherwise. Waits with {@code idle} while back-pressured, until {@code deadline}.
+     * fragments) otherwise. Waits with the idle strategy while back-pressured, until {@code deadline}.
      */
-    void send(ByteBuffer header, ByteBuffer payload, long deadline, Duration timeout, IdleStrategy idle) {
+    void send(ByteBuffer header, ByteBuffer payload, long deadline, Duration timeout) {
         long length = (long) header.remaining() + payload.remaining();
         if (length > Integer.MAX_VALUE - 8) {
             throw new IllegalArgumentException("send on rank " + rank + ": a message of " + length + " bytes to rank "
@@ -370,7 +376,12 @@ final class PeerStream implements ControlledFragmentHandler {
             while (left > 0) {
                 int chunk = (int) Math.min(left, chunkBytes);
                 if (chunk <= publication.maxPayloadLength()) {
-                    await("send", () -> publication.tryClaim(chunk, claim), deadline, timeout, idle);
+                    sendIdle.reset();
+                    long unconnectedSince = 0;
+                    long result;
+                    while ((result = publication.tryClaim(chunk, claim)) <= 0) {
+                        unconnectedSince = backOff("send", result, unconnectedSince, deadline, timeout, sendIdle);
+                    }
                     int written = 0;
                     while (written < chunk) {
                         while (at[part] == end[part]) {
@@ -402,7 +413,12 @@ final class PeerStream implements ControlledFragmentHandler {
                         gathered += n;
                     }
                     DirectBufferVector[] used = java.util.Arrays.copyOf(vectors, count);
-                    await("send", () -> publication.offer(used), deadline, timeout, idle);
+                    sendIdle.reset();
+                    long unconnectedSince = 0;
+                    long result;
+                    while ((result = publication.offer(used)) <= 0) {
+                        unconnectedSince = backOff("send", result, unconnectedSince, deadline, timeout, sendIdle);
+                    }
                     part = p;
                 }
                 left -= chunk;
@@ -420,7 +436,12 @@ final class PeerStream implements ControlledFragmentHandler {
             if (!operation.equals("close")) {
                 checkPeer(operation);
             }
-            await(operation, () -> publication.tryClaim(ChunkHeader.LENGTH, claim), deadline, timeout, idle);
+            idle.reset();
+            long unconnectedSince = 0;
+            long result;
+            while ((result = publication.tryClaim(ChunkHeader.LENGTH, claim)) <= 0) {
+                unconnectedSince = backOff(operation, result, unconnectedSince, deadline, timeout, idle);
+            }
             ChunkHeader.write(claim.buffer(), claim.offset(), kind, value);
             claim.commit();
         } finally {
@@ -440,46 +461,43 @@ final class PeerStream implements ControlledFragmentHandler {
         }
     }
 
-    private interface Attempt {
-        long run();
-    }
-
-    /** Retries {@code attempt} while Aeron says back-pressure, until it succeeds, the peer fails or the deadline. */
-    private void await(String operation, Attempt attempt, long deadline, Duration timeout, IdleStrategy idle) {
-        long unconnectedSince = 0;
-        idle.reset();
-        while (true) {
-            long result = attempt.run();
-            if (result > 0) {
-                return;
+    /**
+     * After Aeron refused a claim or offer with {@code result}: throws if the peer failed, this
+     * rank closed, or the deadline passed; otherwise idles once. A stream that stays unconnected
+     * for the liveness timeout fails the peer.
+     *
+     * @return when the stream was first seen unconnected in this wait, or 0 while it is connected
+     */
+    private long backOff(String operation, long result, long unconnectedSince, long deadline, Duration timeout,
+            IdleStrategy idle) {
+        long now = System.nanoTime();
+        long since = unconnectedSince;
+        if (result == Publication.NOT_CONNECTED) {
+            if (since == 0) {
+                since = now;
+            } else if (now - since > liveness.toNanos()) {
+                fail("the stream to rank " + peer + " stayed unconnected for longer than the liveness timeout of "
+                        + liveness.toMillis() + " ms");
             }
-            long now = System.nanoTime();
-            if (result == Publication.NOT_CONNECTED) {
-                if (unconnectedSince == 0) {
-                    unconnectedSince = now;
-                } else if (now - unconnectedSince > liveness.toNanos()) {
-                    fail("the stream to rank " + peer + " stayed unconnected for longer than the liveness timeout of "
-                            + liveness.toMillis() + " ms");
-                }
-            } else if (result == Publication.CLOSED) {
-                throw new IllegalStateException(operation + " on rank " + rank + ": the transport is closed");
-            } else if (result == Publication.MAX_POSITION_EXCEEDED) {
-                fail("the stream to rank " + peer + " reached Aeron's maximum position");
-            } else {
-                unconnectedSince = 0;
-            }
-            if (closedHere && !operation.equals("close")) {
-                throw new CollectiveException(operation, rank, peer, "this rank closed its transport");
-            }
-            if (failure != null) {
-                throw new PeerFailureException(operation, rank, peer, failure);
-            }
-            if (now - deadline >= 0) {
-                throw new CollectiveTimeoutException(operation, rank, peer, "rank " + peer + " did not take the data"
-                        + " within the timeout of " + timeout + " (back-pressure: it is not receiving)");
-            }
-            idle.idle();
+        } else if (result == Publication.CLOSED) {
+            throw new IllegalStateException(operation + " on rank " + rank + ": the transport is closed");
+        } else if (result == Publication.MAX_POSITION_EXCEEDED) {
+            fail("the stream to rank " + peer + " reached Aeron's maximum position");
+        } else {
+            since = 0;
         }
+        if (closedHere && !operation.equals("close")) {
+            throw new CollectiveException(operation, rank, peer, "this rank closed its transport");
+        }
+        if (failure != null) {
+            throw new PeerFailureException(operation, rank, peer, failure);
+        }
+        if (now - deadline >= 0) {
+            throw new CollectiveTimeoutException(operation, rank, peer, "rank " + peer + " did not take the data"
+                    + " within the timeout of " + timeout + " (back-pressure: it is not receiving)");
+        }
+        idle.idle();
+        return since;
     }
 
     private void checkPeer(String operation) {
@@ -496,12 +514,13 @@ final class PeerStream implements ControlledFragmentHandler {
      * Copies the next message into {@code dst}, waiting until {@code deadline} for it. A message
      * already queued is copied out; otherwise the caller reads the image itself (taking turns with
      * the receiver thread) and the message goes straight into {@code dst}, with no queue and no
-     * thread hand-off between. Between attempts it waits with {@code idle}.
+     * thread hand-off between. Between attempts it waits with the idle strategy.
      *
      * @param exact true for {@code recv} (the length must be {@code dst.remaining()}), false for {@code recvAtMost}
      * @return the message length
      */
-    int receive(ByteBuffer dst, boolean exact, long deadline, Duration timeout, IdleStrategy idle) {
+    int receive(ByteBuffer dst, boolean exact, long deadline, Duration timeout) {
+        IdleStrategy idle = receiveIdle;
         idle.reset();
         pollLock.lock();
         try {
