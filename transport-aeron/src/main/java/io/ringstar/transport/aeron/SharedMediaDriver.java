@@ -14,7 +14,7 @@ import org.agrona.concurrent.ShutdownSignalBarrier;
  * <pre>
  * java --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -cp ringstar.jar \
  *     io.ringstar.transport.aeron.SharedMediaDriver --dir /dev/shm/ringstar-shared [--threading shared]
- *     [--idle backoff] [--term-length 1048576] [--liveness-ms 5000]
+ *     [--idle backoff] [--term-length 4194304] [--liveness-ms 5000]
  * </pre>
  * The directory it was given is printed on standard output once the driver is ready.
  */
