@@ -39,6 +39,12 @@ class AeronTransportTest {
         return buffer;
     }
 
+    /** Two ranks with the smallest receive queue and term there are: 64 KiB each. */
+    private static List<Transport> smallBuffers(Duration timeout) {
+        return AeronGroups.open(2, timeout, Map.of(AeronTransport.RECEIVE_BUFFER_OPTION, Integer.toString(64 << 10),
+                AeronTransport.TERM_LENGTH_OPTION, Integer.toString(64 << 10)), UnaryOperator.identity());
+    }
+
     @Test
     void isFoundByNameThroughTheServiceLoader() {
         assertTrue(Transports.available().containsKey("aeron"), Transports.available().keySet().toString());
@@ -85,9 +91,7 @@ class AeronTransportTest {
     @Test
     void aReceiverThatDoesNotReadHoldsTheSenderBackInsteadOfBuffering() {
         // 64 KiB of queue and a 64 KiB term: well before 8 MiB the sender must wait, then time out.
-        List<Transport> group = AeronGroups.open(2, Duration.ofSeconds(2), Map.of(AeronTransport.RECEIVE_BUFFER_OPTION,
-                Integer.toString(64 << 10), AeronTransport.TERM_LENGTH_OPTION, Integer.toString(64 << 10)),
-                UnaryOperator.identity());
+        List<Transport> group = smallBuffers(Duration.ofSeconds(2));
         try {
             long sent = 0;
             CollectiveTimeoutException timeout = null;
@@ -117,9 +121,7 @@ class AeronTransportTest {
 
     @Test
     void twoRanksThatBothSendMoreThanTheOtherBuffersDoNotWaitOnEachOther() {
-        List<Transport> group = AeronGroups.open(2, Duration.ofSeconds(20), Map.of(AeronTransport.RECEIVE_BUFFER_OPTION,
-                Integer.toString(64 << 10), AeronTransport.TERM_LENGTH_OPTION, Integer.toString(64 << 10)),
-                UnaryOperator.identity());
+        List<Transport> group = smallBuffers(Duration.ofSeconds(20));
         try {
             int length = 4 << 20;
             Ranks.runAll(2, Duration.ofSeconds(40), rank -> {
