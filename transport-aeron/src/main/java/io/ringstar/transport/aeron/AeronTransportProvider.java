@@ -1,0 +1,18 @@
+package io.ringstar.transport.aeron;
+
+import io.ringstar.DistributedConfig;
+import io.ringstar.Transport;
+import io.ringstar.spi.TransportProvider;
+
+/** Registers {@link AeronTransport} with {@link io.ringstar.Transports#open} as {@code "aeron"}. */
+public final class AeronTransportProvider implements TransportProvider {
+    @Override
+    public String name() {
+        return AeronTransport.NAME;
+    }
+
+    @Override
+    public Transport open(DistributedConfig config) {
+        return new AeronTransport(config);
+    }
+}

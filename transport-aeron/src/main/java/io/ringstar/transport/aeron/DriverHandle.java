@@ -1,0 +1,252 @@
+package io.ringstar.transport.aeron;
+
+import io.aeron.Aeron;
+import io.aeron.AvailableImageHandler;
+import io.aeron.CncFileDescriptor;
+import io.aeron.CommonContext;
+import io.aeron.UnavailableImageHandler;
+import io.aeron.driver.MediaDriver;
+import io.aeron.driver.ThreadingMode;
+import io.ringstar.CollectiveException;
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.MappedByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.agrona.ErrorHandler;
+import org.agrona.IoUtil;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * This rank's media driver and its Aeron client: either a driver embedded in this process, in a
+ * directory of its own that {@link #close()} removes, or an external driver that several ranks on
+ * this host share, named by {@value AeronTransport#DIR_OPTION}. Also says which driver it is
+ * ({@link #driverId()}), so ranks that share one can talk over IPC.
+ */
+final class DriverHandle implements AutoCloseable {
+    /** Prefix of embedded drivers' directories; the rest is the job, the rank, the pid and a counter. */
+    static final String DIR_PREFIX = "ringstar-aeron-";
+    private static final Pattern OWNED_DIR = Pattern.compile(Pattern.quote(DIR_PREFIX) + ".*-p(\\d+)-\\d+");
+    private static final AtomicLong SEQUENCE = new AtomicLong();
+    private static final System.Logger LOG = System.getLogger(DriverHandle.class.getName());
+    /** How long the client waits for a driver's heartbeat before it counts the driver as dead. */
+    private static final long DRIVER_TIMEOUT_MILLIS = 10_000;
+
+    private final MediaDriver driver;
+    private final Aeron aeron;
+    private final String driverId;
+    private final String directory;
+
+    private DriverHandle(MediaDriver driver, Aeron aeron, String driverId, String directory) {
+        this.driver = driver;
+        this.aeron = aeron;
+        this.driverId = driverId;
+        this.directory = directory;
+    }
+
+    /**
+     * Starts an embedded driver (unless the settings name an external one) and connects a client.
+     *
+     * @param customizer a last say over the embedded driver's context (tests add loss generators)
+     * @throws CollectiveException if the driver cannot start or the external one does not answer
+     */
+    static DriverHandle open(AeronSettings settings, int rank, UnaryOperator<MediaDriver.Context> customizer,
+            AvailableImageHandler available, UnavailableImageHandler unavailable, ErrorHandler errors) {
+        MediaDriver driver = null;
+        String dir = settings.externalDir();
+        try {
+            if (dir == null) {
+                removeStaleDirectories(settings.dirRoot());
+                dir = settings.dirRoot().resolve(DIR_PREFIX + sanitize(settings.jobId()) + "-r" + rank + "-p"
+                        + ProcessHandle.current().pid() + "-" + SEQUENCE.incrementAndGet()).toString();
+                MediaDriver.Context context = driverContext(dir, settings.threading(), settings.idle(),
+                        settings.termLength(), settings.liveness())
+                        .errorHandler(error -> LOG.log(System.Logger.Level.WARNING, "rank " + rank
+                                + "'s media driver: " + error));
+                driver = MediaDriver.launch(customizer.apply(context));
+            } else if (!new File(dir, CncFileDescriptor.CNC_FILE).exists()) {
+                throw new CollectiveException("open", rank, CollectiveException.NO_RANK, "no media driver runs in "
+                        + dir + " (option " + AeronTransport.DIR_OPTION + "): it has no " + CncFileDescriptor.CNC_FILE);
+            }
+            Aeron aeron = Aeron.connect(new Aeron.Context()
+                    .aeronDirectoryName(dir)
+                    .clientName("ringstar rank " + rank)
+                    .driverTimeoutMs(DRIVER_TIMEOUT_MILLIS)
+                    .availableImageHandler(available)
+                    .unavailableImageHandler(unavailable)
+                    .errorHandler(errors)
+                    .subscriberErrorHandler(errors));
+            return new DriverHandle(driver, aeron, identify(dir), dir);
+        } catch (CollectiveException e) {
+            closeQuietly(driver);
+            throw e;
+        } catch (RuntimeException e) {
+            closeQuietly(driver);
+            throw new CollectiveException("open", rank, CollectiveException.NO_RANK, (driver == null && dir != null
+                    && settings.externalDir() != null ? "cannot connect to the media driver in " + dir
+                    : "cannot start a media driver in " + dir) + ": " + e, e);
+        }
+    }
+
+    /**
+     * A driver context with ringstar's defaults: the given threading mode and idle strategy, small
+     * sparse terms, and liveness timeouts short enough that a dead peer is noticed in seconds.
+     * Used for embedded drivers and by {@link SharedMediaDriver}.
+     */
+    static MediaDriver.Context driverContext(String dir, ThreadingMode threading, String idle, int termLength,
+            Duration liveness) {
+        long livenessNs = liveness.toNanos();
+        return new MediaDriver.Context()
+                .aeronDirectoryName(dir)
+                .dirDeleteOnStart(true)
+                .dirDeleteOnShutdown(true)
+                .warnIfDirectoryExists(false)
+                .threadingMode(threading)
+                .sharedIdleStrategy(AeronSettings.idleStrategy(idle))
+                .sharedNetworkIdleStrategy(AeronSettings.idleStrategy(idle))
+                .conductorIdleStrategy(AeronSettings.idleStrategy(idle))
+                .senderIdleStrategy(AeronSettings.idleStrategy(idle))
+                .receiverIdleStrategy(AeronSettings.idleStrategy(idle))
+                .termBufferSparseFile(true)
+                .publicationTermBufferLength(termLength)
+                .ipcTermBufferLength(termLength)
+                .initialWindowLength(Math.min(termLength / 2, 2 << 20))
+                .socketRcvbufLength(2 << 20)
+                .socketSndbufLength(2 << 20)
+                // The driver checks liveness once per timer interval; a fifth of the timeout keeps detection near it.
+                .timerIntervalNs(Math.min(TimeUnit.SECONDS.toNanos(1), livenessNs / 5))
+                .imageLivenessTimeoutNs(livenessNs)
+                .clientLivenessTimeoutNs(livenessNs)
+                // Aeron requires the unblock timeout to exceed the client liveness timeout.
+                .publicationUnblockTimeoutNs(livenessNs * 3)
+                .publicationConnectionTimeoutNs(livenessNs)
+                .publicationLingerTimeoutNs(Math.min(livenessNs, TimeUnit.SECONDS.toNanos(2)));
+    }
+
+    /** Removes embedded drivers' directories left by processes that are gone (killed, not closed). */
+    static synchronized void removeStaleDirectories(Path root) {
+        if (!Files.isDirectory(root)) {
+            return;
+        }
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(root, DIR_PREFIX + "*")) {
+            for (Path entry : entries) {
+                Matcher owned = OWNED_DIR.matcher(entry.getFileName().toString());
+                if (owned.matches() && !ProcessHandle.of(Long.parseLong(owned.group(1))).map(ProcessHandle::isAlive)
+                        .orElse(false)) {
+                    deleteTree(entry);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "could not clean stale driver directories in " + root + ": " + e);
+        }
+    }
+
+    /** Removes {@code dir} and what it holds; another process removing the same tree at once is no error. */
+    private static void deleteTree(Path dir) {
+        try (Stream<Path> walk = Files.walk(dir)) {
+            for (Path path : walk.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        } catch (NoSuchFileException | UncheckedIOException gone) {
+            // removed meanwhile by another rank's clean-up
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "could not remove stale driver directory " + dir + ": " + e);
+        }
+    }
+
+    /**
+     * Names a running driver so that two ranks agree exactly when they use the same one: the boot
+     * of this host, the directory, and the driver's start time and pid from its CnC file (two
+     * containers may each have a {@code /dev/shm/x} of their own).
+     */
+    private static String identify(String dir) {
+        String boot;
+        try {
+            boot = Files.readString(Path.of("/proc/sys/kernel/random/boot_id"), StandardCharsets.US_ASCII).strip();
+        } catch (IOException | RuntimeException e) {
+            boot = "host " + hostName();
+        }
+        String start = "?";
+        MappedByteBuffer cnc = null;
+        try {
+            cnc = new CommonContext().aeronDirectoryName(dir).mapExistingCncFile(null);
+            UnsafeBuffer meta = CncFileDescriptor.createMetaDataBuffer(cnc);
+            start = meta.getLong(CncFileDescriptor.START_TIMESTAMP_FIELD_OFFSET) + "/"
+                    + meta.getLong(CncFileDescriptor.PID_FIELD_OFFSET);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, "could not read the CnC file in " + dir + ": " + e);
+        } finally {
+            if (cnc != null) {
+                IoUtil.unmap(cnc);
+            }
+        }
+        String canonical;
+        try {
+            canonical = new File(dir).getCanonicalPath();
+        } catch (IOException e) {
+            canonical = new File(dir).getAbsolutePath();
+        }
+        return boot + ":" + canonical + ":" + start;
+    }
+
+    private static String hostName() {
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+
+    private static String sanitize(String jobId) {
+        String safe = jobId.replaceAll("[^A-Za-z0-9_.]", "_");
+        return safe.length() > 40 ? safe.substring(0, 40) : safe;
+    }
+
+    Aeron aeron() {
+        return aeron;
+    }
+
+    String driverId() {
+        return driverId;
+    }
+
+    String directory() {
+        return directory;
+    }
+
+    boolean embedded() {
+        return driver != null;
+    }
+
+    /** Closes the client, then the embedded driver, which removes its directory. */
+    @Override
+    public void close() {
+        try {
+            aeron.close();
+        } finally {
+            closeQuietly(driver);
+        }
+    }
+
+    private static void closeQuietly(MediaDriver driver) {
+        if (driver != null) {
+            try {
+                driver.close();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "closing a media driver: " + e);
+            }
+        }
+    }
+}

@@ -1,0 +1,755 @@
+package io.ringstar.transport.aeron;
+
+import io.aeron.DirectBufferVector;
+import io.aeron.ExclusivePublication;
+import io.aeron.Image;
+import io.aeron.Publication;
+import io.aeron.logbuffer.BufferClaim;
+import io.aeron.logbuffer.ControlledFragmentHandler;
+import io.aeron.logbuffer.Header;
+import io.ringstar.CollectiveException;
+import io.ringstar.CollectiveMismatchException;
+import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.PeerFailureException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * This rank's two Aeron streams with one peer: the exclusive publication it sends on and the image
+ * it receives from, plus the messages that came in and wait for {@code recv}.
+ *
+ * <p>Threads: the transport's receiver thread calls {@link #poll} and {@link #acknowledgeGoodbye};
+ * callers of the transport call {@link #send}, {@link #receive} and the waits. One lock guards the
+ * inbound queue and the state, and one condition wakes whoever waits on a change. A second lock
+ * keeps the chunks of one message together on the publication.
+ *
+ * <p>Memory is bounded on both sides. Outbound, nothing is buffered beyond Aeron's term: a send
+ * that finds the publication back-pressured waits with the idle strategy, up to its deadline.
+ * Inbound, once {@code receiveBufferBytes} wait for {@code recv}, the receiver stops polling this
+ * peer's image, so Aeron's flow control stops the sender in turn; except while this rank is
+ * sending to the peer, since two ranks that both send more than the other buffers before they
+ * receive would otherwise wait on each other for ever.
+ */
+final class PeerStream implements ControlledFragmentHandler {
+    private static final int NOTHING_QUEUED = -1;
+    private static final int HEAD_INCOMPLETE = -2;
+    /** Fragments read per poll of the image. */
+    static final int FRAGMENT_LIMIT = 64;
+    /** Arrays kept for reuse by later messages of about the same size. */
+    private static final int POOLED_ARRAYS = 8;
+    private static final byte[] EMPTY = new byte[0];
+
+    private final int rank;
+    private final int peer;
+    private final int sessionIn;
+    private final boolean ipc;
+    private final long receiveBufferBytes;
+    private final Duration liveness;
+    private final ExclusivePublication publication;
+    private final int chunkBytes;
+
+    private final ReentrantLock sendLock = new ReentrantLock();
+    /** Idles a send under back-pressure; used under the send lock only. */
+    private final IdleStrategy sendIdle;
+    /** Idles a waiting recv; one caller receives from a peer at a time (the Transport contract). */
+    private final IdleStrategy receiveIdle;
+    private final BufferClaim claim = new BufferClaim();
+    private final UnsafeBuffer headerBytes = new UnsafeBuffer(new byte[ChunkHeader.LENGTH]);
+    private final AtomicInteger sending = new AtomicInteger();
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private final ArrayDeque<Inbound> inbound = new ArrayDeque<>();
+    private final ArrayDeque<byte[]> pool = new ArrayDeque<>();
+    private long queuedBytes;
+    private long barrierEpoch;
+    private boolean ready;
+    private boolean peerClosing;
+    private boolean goodbyeAcknowledged;
+    /** The peer said goodbye and has not been told yet that it arrived. Receiver thread only. */
+    private boolean acknowledgementOwed;
+    /**
+     * Held by whoever reads the image: the receiver thread (which only tries it) or a caller of
+     * {@code recv} that reads for itself. Guards the image, {@link #current} and the direct target.
+     * Taken before {@link #lock}, never after it.
+     */
+    private final ReentrantLock pollLock = new ReentrantLock();
+    /** The queued message whose chunks are still coming. Under the poll lock. */
+    private Inbound current;
+    /**
+     * A caller's buffer that the next message goes straight into, skipping the queue, while that
+     * caller waits in {@code recv} with nothing queued. Under the poll lock.
+     */
+    private ByteBuffer directDst;
+    private boolean directExact;
+    /** Length of the message being written into {@link #directDst}, or -1 before one has started. */
+    private int directLength = -1;
+    private int directFilled;
+    /** The stream lost its framing; nothing more is read from it. Receiver thread only. */
+    private boolean broken;
+    private volatile Image image;
+    /** Why the peer is gone, or null while it is there. Written under the lock. */
+    private volatile String failure;
+    private volatile boolean closedHere;
+
+    /** One message, filled by the receiver thread as its chunks come. */
+    private static final class Inbound {
+        final byte[] bytes;
+        final int length;
+        int filled;
+
+        Inbound(byte[] bytes, int length) {
+            this.bytes = bytes;
+            this.length = length;
+        }
+
+        boolean complete() {
+            return filled == length;
+        }
+    }
+
+    PeerStream(int rank, int peer, int sessionIn, boolean ipc, ExclusivePublication publication, int chunkBytes,
+            long receiveBufferBytes, Duration liveness, IdleStrategy sendIdle, IdleStrategy receiveIdle) {
+        this.sendIdle = sendIdle;
+        this.receiveIdle = receiveIdle;
+        this.rank = rank;
+        this.peer = peer;
+        this.sessionIn = sessionIn;
+        this.ipc = ipc;
+        this.publication = publication;
+        this.chunkBytes = chunkBytes > 0 ? chunkBytes : publication.maxPayloadLength();
+        this.receiveBufferBytes = receiveBufferBytes;
+        this.liveness = liveness;
+    }
+
+    int peer() {
+        return peer;
+    }
+
+    int sessionIn() {
+        return sessionIn;
+    }
+
+    boolean ipc() {
+        return ipc;
+    }
+
+    int chunkBytes() {
+        return chunkBytes;
+    }
+
+    boolean hasImage() {
+        return image != null;
+    }
+
+    void image(Image image) {
+        this.image = image;
+    }
+
+    boolean publicationConnected() {
+        return publication.isConnected();
+    }
+
+    String failure() {
+        return failure;
+    }
+
+    // ---- receiver thread ----
+
+    /** Reads what the peer sent, unless {@code recv} has fallen too far behind. */
+    int poll(int fragmentLimit) {
+        if (!pollLock.tryLock()) {
+            return 0;
+        }
+        try {
+            return pollLocked(fragmentLimit);
+        } finally {
+            pollLock.unlock();
+        }
+    }
+
+    private int pollLocked(int fragmentLimit) {
+        Image source = image;
+        if (source == null || broken) {
+            return 0;
+        }
+        if (directLength >= 0 && directFilled == directLength) {
+            // A caller's message is complete in its buffer; what follows waits until it has taken it.
+            return 0;
+        }
+        if (queuedBytes >= receiveBufferBytes && sending.get() == 0 && current == null && directLength < 0) {
+            return 0;
+        }
+        return source.controlledPoll(this, fragmentLimit);
+    }
+
+    @Override
+    public Action onFragment(DirectBuffer buffer, int offset, int length, Header header) {
+        if (directLength >= 0) {
+            int take = Math.min(length, directLength - directFilled);
+            buffer.getBytes(offset, directDst, directDst.position() + directFilled, take);
+            directFilled += take;
+            if (take < length) {
+                fail("rank " + peer + " sent " + (length - take) + " bytes past the end of a message");
+            }
+            return directFilled == directLength ? Action.BREAK : Action.CONTINUE;
+        }
+        Inbound message = current;
+        if (message != null) {
+            int take = Math.min(length, message.length - message.filled);
+            buffer.getBytes(offset, message.bytes, message.filled, take);
+            lock.lock();
+            try {
+                message.filled += take;
+                if (message.complete()) {
+                    current = null;
+                    changed.signalAll();
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (take < length) {
+                fail("rank " + peer + " sent " + (length - take) + " bytes past the end of a message");
+            }
+            return Action.CONTINUE;
+        }
+        if (!ChunkHeader.hasMagic(buffer, offset, length)) {
+            broken = true;
+            fail("rank " + peer + " sent a chunk without a header (" + length + " bytes): the stream lost its framing");
+            return Action.BREAK;
+        }
+        int kind = ChunkHeader.kind(buffer, offset);
+        long value = ChunkHeader.value(buffer, offset);
+        if (kind == ChunkHeader.DATA) {
+            if (value < 0 || value > Integer.MAX_VALUE - 8) {
+                broken = true;
+                fail("rank " + peer + " announced a message of " + value + " bytes");
+                return Action.BREAK;
+            }
+            if (queuedBytes >= receiveBufferBytes && sending.get() == 0) {
+                // Leave it in the term: Aeron's flow control then holds the sender back.
+                return Action.ABORT;
+            }
+            int messageLength = (int) value;
+            // Straight to a waiting caller only when nothing is queued before it: messages stay in order.
+            if (directDst != null && inbound.isEmpty() && (directExact ? messageLength == directDst.remaining()
+                    : messageLength <= directDst.remaining())) {
+                // The caller waits for exactly this message: into its buffer, not through the queue.
+                int take = Math.min(length - ChunkHeader.LENGTH, messageLength);
+                buffer.getBytes(offset + ChunkHeader.LENGTH, directDst, directDst.position(), take);
+                directLength = messageLength;
+                directFilled = take;
+                if (take < length - ChunkHeader.LENGTH) {
+                    fail("rank " + peer + " sent " + (length - ChunkHeader.LENGTH - take)
+                            + " bytes past the end of a message");
+                }
+                return directFilled == directLength ? Action.BREAK : Action.CONTINUE;
+            }
+            onMessageStart(buffer, offset + ChunkHeader.LENGTH, length - ChunkHeader.LENGTH, messageLength);
+            return Action.CONTINUE;
+        }
+        lock.lock();
+        try {
+            switch (kind) {
+                case ChunkHeader.BARRIER -> barrierEpoch = Math.max(barrierEpoch, value);
+                case ChunkHeader.READY -> ready = true;
+                case ChunkHeader.GOODBYE -> {
+                    peerClosing = true;
+                    acknowledgementOwed = true;
+                }
+                case ChunkHeader.GOODBYE_ACK -> goodbyeAcknowledged = true;
+                default -> failLocked("rank " + peer + " sent an unknown record, " + ChunkHeader.kindName(kind));
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        return Action.CONTINUE;
+    }
+
+    private void onMessageStart(DirectBuffer buffer, int offset, int available, int messageLength) {
+        lock.lock();
+        try {
+            byte[] bytes = borrow(messageLength);
+            Inbound message = new Inbound(bytes, messageLength);
+            int take = Math.min(available, messageLength);
+            buffer.getBytes(offset, bytes, 0, take);
+            message.filled = take;
+            inbound.addLast(message);
+            queuedBytes += messageLength;
+            current = message.complete() ? null : message;
+            changed.signalAll();
+            if (take < available) {
+                failLocked("rank " + peer + " sent " + (available - take) + " bytes past the end of a message");
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Tells the peer that its goodbye arrived, when the publication is free; never waits. */
+    void acknowledgeGoodbye() {
+        if (!acknowledgementOwed || failure != null || !sendLock.tryLock()) {
+            return;
+        }
+        try {
+            if (publication.tryClaim(ChunkHeader.LENGTH, claim) > 0) {
+                ChunkHeader.write(claim.buffer(), claim.offset(), ChunkHeader.GOODBYE_ACK, 0);
+                claim.commit();
+                acknowledgementOwed = false;
+            }
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /** The peer's image went away: the peer closed, died, or was unreachable for the liveness timeout. */
+    void onImageGone() {
+        lock.lock();
+        try {
+            failLocked(peerClosing ? "rank " + peer + " closed its transport"
+                    : "rank " + peer + "'s stream went away (its process or media driver stopped, or it was unreachable"
+                    + " for longer than the liveness timeout of " + liveness.toMillis() + " ms)");
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void fail(String reason) {
+        lock.lock();
+        try {
+            failLocked(reason);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void failLocked(String reason) {
+        if (failure == null) {
+            failure = reason;
+        }
+        changed.signalAll();
+    }
+
+    /** This rank closes: whoever waits on this peer learns that, not of a failed peer. */
+    void closeHere() {
+        lock.lock();
+        try {
+            closedHere = true;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---- callers ----
+
+    /**
+     * Sends {@code header} and {@code payload} as one message, chunk by chunk: straight into the
+     * term with {@code tryClaim} where a chunk fits one frame, with {@code offer} (which Aeron
+     * fragments) otherwise. Waits with the idle strategy while back-pressured, until {@code deadline}.
+     */
+    void send(ByteBuffer header, ByteBuffer payload, long deadline, Duration timeout) {
+        long length = (long) header.remaining() + payload.remaining();
+        if (length > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException("send on rank " + rank + ": a message of " + length + " bytes to rank "
+                    + peer + " is longer than the transport carries");
+        }
+        lockForSending("send", deadline, timeout);
+        sending.incrementAndGet();
+        try {
+            checkPeer("send");
+            ByteBuffer[] parts = {null, header, payload};
+            int[] at = {0, header.position(), payload.position()};
+            int[] end = {ChunkHeader.LENGTH, header.limit(), payload.limit()};
+            ChunkHeader.write(headerBytes, 0, ChunkHeader.DATA, length);
+            long left = ChunkHeader.LENGTH + length;
+            int part = 0;
+            while (left > 0) {
+                int chunk = (int) Math.min(left, chunkBytes);
+                if (chunk <= publication.maxPayloadLength()) {
+                    sendIdle.reset();
+                    long unconnectedSince = 0;
+                    long result;
+                    while ((result = publication.tryClaim(chunk, claim)) <= 0) {
+                        unconnectedSince = backOff("send", result, unconnectedSince, deadline, timeout, sendIdle);
+                    }
+                    int written = 0;
+                    while (written < chunk) {
+                        while (at[part] == end[part]) {
+                            part++;
+                        }
+                        int n = Math.min(chunk - written, end[part] - at[part]);
+                        if (part == 0) {
+                            claim.buffer().putBytes(claim.offset() + written, headerBytes, at[0], n);
+                        } else {
+                            claim.buffer().putBytes(claim.offset() + written, parts[part], at[part], n);
+                        }
+                        at[part] += n;
+                        written += n;
+                    }
+                    claim.commit();
+                } else {
+                    DirectBufferVector[] vectors = new DirectBufferVector[3];
+                    int count = 0;
+                    int gathered = 0;
+                    int p = part;
+                    while (gathered < chunk) {
+                        while (at[p] == end[p]) {
+                            p++;
+                        }
+                        int n = Math.min(chunk - gathered, end[p] - at[p]);
+                        UnsafeBuffer source = p == 0 ? headerBytes : new UnsafeBuffer(parts[p]);
+                        vectors[count++] = new DirectBufferVector(source, at[p], n);
+                        at[p] += n;
+                        gathered += n;
+                    }
+                    DirectBufferVector[] used = java.util.Arrays.copyOf(vectors, count);
+                    sendIdle.reset();
+                    long unconnectedSince = 0;
+                    long result;
+                    while ((result = publication.offer(used)) <= 0) {
+                        unconnectedSince = backOff("send", result, unconnectedSince, deadline, timeout, sendIdle);
+                    }
+                    part = p;
+                }
+                left -= chunk;
+            }
+        } finally {
+            sending.decrementAndGet();
+            sendLock.unlock();
+        }
+    }
+
+    /** Sends a record that is a header alone (barrier, ready, goodbye). */
+    void sendRecord(String operation, int kind, long value, long deadline, Duration timeout, IdleStrategy idle) {
+        lockForSending(operation, deadline, timeout);
+        try {
+            if (!operation.equals("close")) {
+                checkPeer(operation);
+            }
+            idle.reset();
+            long unconnectedSince = 0;
+            long result;
+            while ((result = publication.tryClaim(ChunkHeader.LENGTH, claim)) <= 0) {
+                unconnectedSince = backOff(operation, result, unconnectedSince, deadline, timeout, idle);
+            }
+            ChunkHeader.write(claim.buffer(), claim.offset(), kind, value);
+            claim.commit();
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    private void lockForSending(String operation, long deadline, Duration timeout) {
+        try {
+            if (!sendLock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                throw new CollectiveTimeoutException(operation, rank, peer, "another send to rank " + peer
+                        + " held the stream for longer than the timeout of " + timeout);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CollectiveException(operation, rank, peer, "interrupted", e);
+        }
+    }
+
+    /**
+     * After Aeron refused a claim or offer with {@code result}: throws if the peer failed, this
+     * rank closed, or the deadline passed; otherwise idles once. A stream that stays unconnected
+     * for the liveness timeout fails the peer.
+     *
+     * @return when the stream was first seen unconnected in this wait, or 0 while it is connected
+     */
+    private long backOff(String operation, long result, long unconnectedSince, long deadline, Duration timeout,
+            IdleStrategy idle) {
+        long now = System.nanoTime();
+        long since = unconnectedSince;
+        if (result == Publication.NOT_CONNECTED) {
+            if (since == 0) {
+                since = now;
+            } else if (now - since > liveness.toNanos()) {
+                fail("the stream to rank " + peer + " stayed unconnected for longer than the liveness timeout of "
+                        + liveness.toMillis() + " ms");
+            }
+        } else if (result == Publication.CLOSED) {
+            throw new IllegalStateException(operation + " on rank " + rank + ": the transport is closed");
+        } else if (result == Publication.MAX_POSITION_EXCEEDED) {
+            fail("the stream to rank " + peer + " reached Aeron's maximum position");
+        } else {
+            since = 0;
+        }
+        if (closedHere && !operation.equals("close")) {
+            throw new CollectiveException(operation, rank, peer, "this rank closed its transport");
+        }
+        if (failure != null) {
+            throw new PeerFailureException(operation, rank, peer, failure);
+        }
+        if (now - deadline >= 0) {
+            throw new CollectiveTimeoutException(operation, rank, peer, "rank " + peer + " did not take the data"
+                    + " within the timeout of " + timeout + " (back-pressure: it is not receiving)");
+        }
+        idle.idle();
+        return since;
+    }
+
+    private void checkPeer(String operation) {
+        String reason = failure;
+        if (reason != null) {
+            throw new PeerFailureException(operation, rank, peer, reason);
+        }
+        if (peerClosing) {
+            throw new PeerFailureException(operation, rank, peer, "rank " + peer + " closed its transport");
+        }
+    }
+
+    /**
+     * Copies the next message into {@code dst}, waiting until {@code deadline} for it. A message
+     * already queued is copied out; otherwise the caller reads the image itself (taking turns with
+     * the receiver thread) and the message goes straight into {@code dst}, with no queue and no
+     * thread hand-off between. Between attempts it waits with the idle strategy.
+     *
+     * @param exact true for {@code recv} (the length must be {@code dst.remaining()}), false for {@code recvAtMost}
+     * @return the message length
+     */
+    int receive(ByteBuffer dst, boolean exact, long deadline, Duration timeout) {
+        IdleStrategy idle = receiveIdle;
+        idle.reset();
+        pollLock.lock();
+        try {
+            while (true) {
+                int work = 0;
+                if (directLength < 0) {
+                    int queued = takeQueued(dst, exact);
+                    if (queued >= 0) {
+                        return queued;
+                    }
+                    if (queued == NOTHING_QUEUED) {
+                        directDst = dst;
+                        directExact = exact;
+                    }
+                    work = pollLocked(FRAGMENT_LIMIT);
+                }
+                if (directLength >= 0) {
+                    if (directFilled == directLength) {
+                        int length = directLength;
+                        clearDirect();
+                        dst.position(dst.position() + length);
+                        return length;
+                    }
+                    work += pollLocked(FRAGMENT_LIMIT);
+                    if (directFilled == directLength) {
+                        continue;
+                    }
+                    if (failure != null) {
+                        int filled = directFilled;
+                        int length = directLength;
+                        clearDirect();
+                        throw new PeerFailureException("recv", rank, peer, failure + "; its message of " + length
+                                + " bytes was cut short after " + filled);
+                    }
+                }
+                if (closedHere) {
+                    throw new CollectiveException("recv", rank, peer, "this rank closed its transport");
+                }
+                if (System.nanoTime() - deadline >= 0) {
+                    throw new CollectiveTimeoutException("recv", rank, peer, "no message from rank " + peer
+                            + " within the timeout of " + timeout);
+                }
+                // Let the receiver thread read (and keep this peer's stream moving) while this caller idles.
+                pollLock.unlock();
+                try {
+                    idle.idle(work);
+                } finally {
+                    pollLock.lock();
+                }
+            }
+        } finally {
+            if (directLength >= 0 && directFilled < directLength) {
+                queuePartialDirect();
+            }
+            clearDirect();
+            pollLock.unlock();
+        }
+    }
+
+    /**
+     * Takes the head of the queue if complete: its length, or {@link #NOTHING_QUEUED}, or
+     * {@link #HEAD_INCOMPLETE} while its chunks are still coming. Holds the poll lock.
+     */
+    private int takeQueued(ByteBuffer dst, boolean exact) {
+        lock.lock();
+        try {
+            if (closedHere) {
+                throw new CollectiveException("recv", rank, peer, "this rank closed its transport");
+            }
+            Inbound head = inbound.peekFirst();
+            if (head != null) {
+                if (exact ? head.length != dst.remaining() : head.length > dst.remaining()) {
+                    throw new CollectiveMismatchException("recv", rank, peer, "the next message from rank " + peer
+                            + " is " + head.length + " bytes, the buffer takes " + (exact ? "exactly " : "at most ")
+                            + dst.remaining());
+                }
+                if (head.complete()) {
+                    inbound.pollFirst();
+                    queuedBytes -= head.length;
+                    dst.put(head.bytes, 0, head.length);
+                    giveBack(head.bytes);
+                    return head.length;
+                }
+                if (failure != null) {
+                    throw new PeerFailureException("recv", rank, peer, failure + "; its message of " + head.length
+                            + " bytes was cut short after " + head.filled);
+                }
+                return HEAD_INCOMPLETE;
+            } else if (failure != null) {
+                throw new PeerFailureException("recv", rank, peer, failure);
+            } else if (peerClosing) {
+                throw new PeerFailureException("recv", rank, peer, "rank " + peer + " closed its transport");
+            }
+            return NOTHING_QUEUED;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The caller leaves (timeout, failure) while its message is half in its buffer: the half moves
+     * to the queue, where the rest of the message follows. Holds the poll lock.
+     */
+    private void queuePartialDirect() {
+        lock.lock();
+        try {
+            byte[] bytes = borrow(directLength);
+            directDst.get(directDst.position(), bytes, 0, directFilled);
+            Inbound message = new Inbound(bytes, directLength);
+            message.filled = directFilled;
+            inbound.addFirst(message);
+            queuedBytes += directLength;
+            current = message;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void clearDirect() {
+        directDst = null;
+        directLength = -1;
+        directFilled = 0;
+    }
+
+    /** True once the peer has reached barrier {@code epoch}; false at the deadline. */
+    boolean awaitBarrier(long epoch, long deadline) {
+        lock.lock();
+        try {
+            while (barrierEpoch < epoch) {
+                if (closedHere) {
+                    throw new CollectiveException("barrier", rank, peer, "this rank closed its transport");
+                }
+                if (failure != null || peerClosing) {
+                    throw new PeerFailureException("barrier", rank, peer, failure != null ? failure
+                            : "rank " + peer + " closed its transport");
+                }
+                if (!waitUntil(deadline)) {
+                    return false;
+                }
+            }
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** True once the peer said it sees the whole group; false at the deadline or if it failed. */
+    boolean awaitReady(long deadline) {
+        lock.lock();
+        try {
+            while (!ready && failure == null && !closedHere) {
+                if (!waitUntil(deadline)) {
+                    return false;
+                }
+            }
+            return ready;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Waits until the peer acknowledged this rank's goodbye or is gone; false at the deadline. */
+    boolean awaitGoodbyeAcknowledged(long deadline) {
+        lock.lock();
+        try {
+            while (!goodbyeAcknowledged && failure == null) {
+                if (!waitUntil(deadline)) {
+                    return false;
+                }
+            }
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    boolean gone() {
+        return failure != null || peerClosing;
+    }
+
+    /** Waits on the condition until {@code deadline}; false once it has passed. Holds the lock. */
+    private boolean waitUntil(long deadline) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+            return false;
+        }
+        try {
+            changed.awaitNanos(left);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CollectiveException("recv", rank, peer, "interrupted while waiting", e);
+        }
+        return true;
+    }
+
+    /** An array of at least {@code length} bytes, reused from an earlier message where one fits. Holds the lock. */
+    private byte[] borrow(int length) {
+        if (length == 0) {
+            return EMPTY;
+        }
+        for (java.util.Iterator<byte[]> it = pool.iterator(); it.hasNext();) {
+            byte[] candidate = it.next();
+            if (candidate.length >= length && candidate.length / 2 <= length) {
+                it.remove();
+                return candidate;
+            }
+        }
+        return new byte[length];
+    }
+
+    private void giveBack(byte[] bytes) {
+        if (bytes.length == 0) {
+            return;
+        }
+        if (pool.size() == POOLED_ARRAYS) {
+            pool.pollFirst();
+        }
+        pool.addLast(bytes);
+    }
+
+    /** Drops the queued messages and pooled arrays, after the receiver thread has stopped. */
+    void release() {
+        lock.lock();
+        try {
+            inbound.clear();
+            pool.clear();
+            queuedBytes = 0;
+        } finally {
+            lock.unlock();
+        }
+    }
+}

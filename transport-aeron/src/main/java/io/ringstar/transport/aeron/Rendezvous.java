@@ -1,0 +1,450 @@
+package io.ringstar.transport.aeron;
+
+import io.ringstar.CollectiveException;
+import io.ringstar.CollectiveTimeoutException;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * Forms the group over plain blocking TCP at the coordinator address before any Aeron stream
+ * exists: rank 0 listens there, every other rank registers (retrying with back-off while rank 0 is
+ * not up yet), and once all have registered rank 0 sends each of them the table of every rank's
+ * Aeron endpoint and media-driver identity. Ranks may start in any order within the timeout.
+ *
+ * <p>Records are a little-endian {@code int32} length, a type byte and a body. The handshake carries
+ * the same fields and shared-secret proofs as the Netty transport's:
+ * <pre>
+ *  rank 0 (acceptor)                             rank r (initiator)
+ *     CHALLENGE magic, version, nonce A     --->
+ *                                           <--- HELLO magic, version, secret?, nonce B, proof(A, B)
+ *     PROOF proof(B, A)                     --->          (or REFUSE reason)
+ *                                           <--- IDENTIFY identity, tag(A, B, identity)
+ *     WELCOME identity, tag(B, A, identity) --->          (or REFUSE reason)
+ *     TABLE nonce, endpoints, tag(A, B, ..) --->          (or ABANDON reason if the group never forms)
+ * </pre>
+ * Proofs and tags are HMAC-SHA256 over a label, both nonces and the record's bytes, zeros when the
+ * job has no secret. Both sides prove the secret before either says anything about the job.
+ */
+final class Rendezvous {
+    /** "RSTA" on the wire. */
+    static final int MAGIC = 0x41545352;
+    static final short VERSION = 1;
+    static final int NONCE_BYTES = 32;
+    static final int PROOF_BYTES = 32;
+
+    static final byte CHALLENGE = 1;
+    static final byte HELLO = 2;
+    static final byte PROOF = 3;
+    static final byte IDENTIFY = 4;
+    static final byte WELCOME = 5;
+    static final byte TABLE = 6;
+    static final byte REFUSE = 7;
+    static final byte ABANDON = 8;
+
+    /** The longest record read before the peer has proved anything. */
+    private static final int MAX_UNTRUSTED_RECORD = 4096;
+    private static final int MAX_RECORD = 1 << 20;
+    private static final int MAX_STRING_BYTES = 1024;
+    /** The most one connection's handshake may take before rank 0 drops it and serves the next. */
+    private static final long HANDSHAKE_MILLIS = 10_000;
+    private static final long CONNECT_ATTEMPT_MILLIS = 5_000;
+    private static final long LONGEST_BACKOFF_MILLIS = 1_000;
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final System.Logger LOG = System.getLogger(Rendezvous.class.getName());
+
+    private Rendezvous() {
+    }
+
+    /** What one rank tells the others: who it is, where its Aeron stream endpoint is, which driver it uses. */
+    record Endpoint(String jobId, int worldSize, int rank, String host, int port, String driverId) {
+        void write(ByteBuffer out) {
+            out.putInt(worldSize).putInt(rank).putInt(port);
+            putString(out, jobId);
+            putString(out, host);
+            putString(out, driverId);
+        }
+
+        static Endpoint read(ByteBuffer in) {
+            int worldSize = in.getInt();
+            int rank = in.getInt();
+            int port = in.getInt();
+            return new Endpoint(getString(in), worldSize, rank, getString(in), port, getString(in));
+        }
+    }
+
+    /** The formed group: a nonce that makes this group's Aeron session ids its own, and every rank's endpoint. */
+    record Table(int nonce, List<Endpoint> endpoints) {
+    }
+
+    /** A peer refused this rank, or rank 0 gave up on the group. */
+    static final class RefusedException extends CollectiveException {
+        RefusedException(int rank, String detail) {
+            super("rendezvous", rank, 0, detail);
+        }
+    }
+
+    // ---- rank 0 ----
+
+    /**
+     * Rank 0: listens at the coordinator address until every other rank has registered, then sends
+     * them the table. Connections that fail the handshake are refused and do not disturb the others.
+     *
+     * @throws CollectiveTimeoutException naming the ranks that did not register before the deadline
+     */
+    static Table coordinate(InetSocketAddress where, byte[] secret, Endpoint self, long deadline) {
+        int worldSize = self.worldSize();
+        Socket[] sockets = new Socket[worldSize];
+        byte[][][] nonces = new byte[worldSize][][];
+        Endpoint[] endpoints = new Endpoint[worldSize];
+        endpoints[0] = self;
+        List<String> refusals = new ArrayList<>();
+        try (ServerSocket server = new ServerSocket()) {
+            server.setReuseAddress(true);
+            server.bind(where, 128);
+            int registered = 1;
+            while (registered < worldSize) {
+                long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+                if (left <= 0) {
+                    List<Integer> missing = new ArrayList<>();
+                    for (int r = 1; r < worldSize; r++) {
+                        if (endpoints[r] == null) {
+                            missing.add(r);
+                        }
+                    }
+                    String reason = "ranks " + missing + " did not register with rank 0 at " + where + " in time"
+                            + (refusals.isEmpty() ? "" : "; refused: " + refusals);
+                    abandon(sockets, reason);
+                    throw new CollectiveTimeoutException("rendezvous", 0, missing.get(0), reason);
+                }
+                server.setSoTimeout((int) Math.min(left, Integer.MAX_VALUE));
+                Socket socket;
+                try {
+                    socket = server.accept();
+                } catch (SocketTimeoutException e) {
+                    continue;
+                }
+                try {
+                    socket.setSoTimeout((int) Math.max(1, Math.min(HANDSHAKE_MILLIS, left)));
+                    socket.setTcpNoDelay(true);
+                    byte[][] pair = new byte[2][];
+                    Endpoint peer = accept(socket, secret, self, endpoints, pair);
+                    if (peer != null) {
+                        endpoints[peer.rank()] = peer;
+                        sockets[peer.rank()] = socket;
+                        nonces[peer.rank()] = pair;
+                        registered++;
+                        continue;
+                    }
+                } catch (IOException | RuntimeException e) {
+                    refusals.add(socket.getRemoteSocketAddress() + ": " + e.getMessage());
+                    LOG.log(System.Logger.Level.WARNING, "rank 0 dropped a registration from {0}: {1}",
+                            socket.getRemoteSocketAddress(), e.toString());
+                }
+                closeQuietly(socket);
+            }
+        } catch (IOException e) {
+            abandon(sockets, "rank 0 failed: " + e);
+            throw new CollectiveException("rendezvous", 0, CollectiveException.NO_RANK, "cannot listen on " + where
+                    + " (the coordinator address): " + e, e);
+        }
+        Table table = new Table(RANDOM.nextInt(), List.of(endpoints));
+        byte[] tableBytes = tableBytes(table);
+        for (int r = 1; r < worldSize; r++) {
+            try {
+                ByteBuffer out = begin(TABLE, tableBytes.length + PROOF_BYTES);
+                out.put(tableBytes).put(mac(secret, "ringstar table", nonces[r][0], nonces[r][1], tableBytes));
+                send(sockets[r], out);
+            } catch (IOException e) {
+                abandon(sockets, "rank " + r + " went away before the table was sent");
+                throw new CollectiveException("rendezvous", 0, r, "could not send the table: " + e, e);
+            } finally {
+                closeQuietly(sockets[r]);
+            }
+        }
+        return table;
+    }
+
+    /** One registration's handshake; returns the peer, or null after refusing it. */
+    private static Endpoint accept(Socket socket, byte[] secret, Endpoint self, Endpoint[] known, byte[][] nonces)
+            throws IOException {
+        DataInputStream in = new DataInputStream(socket.getInputStream());
+        byte[] nonceA = newNonce();
+        send(socket, begin(CHALLENGE, 6 + NONCE_BYTES).putInt(MAGIC).putShort(VERSION).put(nonceA));
+        ByteBuffer hello = expect(in, HELLO, MAX_UNTRUSTED_RECORD);
+        if (hello.getInt() != MAGIC) {
+            throw new IOException("not a ringstar Aeron rank (bad magic)");
+        }
+        short version = hello.getShort();
+        boolean peerHasSecret = hello.get() != 0;
+        byte[] nonceB = bytes(hello, NONCE_BYTES);
+        byte[] proof = bytes(hello, PROOF_BYTES);
+        if (version != VERSION) {
+            return refuse(socket, "protocol version " + version + ", rank 0 speaks " + VERSION);
+        }
+        if (peerHasSecret != (secret != null)) {
+            return refuse(socket, secret != null ? "the job requires a shared secret" : "the job has no shared secret");
+        }
+        if (!MessageDigest.isEqual(proof, mac(secret, "ringstar hello", nonceA, nonceB, new byte[0]))) {
+            return refuse(socket, "wrong shared secret");
+        }
+        send(socket, begin(PROOF, PROOF_BYTES).put(mac(secret, "ringstar proof", nonceB, nonceA, new byte[0])));
+        ByteBuffer identify = expect(in, IDENTIFY, MAX_UNTRUSTED_RECORD);
+        Endpoint peer = readTagged(identify, secret, "ringstar identify", nonceA, nonceB);
+        if (peer == null) {
+            return refuse(socket, "bad identity tag");
+        }
+        String mismatch = !peer.jobId().equals(self.jobId()) ? "job '" + peer.jobId() + "', rank 0 runs '" + self.jobId() + "'"
+                : peer.worldSize() != self.worldSize() ? "world size " + peer.worldSize() + ", rank 0 has " + self.worldSize()
+                : peer.rank() < 1 || peer.rank() >= self.worldSize() ? "rank " + peer.rank() + " is out of range"
+                : known[peer.rank()] != null ? "rank " + peer.rank() + " has already registered" : null;
+        if (mismatch != null) {
+            return refuse(socket, mismatch);
+        }
+        send(socket, tagged(WELCOME, secret, "ringstar welcome", nonceB, nonceA, self));
+        nonces[0] = nonceA;
+        nonces[1] = nonceB;
+        return peer;
+    }
+
+    private static Endpoint refuse(Socket socket, String reason) throws IOException {
+        byte[] text = reason.getBytes(StandardCharsets.UTF_8);
+        send(socket, begin(REFUSE, 2 + text.length).putShort((short) text.length).put(text));
+        LOG.log(System.Logger.Level.WARNING, "rank 0 refused a registration from {0}: {1}",
+                socket.getRemoteSocketAddress(), reason);
+        return null;
+    }
+
+    private static void abandon(Socket[] sockets, String reason) {
+        byte[] text = reason.getBytes(StandardCharsets.UTF_8);
+        for (Socket socket : sockets) {
+            if (socket != null) {
+                try {
+                    send(socket, begin(ABANDON, 2 + Math.min(text.length, MAX_STRING_BYTES))
+                            .putShort((short) Math.min(text.length, MAX_STRING_BYTES))
+                            .put(text, 0, Math.min(text.length, MAX_STRING_BYTES)));
+                } catch (IOException e) {
+                    // the rank is gone already; nothing to tell it
+                }
+                closeQuietly(socket);
+            }
+        }
+    }
+
+    // ---- other ranks ----
+
+    /**
+     * Registers with rank 0 at {@code coordinator}, retrying with back-off while nobody listens
+     * there, and waits for the table.
+     *
+     * @throws CollectiveTimeoutException if rank 0 was not reached or the table did not come before the deadline
+     * @throws RefusedException if rank 0 refused this rank or abandoned the group
+     */
+    static Table register(InetSocketAddress coordinator, byte[] secret, Endpoint self, long deadline) {
+        long backoff = 20;
+        String lastProblem = "nobody answered";
+        while (true) {
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (left <= 0) {
+                throw new CollectiveTimeoutException("rendezvous", self.rank(), 0, "could not register with rank 0 at "
+                        + coordinator + " in time: " + lastProblem);
+            }
+            try (Socket socket = new Socket()) {
+                socket.setTcpNoDelay(true);
+                socket.connect(coordinator, (int) Math.max(1, Math.min(left, CONNECT_ATTEMPT_MILLIS)));
+                socket.setSoTimeout((int) Math.max(1, Math.min(left, HANDSHAKE_MILLIS)));
+                return initiate(socket, secret, self, deadline);
+            } catch (RefusedException e) {
+                throw new RefusedException(self.rank(), e.detail());
+            } catch (SocketTimeoutException e) {
+                lastProblem = "rank 0 did not answer (" + e.getMessage() + ")";
+            } catch (IOException e) {
+                lastProblem = e.toString();
+            }
+            try {
+                Thread.sleep(Math.min(backoff, Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new CollectiveException("rendezvous", self.rank(), 0, "interrupted while registering", e);
+            }
+            backoff = Math.min(backoff * 2, LONGEST_BACKOFF_MILLIS);
+        }
+    }
+
+    private static Table initiate(Socket socket, byte[] secret, Endpoint self, long deadline) throws IOException {
+        DataInputStream in = new DataInputStream(socket.getInputStream());
+        ByteBuffer challenge = expect(in, CHALLENGE, MAX_UNTRUSTED_RECORD);
+        if (challenge.getInt() != MAGIC) {
+            throw new RefusedException(self.rank(), "the coordinator address is not a ringstar Aeron rank 0");
+        }
+        short version = challenge.getShort();
+        if (version != VERSION) {
+            throw new RefusedException(self.rank(), "rank 0 speaks protocol version " + version + ", this rank " + VERSION);
+        }
+        byte[] nonceA = bytes(challenge, NONCE_BYTES);
+        byte[] nonceB = newNonce();
+        send(socket, begin(HELLO, 7 + NONCE_BYTES + PROOF_BYTES).putInt(MAGIC).putShort(VERSION)
+                .put((byte) (secret != null ? 1 : 0)).put(nonceB)
+                .put(mac(secret, "ringstar hello", nonceA, nonceB, new byte[0])));
+        ByteBuffer proof = expect(in, PROOF, MAX_UNTRUSTED_RECORD);
+        if (!MessageDigest.isEqual(bytes(proof, PROOF_BYTES), mac(secret, "ringstar proof", nonceB, nonceA, new byte[0]))) {
+            throw new RefusedException(self.rank(), "rank 0 does not know the shared secret");
+        }
+        send(socket, tagged(IDENTIFY, secret, "ringstar identify", nonceA, nonceB, self));
+        Endpoint root = readTagged(expect(in, WELCOME, MAX_RECORD), secret, "ringstar welcome", nonceB, nonceA);
+        if (root == null || root.rank() != 0 || !root.jobId().equals(self.jobId())
+                || root.worldSize() != self.worldSize()) {
+            throw new RefusedException(self.rank(), "rank 0's welcome does not match this job: " + root);
+        }
+        // Everyone waits here until the last rank registers.
+        socket.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE,
+                TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))));
+        ByteBuffer body = expect(in, TABLE, MAX_RECORD);
+        byte[] tableBytes = bytes(body, body.remaining() - PROOF_BYTES);
+        if (!MessageDigest.isEqual(bytes(body, PROOF_BYTES), mac(secret, "ringstar table", nonceA, nonceB, tableBytes))) {
+            throw new RefusedException(self.rank(), "the table's tag does not hold");
+        }
+        ByteBuffer table = ByteBuffer.wrap(tableBytes).order(ByteOrder.LITTLE_ENDIAN);
+        int nonce = table.getInt();
+        int count = table.getInt();
+        if (count != self.worldSize()) {
+            throw new RefusedException(self.rank(), "a table of " + count + " ranks for a world of " + self.worldSize());
+        }
+        List<Endpoint> endpoints = new ArrayList<>(count);
+        for (int r = 0; r < count; r++) {
+            endpoints.add(Endpoint.read(table));
+        }
+        return new Table(nonce, List.copyOf(endpoints));
+    }
+
+    // ---- records ----
+
+    private static byte[] tableBytes(Table table) {
+        ByteBuffer out = ByteBuffer.allocate(MAX_RECORD).order(ByteOrder.LITTLE_ENDIAN);
+        out.putInt(table.nonce()).putInt(table.endpoints().size());
+        table.endpoints().forEach(endpoint -> endpoint.write(out));
+        return Arrays.copyOf(out.array(), out.position());
+    }
+
+    private static ByteBuffer tagged(byte type, byte[] secret, String label, byte[] first, byte[] second, Endpoint who) {
+        ByteBuffer body = ByteBuffer.allocate(4 * MAX_STRING_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        who.write(body);
+        byte[] bytes = Arrays.copyOf(body.array(), body.position());
+        return begin(type, bytes.length + PROOF_BYTES).put(bytes).put(mac(secret, label, first, second, bytes));
+    }
+
+    /** The endpoint in a tagged record, or null if its tag does not hold. */
+    private static Endpoint readTagged(ByteBuffer body, byte[] secret, String label, byte[] first, byte[] second) {
+        int start = body.position();
+        Endpoint endpoint = Endpoint.read(body);
+        byte[] bytes = new byte[body.position() - start];
+        body.duplicate().position(start).get(bytes);
+        return MessageDigest.isEqual(bytes(body, PROOF_BYTES), mac(secret, label, first, second, bytes)) ? endpoint : null;
+    }
+
+    private static ByteBuffer begin(byte type, int bodyLength) {
+        ByteBuffer out = ByteBuffer.allocate(5 + bodyLength).order(ByteOrder.LITTLE_ENDIAN);
+        return out.putInt(1 + bodyLength).put(type);
+    }
+
+    private static void send(Socket socket, ByteBuffer record) throws IOException {
+        OutputStream out = socket.getOutputStream();
+        out.write(record.array(), 0, record.position());
+        out.flush();
+    }
+
+    /** Reads one record of {@code type}; a REFUSE or ABANDON instead becomes a {@link RefusedException}. */
+    private static ByteBuffer expect(DataInputStream in, byte type, int maxLength) throws IOException {
+        byte[] lengthBytes = new byte[4];
+        in.readFully(lengthBytes);
+        int length = ByteBuffer.wrap(lengthBytes).order(ByteOrder.LITTLE_ENDIAN).getInt();
+        if (length < 1 || length > maxLength) {
+            throw new IOException("a record of " + length + " bytes");
+        }
+        byte[] record = new byte[length];
+        in.readFully(record);
+        ByteBuffer body = ByteBuffer.wrap(record, 1, length - 1).slice().order(ByteOrder.LITTLE_ENDIAN);
+        if (record[0] == REFUSE || record[0] == ABANDON) {
+            String reason = getString(body);
+            throw new RefusedException(CollectiveException.NO_RANK,
+                    (record[0] == REFUSE ? "rank 0 refused this rank: " : "rank 0 abandoned the group: ") + reason);
+        }
+        if (record[0] != type) {
+            throw new IOException("expected record " + type + ", got " + record[0]);
+        }
+        return body;
+    }
+
+    private static byte[] bytes(ByteBuffer in, int count) {
+        if (count < 0 || count > in.remaining()) {
+            throw new IllegalArgumentException("a record cut short");
+        }
+        byte[] out = new byte[count];
+        in.get(out);
+        return out;
+    }
+
+    private static void putString(ByteBuffer out, String value) {
+        byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
+        if (bytes.length > MAX_STRING_BYTES) {
+            throw new IllegalArgumentException("a string of " + bytes.length + " bytes, more than " + MAX_STRING_BYTES);
+        }
+        out.putShort((short) bytes.length).put(bytes);
+    }
+
+    private static String getString(ByteBuffer in) {
+        int length = Short.toUnsignedInt(in.getShort());
+        if (length > MAX_STRING_BYTES) {
+            throw new IllegalArgumentException("a string of " + length + " bytes");
+        }
+        return new String(bytes(in, length), StandardCharsets.UTF_8);
+    }
+
+    private static byte[] newNonce() {
+        byte[] nonce = new byte[NONCE_BYTES];
+        RANDOM.nextBytes(nonce);
+        return nonce;
+    }
+
+    /** HMAC-SHA256 of the label, the nonces and the data; zeros when there is no secret. */
+    static byte[] mac(byte[] secret, String label, byte[] first, byte[] second, byte[] data) {
+        if (secret == null) {
+            return new byte[PROOF_BYTES];
+        }
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(secret, "HmacSHA256"));
+            mac.update(label.getBytes(StandardCharsets.US_ASCII));
+            mac.update(first);
+            mac.update(second);
+            mac.update(data);
+            return mac.doFinal();
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is not available in this JVM", e);
+        }
+    }
+
+    private static void closeQuietly(Socket socket) {
+        try {
+            socket.close();
+        } catch (IOException e) {
+            // closing; nothing more to do
+        }
+    }
+}

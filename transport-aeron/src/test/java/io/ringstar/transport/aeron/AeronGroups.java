@@ -1,0 +1,76 @@
+package io.ringstar.transport.aeron;
+
+import io.aeron.driver.MediaDriver;
+import io.ringstar.DistributedConfig;
+import io.ringstar.Transport;
+import io.ringstar.testing.Ports;
+import io.ringstar.testing.Ranks;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+
+/** Groups of {@link AeronTransport}s in one JVM: over UDP with a driver per rank, or over IPC through one shared driver. */
+final class AeronGroups {
+    /** Small terms, so that many ranks' drivers fit in a test JVM and /dev/shm. */
+    static final String TEST_TERM_LENGTH = Integer.toString(256 << 10);
+
+    private AeronGroups() {
+    }
+
+    /** A configuration for {@code rank} of a group around {@code coordinator}, with extra options. */
+    static DistributedConfig config(int worldSize, int rank, String coordinator, Duration timeout,
+            Map<String, String> options) {
+        DistributedConfig.Builder builder = DistributedConfig.builder()
+                .worldSize(worldSize).rank(rank).coordinatorAddr(coordinator).transport(AeronTransport.NAME)
+                .timeout(timeout)
+                .option(AeronTransport.TERM_LENGTH_OPTION, TEST_TERM_LENGTH);
+        options.forEach(builder::option);
+        return builder.build();
+    }
+
+    /** Opens {@code worldSize} ranks at once on a fresh coordinator port; element r is rank r. */
+    static List<Transport> open(int worldSize, Duration timeout, Map<String, String> options,
+            UnaryOperator<MediaDriver.Context> driver) {
+        String coordinator = "127.0.0.1:" + Ports.freeLoopbackPort();
+        List<Ranks.Outcome<Transport>> outcomes = Ranks.run(worldSize, timeout.plusSeconds(20),
+                rank -> new AeronTransport(config(worldSize, rank, coordinator, timeout, options), driver));
+        Throwable failure = null;
+        for (Ranks.Outcome<Transport> outcome : outcomes) {
+            if (outcome.error != null && failure == null) {
+                failure = outcome.error;
+            }
+        }
+        if (failure != null) {
+            for (Ranks.Outcome<Transport> outcome : outcomes) {
+                if (outcome.value != null) {
+                    outcome.value.close();
+                }
+            }
+            throw new AssertionError("the group of " + worldSize + " did not form: " + failure, failure);
+        }
+        return outcomes.stream().map(outcome -> outcome.value).toList();
+    }
+
+    /** Over UDP on loopback, each rank with its own embedded driver. */
+    static List<Transport> udp(int worldSize, Duration timeout) {
+        return open(worldSize, timeout, Map.of(), UnaryOperator.identity());
+    }
+
+    /** Over IPC: every rank a client of {@code shared}. */
+    static List<Transport> ipc(MediaDriver shared, int worldSize, Duration timeout) {
+        Map<String, String> options = new HashMap<>();
+        options.put(AeronTransport.DIR_OPTION, shared.aeronDirectoryName());
+        return open(worldSize, timeout, options, UnaryOperator.identity());
+    }
+
+    /** One embedded driver that a test class's ranks share, with the transport's defaults. */
+    static MediaDriver launchShared(String name) {
+        String dir = Path.of("/dev/shm").toFile().isDirectory() ? "/dev/shm/" + name + "-" + ProcessHandle.current().pid()
+                : System.getProperty("java.io.tmpdir") + "/" + name + "-" + ProcessHandle.current().pid();
+        return MediaDriver.launch(DriverHandle.driverContext(dir, io.aeron.driver.ThreadingMode.SHARED, "backoff",
+                256 << 10, Duration.ofSeconds(5)));
+    }
+}

@@ -1,0 +1,24 @@
+package io.ringstar.transport.aeron;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.ringstar.Transport;
+import io.ringstar.testing.TransportConformanceTest;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The transport contract over IPC: every rank a client of one media driver that the test class shares. */
+class AeronIpcConformanceTest extends TransportConformanceTest {
+    @RegisterExtension
+    static final SharedDriver DRIVER = new SharedDriver("ringstar-test-ipc-conformance");
+
+    @Override
+    protected List<Transport> createGroup(int worldSize, Duration timeout) {
+        List<Transport> group = AeronGroups.ipc(DRIVER.driver(), worldSize, timeout);
+        for (int rank = 1; rank < worldSize; rank++) {
+            assertTrue(((AeronTransport) group.get(0)).usesIpc(rank), "rank 0 talks to rank " + rank + " over IPC");
+        }
+        return group;
+    }
+}

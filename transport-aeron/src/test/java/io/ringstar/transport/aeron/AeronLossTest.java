@@ -1,0 +1,130 @@
+package io.ringstar.transport.aeron;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.aeron.driver.MediaDriver;
+import io.aeron.driver.ext.DebugReceiveChannelEndpoint;
+import io.aeron.driver.ext.LossGenerator;
+import io.ringstar.AllReduceAggregator;
+import io.ringstar.DistributedConfig;
+import io.ringstar.GradientAggregator;
+import io.ringstar.ParameterServer;
+import io.ringstar.Transport;
+import io.ringstar.Transports;
+import io.ringstar.testing.Ranks;
+import io.ringstar.testing.TensorFixtures;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+
+/**
+ * Packet loss on UDP: every rank's driver drops a tenth of the data frames it receives, through
+ * Aeron's loss hook on the receive endpoint. Aeron's NAKs and retransmissions must repair every
+ * gap, so both algorithms stay exact and the job ends well inside its timeout.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class AeronLossTest {
+    private static final double LOSS_RATE = 0.10;
+
+    /** Drops each frame with probability {@link #LOSS_RATE}, and counts what it saw and dropped. */
+    private static final class CountingLoss implements LossGenerator {
+        final AtomicLong frames = new AtomicLong();
+        final AtomicLong dropped = new AtomicLong();
+        private final SplittableRandom random;
+
+        CountingLoss(long seed) {
+            random = new SplittableRandom(seed);
+        }
+
+        @Override
+        public synchronized boolean shouldDropFrame(java.net.InetSocketAddress address, org.agrona.concurrent.UnsafeBuffer buffer,
+                int length) {
+            frames.incrementAndGet();
+            if (random.nextDouble() < LOSS_RATE) {
+                dropped.incrementAndGet();
+                return true;
+            }
+            return false;
+        }
+    }
+
+    @Test
+    void bothAlgorithmsStayExactWhenATenthOfTheDataFramesIsLost() {
+        int worldSize = 3;
+        int count = 200_003;
+        CountingLoss[] losses = new CountingLoss[worldSize];
+        for (int rank = 0; rank < worldSize; rank++) {
+            losses[rank] = new CountingLoss(42 + rank);
+        }
+        int[] next = {0};
+        UnaryOperator<MediaDriver.Context> lossy = context -> {
+            CountingLoss loss;
+            synchronized (next) {
+                loss = losses[next[0]++];
+            }
+            return context.receiveChannelEndpointSupplier((channel, dispatcher, status, ctx) ->
+                    new DebugReceiveChannelEndpoint(channel, dispatcher, status, ctx, loss, (a, b, l) -> false));
+        };
+        Duration timeout = Duration.ofSeconds(60);
+        // 8 KiB frames rather than loopback's 64 KiB: more frames, so more gaps for Aeron to repair.
+        List<Transport> transports = AeronGroups.open(worldSize, timeout, Map.of(AeronTransport.MTU_OPTION, "8192"), lossy);
+        long start = System.nanoTime();
+        try {
+            Ranks.runAll(worldSize, Duration.ofSeconds(90), rank -> {
+                DistributedConfig config = DistributedConfig.builder().worldSize(worldSize).rank(rank).timeout(timeout)
+                        .build();
+                for (GradientAggregator aggregator : new GradientAggregator[] {
+                        new AllReduceAggregator(config, Transports.borrowed(transports.get(rank))),
+                        new ParameterServer(config, Transports.borrowed(transports.get(rank)))}) {
+                    try (aggregator) {
+                        for (int step = 0; step < 3; step++) {
+                            DataType type = step % 2 == 0 ? DataType.FLOAT : DataType.DOUBLE;
+                            INDArray[] averaged = aggregator.reduceGradients(TensorFixtures.callTensors(type, rank, count));
+                            check(aggregator + " step " + step + " on rank " + rank, type, averaged,
+                                    (t, i) -> TensorFixtures.average(worldSize, t, i));
+                        }
+                    }
+                }
+                return null;
+            });
+        } finally {
+            transports.forEach(Transport::close);
+        }
+        long frames = 0;
+        long dropped = 0;
+        for (CountingLoss loss : losses) {
+            frames += loss.frames.get();
+            dropped += loss.dropped.get();
+        }
+        double rate = (double) dropped / frames;
+        System.out.printf("loss: %d of %d data frames dropped (%.1f%%) in %d ms%n", dropped, frames, rate * 100,
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+        assertTrue(frames > 3000, "the job moved data through the lossy endpoints: " + frames + " frames");
+        assertTrue(rate >= 0.05, "at least 5% were dropped: " + rate);
+    }
+
+    private interface Expected {
+        double at(int tensor, long index);
+    }
+
+    private static void check(String what, DataType type, INDArray[] results, Expected expected) {
+        for (int t = 0; t < results.length; t++) {
+            double[] actual = TensorFixtures.values(results[t]);
+            for (int i = 0; i < actual.length; i++) {
+                double want = type == DataType.FLOAT ? (float) expected.at(t, i) : expected.at(t, i);
+                if (actual[i] != want) {
+                    fail(what + ": tensor " + t + " element " + i + " is " + actual[i] + ", expected " + want);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,219 @@
+package io.ringstar.transport.aeron;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.ringstar.CollectiveException;
+import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.DistributedConfig;
+import io.ringstar.InvalidConfigException;
+import io.ringstar.Transport;
+import io.ringstar.Transports;
+import io.ringstar.testing.Ports;
+import io.ringstar.testing.Ranks;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** What the conformance suite does not cover: options, the rendezvous's checks, chunking paths, bounds and driver directories. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class AeronTransportTest {
+    private static ByteBuffer pattern(int seed, int length) {
+        ByteBuffer buffer = ByteBuffer.allocate(length);
+        for (int i = 0; i < length; i++) {
+            buffer.put(i, (byte) (seed * 31 + i * 7 + (i >> 8)));
+        }
+        return buffer;
+    }
+
+    /** Two ranks with the smallest receive queue and term there are: 64 KiB each. */
+    private static List<Transport> smallBuffers(Duration timeout) {
+        return AeronGroups.open(2, timeout, Map.of(AeronTransport.RECEIVE_BUFFER_OPTION, Integer.toString(64 << 10),
+                AeronTransport.TERM_LENGTH_OPTION, Integer.toString(64 << 10)), UnaryOperator.identity());
+    }
+
+    @Test
+    void isFoundByNameThroughTheServiceLoader() {
+        assertTrue(Transports.available().containsKey("aeron"), Transports.available().keySet().toString());
+        assertEquals(AeronTransportProvider.class, Transports.available().get("aeron").getClass());
+    }
+
+    @Test
+    void badOptionsAreRefusedNamingTheOptionBeforeAnythingStarts() {
+        for (Map.Entry<String, String> bad : Map.of(
+                AeronTransport.TERM_LENGTH_OPTION, "100000",
+                AeronTransport.MTU_OPTION, "1000",
+                AeronTransport.IDLE_OPTION, "nap",
+                AeronTransport.THREADING_OPTION, "many",
+                AeronTransport.LIVENESS_OPTION, "-5",
+                AeronTransport.PORT_OPTION, "70000",
+                AeronTransport.RECEIVE_BUFFER_OPTION, "10",
+                AeronTransport.SECRET_OPTION, "").entrySet()) {
+            InvalidConfigException e = assertThrows(InvalidConfigException.class, () -> new AeronTransport(
+                    AeronGroups.config(2, 1, "127.0.0.1:1", Duration.ofSeconds(1), Map.of(bad.getKey(), bad.getValue()))));
+            assertTrue(e.getMessage().contains(bad.getKey()), e.getMessage());
+        }
+    }
+
+    @Test
+    void chunksLongerThanAFrameGoThroughOfferAndArriveIntact() {
+        // A 1408-byte frame with 16 KiB chunks: Aeron fragments each chunk, the receiver joins them.
+        List<Transport> group = AeronGroups.open(2, Duration.ofSeconds(20), Map.of(AeronTransport.MTU_OPTION, "1408",
+                AeronTransport.CHUNK_BYTES_OPTION, "16384"), UnaryOperator.identity());
+        try {
+            for (int length : new int[] {0, 1, 1391, 1392, 16368, 16384, 100_000, 1 << 20}) {
+                ByteBuffer header = pattern(length, Math.min(length, 48));
+                ByteBuffer payload = pattern(length + 1, length - header.remaining());
+                group.get(0).send(1, header, payload);
+                ByteBuffer into = ByteBuffer.allocate(length);
+                group.get(1).recv(0, into);
+                ByteBuffer expected = ByteBuffer.allocate(length).put(header.duplicate()).put(payload.duplicate());
+                assertArrayEquals(expected.array(), into.array(), "a message of " + length + " bytes");
+            }
+        } finally {
+            group.forEach(Transport::close);
+        }
+    }
+
+    @Test
+    void aReceiverThatDoesNotReadHoldsTheSenderBackInsteadOfBuffering() {
+        // 64 KiB of queue and a 64 KiB term: well before 8 MiB the sender must wait, then time out.
+        List<Transport> group = smallBuffers(Duration.ofSeconds(2));
+        try {
+            long sent = 0;
+            CollectiveTimeoutException timeout = null;
+            while (sent < (8 << 20)) {
+                try {
+                    group.get(0).send(1, pattern(1, 16 << 10));
+                    sent += 16 << 10;
+                } catch (CollectiveTimeoutException e) {
+                    timeout = e;
+                    break;
+                }
+            }
+            assertNotNull(timeout, "8 MiB went to a rank that reads nothing");
+            assertEquals(0, timeout.rank());
+            assertEquals(1, timeout.peerRank());
+            assertTrue(sent <= (64 << 10) + 3 * (64 << 10) + (1 << 20), "sent " + sent + " bytes before waiting");
+            // What was sent is still there, in order.
+            for (long i = 0; i < sent; i += 16 << 10) {
+                ByteBuffer into = ByteBuffer.allocate(16 << 10);
+                group.get(1).recv(0, into);
+                assertArrayEquals(pattern(1, 16 << 10).array(), into.array());
+            }
+        } finally {
+            group.forEach(Transport::close);
+        }
+    }
+
+    @Test
+    void twoRanksThatBothSendMoreThanTheOtherBuffersDoNotWaitOnEachOther() {
+        List<Transport> group = smallBuffers(Duration.ofSeconds(20));
+        try {
+            int length = 4 << 20;
+            Ranks.runAll(2, Duration.ofSeconds(40), rank -> {
+                group.get(rank).send(1 - rank, pattern(rank, length));
+                ByteBuffer into = ByteBuffer.allocate(length);
+                group.get(rank).recv(1 - rank, into);
+                assertArrayEquals(pattern(1 - rank, length).array(), into.array());
+                return null;
+            });
+        } finally {
+            group.forEach(Transport::close);
+        }
+    }
+
+    @Test
+    void ranksMayStartInAnyOrderAndASecretMustMatch() throws Exception {
+        String coordinator = "127.0.0.1:" + Ports.freeLoopbackPort();
+        Map<String, String> secret = Map.of(AeronTransport.SECRET_OPTION, "s3cret");
+        List<Ranks.Outcome<Transport>> outcomes = Ranks.run(3, Duration.ofSeconds(40), rank -> {
+            if (rank == 0) {
+                Thread.sleep(1500);
+            }
+            return new AeronTransport(AeronGroups.config(3, rank, coordinator, Duration.ofSeconds(20), secret));
+        });
+        try {
+            for (Ranks.Outcome<Transport> outcome : outcomes) {
+                assertNotNull(outcome.valueOrFail());
+            }
+            outcomes.get(1).value.send(2, pattern(3, 10));
+            ByteBuffer into = ByteBuffer.allocate(10);
+            outcomes.get(2).value.recv(1, into);
+            assertArrayEquals(pattern(3, 10).array(), into.array());
+        } finally {
+            outcomes.forEach(outcome -> {
+                if (outcome.value != null) {
+                    outcome.value.close();
+                }
+            });
+        }
+        // A rank with another secret, or of another job, is refused by rank 0 and told why.
+        for (Map<String, String> wrong : List.of(Map.of(AeronTransport.SECRET_OPTION, "guess"),
+                Map.of(AeronTransport.SECRET_OPTION, "s3cret", AeronTransport.JOB_ID_OPTION, "other"))) {
+            String at = "127.0.0.1:" + Ports.freeLoopbackPort();
+            List<Ranks.Outcome<Transport>> pair = Ranks.run(2, Duration.ofSeconds(30), rank -> new AeronTransport(
+                    AeronGroups.config(2, rank, at, Duration.ofSeconds(3), rank == 0 ? secret : wrong)));
+            pair.forEach(outcome -> {
+                if (outcome.value != null) {
+                    outcome.value.close();
+                }
+            });
+            CollectiveException refused = assertInstanceOf(CollectiveException.class, pair.get(1).error);
+            assertEquals(1, refused.rank());
+            assertTrue(refused.getMessage().contains("refused"), refused.getMessage());
+            assertInstanceOf(CollectiveTimeoutException.class, pair.get(0).error, "rank 0 waits for a rank it can admit");
+        }
+    }
+
+    @Test
+    void anEmbeddedDriverLivesInItsOwnDirectoryUntilCloseAndStaleOnesAreRemoved(@TempDir Path root) throws Exception {
+        long deadPid = new ProcessBuilder("true").start().onExit().get().pid();
+        Path stale = Files.createDirectories(root.resolve(DriverHandle.DIR_PREFIX + "old-r0-p" + deadPid + "-1"));
+        Files.writeString(stale.resolve("cnc.dat"), "left by a killed rank");
+        Path live = Files.createDirectories(root.resolve(DriverHandle.DIR_PREFIX + "other-r0-p"
+                + ProcessHandle.current().pid() + "-999999"));
+        List<Transport> group = AeronGroups.open(2, Duration.ofSeconds(20), Map.of(AeronTransport.DIR_ROOT_OPTION,
+                root.toString(), AeronTransport.JOB_ID_OPTION, "dirs"), UnaryOperator.identity());
+        Path[] dirs = new Path[2];
+        try {
+            assertFalse(Files.exists(stale), "the directory of a dead process was removed");
+            assertTrue(Files.exists(live), "the directory of a live process was kept");
+            for (int rank = 0; rank < 2; rank++) {
+                AeronTransport transport = (AeronTransport) group.get(rank);
+                dirs[rank] = Path.of(transport.driverDirectory());
+                assertTrue(Files.isDirectory(dirs[rank]), dirs[rank].toString());
+                assertTrue(dirs[rank].getFileName().toString().startsWith(DriverHandle.DIR_PREFIX + "dirs-r" + rank + "-p"
+                        + ProcessHandle.current().pid() + "-"), dirs[rank].toString());
+                assertFalse(transport.usesIpc(1 - rank), "embedded drivers talk UDP");
+            }
+        } finally {
+            group.forEach(Transport::close);
+        }
+        for (Path dir : dirs) {
+            assertFalse(Files.exists(dir), dir + " was removed by close");
+        }
+    }
+
+    @Test
+    void aGroupOfOneNeedsNoDriver() {
+        AeronTransport alone = new AeronTransport(DistributedConfig.builder().transport("aeron").build());
+        alone.barrier();
+        assertEquals(null, alone.driverDirectory());
+        alone.close();
+        alone.close();
+    }
+}
