@@ -13,6 +13,7 @@ import java.util.Map;
  */
 public final class Main {
     static final String PROGRAM = "ringstar";
+    private static final String LOG_FORMAT = "java.util.logging.SimpleFormatter.format";
 
     private final Map<String, Command> commands = new LinkedHashMap<>();
 
@@ -29,10 +30,14 @@ public final class Main {
 
     /** The commands of the jar, reading launcher variables from {@code env} instead of this process's. */
     static Main standard(Map<String, String> env) {
-        return new Main(List.of(new BenchCommand(env), new LaunchCommand(env), new JmhCommand()));
+        return new Main(List.of(new BenchCommand(env), new TrainCommand(env), new LaunchCommand(env), new JmhCommand()));
     }
 
     public static void main(String[] args) {
+        // One line per log record ("INFO: ..."), like the rest of the output; a -D setting of the user's wins.
+        if (System.getProperty(LOG_FORMAT) == null) {
+            System.setProperty(LOG_FORMAT, "%4$s: %5$s%6$s%n");
+        }
         int status = standard().run(args, System.out, System.err);
         System.out.flush();
         // Exits explicitly: a command may leave daemon or JMH threads behind.

@@ -79,6 +79,20 @@ class LauncherIT {
     }
 
     @Test
+    void launchTrainsWithBothAlgorithmsInThreeProcesses() throws Exception {
+        Outcome outcome = run(command(List.of(java(), "-jar", jar().toString(), "launch", "--nproc", "3", "--"),
+                "train", "--steps", "20", "--log-every", "10", "--batch-size", "60", "--samples", "3000",
+                "--eval-size", "600", "--features", "32", "--hidden", "16"));
+        assertEquals(0, outcome.status(), outcome.output());
+        String output = outcome.output();
+        assertTrue(output.contains("[rank 0] train done: ps sync, 3 ranks"), output);
+        assertTrue(output.contains("[rank 0] train done: ring sync, 3 ranks"), output);
+        assertEquals(4, output.lines().filter(line -> line.matches("\\[rank 0] step +\\d+/20 .*")).count(), output);
+        // Only rank 0 reports progress; the others print their configuration and the transport's notice.
+        assertTrue(output.lines().noneMatch(line -> line.matches("\\[rank [12]] (step|train).*")), output);
+    }
+
+    @Test
     void launchStopsWhenTheRanksAreMisconfigured() throws Exception {
         // Every rank is told it has 5 ranks while the launcher says 3: each stops before connecting.
         Outcome outcome = run(command(List.of(java(), "-jar", jar().toString(), "launch", "--nproc", "3", "--"),

@@ -37,7 +37,9 @@ class MainTest {
     @Test
     void helpListsTheCommands() {
         assertEquals(0, run("--help"));
-        assertTrue(out().contains("bench") && out().contains("jmh"), out());
+        for (String command : List.of("bench", "train", "launch", "jmh")) {
+            assertTrue(out().contains("  " + command + " "), out());
+        }
     }
 
     @Test
@@ -154,5 +156,57 @@ class MainTest {
         assertTrue(err().contains("--nproc N is required"), err());
         assertEquals(2, run("launch", "--nproc", "0", "--", "bench"));
         assertEquals(2, run("launch", "--nproc", "2", "--"));
+    }
+
+    /** Rank 0's "train done" line for one algorithm, or fails the test. */
+    private String doneLine(String algorithm) {
+        return out().lines().filter(line -> line.startsWith("train done: " + algorithm)).findFirst()
+                .orElseThrow(() -> new AssertionError("no 'train done: " + algorithm + "' line in\n" + out()));
+    }
+
+    @Test
+    void trainRunsBothAlgorithmsOverNettyAtThreeRanks() {
+        int status = run("train", "--world-size", "3", "--transport", "netty", "--steps", "40", "--log-every", "10",
+                "--batch-size", "60", "--samples", "3000", "--eval-size", "600", "--features", "32", "--hidden", "16",
+                "--timeout", "30");
+        assertEquals(0, status, out() + err());
+        assertTrue(out().contains("# config: world size 3 as threads of this process"), out());
+        // Four progress lines per algorithm, printed by rank 0 alone.
+        assertEquals(8, out().lines().filter(line -> line.matches("step +\\d+/40 .*comm +\\d+%")).count(), out());
+        String ps = doneLine("ps sync, 3 ranks");
+        String ring = doneLine("ring sync, 3 ranks");
+        // Both start from the same parameters and average the same gradients, so they end at the same loss.
+        String psLoss = ps.replaceAll(".*final loss ([0-9.]+).*", "$1");
+        assertEquals(psLoss, ring.replaceAll(".*final loss ([0-9.]+).*", "$1"), out());
+        double accuracy = Double.parseDouble(ring.replaceAll(".*held-out accuracy ([0-9.]+)%.*", "$1"));
+        assertTrue(accuracy > 25, "10 classes: chance is 10%, 40 steps already learn more; " + ring);
+    }
+
+    @Test
+    void asyncTrainingDefaultsToTheParameterServer() {
+        int status = run("train", "--world-size", "3", "--transport", "inproc", "--mode", "async", "--steps", "30",
+                "--log-every", "10", "--batch-size", "60", "--samples", "3000", "--eval-size", "600", "--features",
+                "32", "--hidden", "16", "--max-staleness", "2", "--timeout", "30");
+        assertEquals(0, status, out() + err());
+        doneLine("ps async, 3 ranks");
+        assertTrue(out().lines().noneMatch(line -> line.startsWith("train: ") && line.contains(" ring ")), out());
+    }
+
+    @Test
+    void trainUsageErrorsStopBeforeAnyConnection() {
+        assertEquals(0, run("train", "--help"));
+        assertTrue(out().contains("--max-staleness") && out().contains("--algorithm") && out().contains("--data"),
+                out());
+        assertEquals(2, run("train", "--mode", "async", "--algorithm", "ring"));
+        assertTrue(err().contains("the ring is always synchronous"), err());
+        assertEquals(2, run("train", "--world-size", "7", "--batch-size", "240"));
+        assertTrue(err().contains("--batch-size 240 does not split evenly among the 7 ranks"), err());
+        assertEquals(2, run("train", "--data", "/nonexistent/train-images-idx3-ubyte"));
+        assertTrue(err().contains("/nonexistent/train-images-idx3-ubyte"), err());
+        assertEquals(2, run("train", "--algorithm", "tree"));
+        assertEquals(2, run("train", "--steps", "0"));
+        assertTrue(err().contains("--steps"), err());
+        // None of these printed a configuration line: they stopped before opening a transport.
+        assertTrue(out().lines().noneMatch(line -> line.startsWith("# config:")), out());
     }
 }

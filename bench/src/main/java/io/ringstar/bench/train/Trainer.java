@@ -109,22 +109,37 @@ public final class Trainer {
         return runWithParameters(config, transport).summary();
     }
 
+    /**
+     * Loads the data (once per Trainer) and checks that the settings fit a group of
+     * {@code worldSize} ranks, without touching the network: a command line calls this before it
+     * connects so that a bad flag or an unreadable file stops the program at once.
+     *
+     * @throws IllegalArgumentException if the data cannot be read or does not fit the settings
+     *     (for example a global batch that does not divide evenly among the ranks)
+     */
+    public void validate(int worldSize) {
+        Dataset train = data()[0];
+        boolean async = settings.mode() == TrainSettings.Mode.ASYNC && worldSize > 1;
+        int computing = async ? worldSize - 1 : worldSize;
+        if (settings.batchSize() % computing != 0) {
+            throw new IllegalArgumentException("--batch-size " + settings.batchSize() + " does not split evenly among "
+                    + "the " + computing + " ranks that compute gradients (" + settings.mode().label() + ", world size "
+                    + worldSize + "); use a multiple of " + computing);
+        }
+        if (settings.batchSize() > train.size()) {
+            throw new IllegalArgumentException("--batch-size " + settings.batchSize() + " exceeds the "
+                    + train.size() + " training samples");
+        }
+    }
+
     Outcome runWithParameters(DistributedConfig config, Transport transport) {
+        validate(config.worldSize());
         Dataset[] split = data();
         Dataset train = split[0];
         Dataset heldOut = split[1];
         Network network = new Network(settings.model(), train.featureCount(), settings.hidden(), train.classCount());
         boolean async = settings.mode() == TrainSettings.Mode.ASYNC && config.worldSize() > 1;
         int computing = async ? config.worldSize() - 1 : config.worldSize();
-        if (settings.batchSize() % computing != 0) {
-            throw new IllegalArgumentException("--batch-size " + settings.batchSize() + " does not split evenly among "
-                    + "the " + computing + " ranks that compute gradients (" + settings.mode().label() + ", world size "
-                    + config.worldSize() + "); use a multiple of " + computing);
-        }
-        if (settings.batchSize() > train.size()) {
-            throw new IllegalArgumentException("--batch-size " + settings.batchSize() + " exceeds the "
-                    + train.size() + " training samples");
-        }
         if (config.rank() == 0) {
             out.printf(Locale.ROOT, "train: %s on %s; %s %s, %d rank%s, global batch %d (%d per %s), %d steps, "
                     + "lr %s, %d held-out samples%s%n", settings.model().label() + (settings.model()

@@ -1,0 +1,120 @@
+package io.ringstar.bench;
+
+import io.ringstar.Transport;
+import io.ringstar.Transports;
+import io.ringstar.bench.train.TrainSettings;
+import io.ringstar.bench.train.Trainer;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * {@code ringstar train}: data-parallel SGD of a small model, with gradients averaged every step
+ * by the star, the ring, or both one after the other ({@code --algorithm}). The ranks are placed as
+ * for {@code bench} ({@link RankPlacement}): all as threads of this JVM when no rank is given, else
+ * this process is one rank. The training itself is {@link Trainer}'s; this class places the ranks,
+ * opens their transports once for every algorithm, and prints what rank 0 reports.
+ */
+final class TrainCommand implements Command {
+    static final String ALGORITHM = "--algorithm";
+    private static final int DEFAULT_WORLD_SIZE = 4;
+    private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
+    private static final List<String> TRAIN_FLAGS = TrainSettings.flagNames().stream().map(name -> "--" + name)
+            .toList();
+    private static final List<String> FLAGS = Stream.of(RankPlacement.FLAGS, List.of(ALGORITHM), TRAIN_FLAGS)
+            .flatMap(List::stream).toList();
+
+    private final Map<String, String> env;
+
+    TrainCommand(Map<String, String> env) {
+        this.env = Map.copyOf(env);
+    }
+
+    @Override
+    public String name() {
+        return "train";
+    }
+
+    @Override
+    public String summary() {
+        return "data-parallel SGD (softmax regression or an MLP), gradients averaged by the star and/or the ring";
+    }
+
+    @Override
+    public void printHelp(PrintStream out) {
+        out.println("Usage: " + Main.PROGRAM + " train [flags]");
+        out.println();
+        out.println("Trains a small classifier with data-parallel SGD: each rank takes its share of every");
+        out.println("global batch, computes gradients with ND4J, and the ranks average them every step");
+        out.println("through the parameter server (ps) or the ring all-reduce (ring); parameters start");
+        out.println("identical through broadcastParams. Rank 0 prints a progress line every --log-every");
+        out.println("steps and a summary at the end. With --algorithm both, ps and then ring train the");
+        out.println("same model from the same start, so their lines compare.");
+        out.println();
+        out.println("Flags:");
+        out.println("  --algorithm A         ps | ring | both (default both; ps with --mode async)");
+        TrainSettings.printFlagHelp(out);
+        out.println("  --help                this text");
+        out.println();
+        RankPlacement.printHelp(out, DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT);
+        out.println();
+        out.println("Exit status: 0 trained, 1 a rank failed, 2 usage error (bad flag, unreadable data).");
+        out.println();
+        out.println("Examples:");
+        out.println("  java -jar ringstar.jar train                        # 4 ranks as threads, Netty on loopback");
+        out.println("  java -jar ringstar.jar launch --nproc 4 -- train --algorithm ring --model mlp");
+        out.println("  java -jar ringstar.jar train --algorithm ps --mode async --max-staleness 4");
+    }
+
+    @Override
+    public int run(List<String> args, PrintStream out, PrintStream err) throws UsageException {
+        CommandArguments arguments = CommandArguments.parse(args, FLAGS);
+        RankPlacement placement = RankPlacement.resolve(arguments, env, DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT);
+        TrainSettings settings;
+        List<Trainer> trainers = new ArrayList<>();
+        try {
+            settings = TrainSettings.fromFlags(arguments.valuesOf(TrainSettings.flagNames()));
+            // The ring is always synchronous, so async mode without an explicit algorithm means the star alone.
+            String defaultAlgorithm = settings.mode() == TrainSettings.Mode.ASYNC ? "ps" : "both";
+            String algorithmText = arguments.choice(ALGORITHM, defaultAlgorithm, List.of("ps", "ring", "both"));
+            for (String algorithm : algorithmText.equals("both") ? List.of("ps", "ring") : List.of(algorithmText)) {
+                Trainer trainer = new Trainer(settings, algorithm, out);
+                // Reads the data and checks the batch split now, so a bad flag or file stops us before connecting.
+                trainer.validate(placement.config().worldSize());
+                trainers.add(trainer);
+            }
+        } catch (IllegalArgumentException | UncheckedIOException e) {
+            // A bad flag value, or a data file that is missing or malformed: the user's to fix, before any connection.
+            throw new UsageException(e.getMessage());
+        }
+        String nativeThreads = NativeThreads.limitForRankThreads();
+        out.println("# config: " + placement.description() + "; ND4J threads " + nativeThreads);
+        out.flush();
+        List<Transport> transports = List.of();
+        try (RankThreads threads = new RankThreads(placement.localRanks())) {
+            Duration timeout = placement.config().timeout();
+            transports = threads.run(local -> Transports.open(placement.configFor(local)), timeout.plusSeconds(30));
+            List<Transport> opened = transports;
+            for (Trainer trainer : trainers) {
+                // Every step of every rank is bounded by the timeout; this only guards against a bug in that.
+                Duration limit = timeout.multipliedBy(settings.steps() + 10L);
+                threads.run(local -> trainer.run(placement.configFor(local), opened.get(local)), limit);
+                out.flush();
+            }
+        } catch (RankFailureException e) {
+            out.flush();
+            err.println(Main.PROGRAM + " train: " + e.getMessage());
+            if (e.getCause() != null) {
+                e.getCause().printStackTrace(err);
+            }
+            return 1;
+        } finally {
+            transports.forEach(Transport::close);
+        }
+        return 0;
+    }
+}
