@@ -180,7 +180,7 @@ public record TrainSettings(Model model, Path images, Path labels, Path csv, Str
     /** One line per train-only flag, with its default. */
     public static void printFlagHelp(PrintStream out) {
         for (String[] flag : FLAGS) {
-            out.printf("  --%-22s %s (default: %s)%n", flag[0] + " " + flag[1], flag[2], flag[3]);
+            out.printf("  --%-19s %s (default: %s)%n", flag[0] + " " + flag[1], flag[2], flag[3]);
         }
     }
 
