@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.Deque;
 import java.util.HashMap;
@@ -45,6 +46,10 @@ final class LaunchCommand implements Command {
     private static final int LAST_LINES = 20;
     /** How long stopped ranks get to exit after SIGTERM before they are killed. */
     private static final Duration GRACE = Duration.ofSeconds(5);
+    /** How long the output of ranks that have ended may take to come through, all ranks together. */
+    private static final Duration OUTPUT_WAIT = Duration.ofSeconds(2);
+    /** JVM options for the ranks, as the {@code ringstar} script reads them for the launcher itself. */
+    static final String JAVA_OPTS = "RINGSTAR_JAVA_OPTS";
     private static final long POLL_MILLIS = 20;
     /** Launcher variables that must not leak from this process into the ranks it starts. */
     private static final List<String> FOREIGN_VARIABLES = List.of("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
@@ -120,7 +125,7 @@ final class LaunchCommand implements Command {
     @Override
     public int run(List<String> args, PrintStream out, PrintStream err) throws UsageException {
         Settings settings = parse(args);
-        List<String> commandLine = commandLine(settings.command());
+        List<String> commandLine = commandLine(settings.command(), env.getOrDefault(JAVA_OPTS, ""));
         int port = RankPlacement.freeLoopbackPort();
         err.println("ringstar launch: " + settings.nproc() + " ranks, MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port
                 + (settings.transport() == null ? "" : " RINGSTAR_TRANSPORT=" + settings.transport()) + ": "
@@ -140,7 +145,8 @@ final class LaunchCommand implements Command {
             return 1;
         } finally {
             stopAll(ranks);
-            ranks.forEach(RankProcess::awaitOutput);
+            long outputDeadline = System.nanoTime() + OUTPUT_WAIT.toNanos();
+            ranks.forEach(rank -> rank.awaitOutput(outputDeadline));
             try {
                 Runtime.getRuntime().removeShutdownHook(stopOnExit);
             } catch (IllegalStateException shuttingDown) {
@@ -154,19 +160,26 @@ final class LaunchCommand implements Command {
         long deadline = System.nanoTime() + maxTime.toNanos();
         while (true) {
             boolean allDone = true;
+            RankProcess firstFailed = null;
             for (RankProcess rank : ranks) {
                 if (rank.process.isAlive()) {
                     allDone = false;
-                } else if (rank.process.exitValue() != 0) {
-                    int status = rank.process.exitValue();
-                    List<Integer> stopped = ranks.stream().filter(r -> r.process.isAlive()).map(r -> r.rank).toList();
-                    stopAll(ranks);
-                    rank.awaitOutput();
-                    err.println("ringstar launch: rank " + rank.rank + " exited with status " + status
-                            + (stopped.isEmpty() ? "" : "; stopping ranks " + stopped) + ". Its last lines:");
-                    rank.lastLines().forEach(line -> err.println("  " + line));
-                    return status;
+                } else if (rank.process.exitValue() != 0
+                        && (firstFailed == null || rank.exitedAt() < firstFailed.exitedAt())) {
+                    // Others may have failed because of it within one poll; the earliest exit is the cause.
+                    firstFailed = rank;
                 }
+            }
+            if (firstFailed != null) {
+                RankProcess rank = firstFailed;
+                int status = rank.process.exitValue();
+                List<Integer> stopped = ranks.stream().filter(r -> r.process.isAlive()).map(r -> r.rank).toList();
+                stopAll(ranks);
+                rank.awaitOutput(System.nanoTime() + OUTPUT_WAIT.toNanos());
+                err.println("ringstar launch: rank " + rank.rank + " exited with status " + status
+                        + (stopped.isEmpty() ? "" : "; stopping ranks " + stopped) + ". Its last lines:");
+                rank.lastLines().forEach(line -> err.println("  " + line));
+                return status;
             }
             if (allDone) {
                 return 0;
@@ -188,28 +201,37 @@ final class LaunchCommand implements Command {
         }
     }
 
-    /** SIGTERM to every rank still running and its children, then SIGKILL to whatever is left after the grace. */
+    /**
+     * SIGTERM to every rank still running and its descendants, then SIGKILL to whatever is left
+     * after the grace. The descendants are listed before the SIGTERM: a rank that dies of it leaves
+     * its children to init, and a later look would no longer find them.
+     */
     private static void stopAll(List<RankProcess> ranks) {
         List<RankProcess> snapshot;
         synchronized (ranks) {
             snapshot = List.copyOf(ranks);
         }
+        List<List<ProcessHandle>> descendants = new ArrayList<>();
         for (RankProcess rank : snapshot) {
-            rank.process.descendants().forEach(ProcessHandle::destroy);
+            List<ProcessHandle> children = rank.process.descendants().toList();
+            descendants.add(children);
+            children.forEach(ProcessHandle::destroy);
             rank.process.destroy();
         }
         long deadline = System.nanoTime() + GRACE.toNanos();
-        for (RankProcess rank : snapshot) {
+        for (int i = 0; i < snapshot.size(); i++) {
+            Process process = snapshot.get(i).process;
             try {
                 long left = deadline - System.nanoTime();
-                if (left <= 0 || !rank.process.waitFor(left, TimeUnit.NANOSECONDS)) {
-                    rank.process.descendants().forEach(ProcessHandle::destroyForcibly);
-                    rank.process.destroyForcibly();
+                if (left <= 0 || !process.waitFor(left, TimeUnit.NANOSECONDS)) {
+                    process.destroyForcibly();
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                rank.process.destroyForcibly();
+                process.destroyForcibly();
             }
+            // Children that outlived the grace, whether or not the rank itself went in time.
+            descendants.get(i).stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
         }
     }
 
@@ -230,13 +252,18 @@ final class LaunchCommand implements Command {
         return rankEnv;
     }
 
-    /** The command as a process runs it: this jar's commands through this Java, anything else as given. */
-    static List<String> commandLine(List<String> command) {
+    /**
+     * The command as a process runs it: this jar's commands through this Java, with the JVM options
+     * in {@code javaOpts} (the {@code ringstar} script's {@code RINGSTAR_JAVA_OPTS}, split at
+     * whitespace, so {@code -Xmx8g} reaches every rank), and anything else as given.
+     */
+    static List<String> commandLine(List<String> command, String javaOpts) {
         if (!JAR_COMMANDS.contains(command.get(0))) {
             return command;
         }
         List<String> line = new ArrayList<>();
         line.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        Arrays.stream(javaOpts.trim().split("\\s+")).filter(option -> !option.isEmpty()).forEach(line::add);
         Path codeSource = codeSource();
         if (Files.isRegularFile(codeSource)) {
             line.add("-jar");
@@ -267,9 +294,18 @@ final class LaunchCommand implements Command {
         private final Deque<String> lastLines = new ArrayDeque<>();
         private final List<Thread> pumps = new ArrayList<>();
 
+        private volatile long exitedAt = Long.MAX_VALUE;
+
         private RankProcess(int rank, Process process) {
             this.rank = rank;
             this.process = process;
+            process.onExit().thenRun(() -> exitedAt = System.nanoTime());
+        }
+
+        /** System.nanoTime when the process was seen to exit; a dead process not yet noted counts as now. */
+        long exitedAt() {
+            long noted = exitedAt;
+            return noted != Long.MAX_VALUE || process.isAlive() ? noted : System.nanoTime();
         }
 
         static RankProcess start(int rank, List<String> commandLine, Map<String, String> env, PrintStream out,
@@ -316,11 +352,15 @@ final class LaunchCommand implements Command {
             return List.copyOf(lastLines);
         }
 
-        /** Waits briefly for the output threads, so a rank's last lines are printed before the report. */
-        void awaitOutput() {
+        /** Waits until {@code deadline} (System.nanoTime) at most for the output threads, so a rank's last lines come first. */
+        void awaitOutput(long deadline) {
             for (Thread pump : pumps) {
                 try {
-                    pump.join(2000);
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        return;
+                    }
+                    pump.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return;

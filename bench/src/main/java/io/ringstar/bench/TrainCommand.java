@@ -102,7 +102,16 @@ final class TrainCommand implements Command {
             for (Trainer trainer : trainers) {
                 // Every step of every rank is bounded by the timeout; this only guards against a bug in that.
                 Duration limit = timeout.multipliedBy(settings.steps() + 10L);
-                threads.run(local -> trainer.run(placement.configFor(local), opened.get(local)), limit);
+                threads.run(local -> {
+                    try {
+                        return trainer.run(placement.configFor(local), opened.get(local));
+                    } catch (RuntimeException | Error e) {
+                        // The trainer borrows the transport; closing it now tells the other ranks at once
+                        // (PeerFailureException naming this rank) instead of leaving them to time out.
+                        opened.get(local).close();
+                        throw e;
+                    }
+                }, limit);
                 out.flush();
             }
         } catch (RankFailureException e) {

@@ -79,6 +79,31 @@ class LaunchCommandTest {
     }
 
     @Test
+    void theRankThatFailedFirstIsNamedNotTheOnesThatFollowed() {
+        // Rank 0 fails 10 ms after rank 1, often within the same poll of the launcher.
+        int status = launch(path(), "launch", "--nproc", "3", "--", "sh", "-c",
+                "case $RANK in 1) sleep 0.3; exit 3;; 0) sleep 0.31; exit 5;; *) exec sleep 60;; esac");
+        assertEquals(3, status, out() + err());
+        assertTrue(err().contains("rank 1 exited with status 3"), err());
+    }
+
+    @Test
+    void childrenThatIgnoreSigtermAreKilledWhenTheirRankIsStopped() throws Exception {
+        // Rank 0 starts a child that ignores SIGTERM, then waits; rank 1 fails, so rank 0 is stopped.
+        int status = launch(path(), "launch", "--nproc", "2", "--", "sh", "-c",
+                "if [ \"$RANK\" = 0 ]; then (trap '' TERM; exec sleep 60) & echo \"child $!\"; exec sleep 60; fi;"
+                        + " sleep 0.5; exit 3");
+        assertEquals(3, status, out() + err());
+        String line = out().lines().filter(l -> l.startsWith("[rank 0] child ")).findFirst().orElseThrow();
+        long child = Long.parseLong(line.substring("[rank 0] child ".length()).trim());
+        java.util.Optional<ProcessHandle> handle = ProcessHandle.of(child);
+        if (handle.isPresent()) {
+            handle.get().onExit().get(5, TimeUnit.SECONDS);
+        }
+        assertTrue(handle.map(h -> !h.isAlive()).orElse(true), "child " + child + " of rank 0 still runs");
+    }
+
+    @Test
     void aRankThatOutlivesMaxTimeIsStopped() {
         int status = launch(path(), "launch", "--nproc", "2", "--max-time", "1", "--", "sh", "-c",
                 "if [ \"$RANK\" = 1 ]; then exec sleep 60; fi");
@@ -95,9 +120,10 @@ class LaunchCommandTest {
 
     @Test
     void thisJarsCommandsRunThisJavaAgain() {
-        List<String> line = LaunchCommand.commandLine(List.of("bench", "--max-bytes", "1K"));
+        List<String> line = LaunchCommand.commandLine(List.of("bench", "--max-bytes", "1K"), " -Xmx512m  -Dx=y ");
         assertTrue(line.get(0).endsWith("/bin/java"), line.toString());
+        assertEquals(List.of("-Xmx512m", "-Dx=y"), line.subList(1, 3), "RINGSTAR_JAVA_OPTS reach every rank");
         assertEquals(List.of("bench", "--max-bytes", "1K"), line.subList(line.size() - 3, line.size()));
-        assertEquals(List.of("sh", "-c", "true"), LaunchCommand.commandLine(List.of("sh", "-c", "true")));
+        assertEquals(List.of("sh", "-c", "true"), LaunchCommand.commandLine(List.of("sh", "-c", "true"), "-Xmx1g"));
     }
 }

@@ -52,9 +52,16 @@ final class AsyncMessage {
     private AsyncMessage() {
     }
 
-    /** A buffer big enough for a header and {@code floats} values, in the wire byte order. */
+    /** Longest ABORT reason sent, in UTF-8 bytes; longer reasons are cut. */
+    static final int MAX_REASON_BYTES = 1024;
+
+    /**
+     * A buffer big enough for a header and {@code floats} values, or for any ABORT message (a
+     * small model's buffer would otherwise be too short for the reason), in the wire byte order.
+     */
     static ByteBuffer allocate(long floats) {
-        return ByteBuffer.allocate(Math.toIntExact(HEADER_BYTES + 4 * floats)).order(ByteOrder.LITTLE_ENDIAN);
+        long payload = Math.max(4 * floats, MAX_REASON_BYTES);
+        return ByteBuffer.allocate(Math.toIntExact(HEADER_BYTES + payload)).order(ByteOrder.LITTLE_ENDIAN);
     }
 
     /** Clears {@code buffer} and writes a header announcing {@code payloadBytes}; the payload goes next. */
@@ -71,9 +78,11 @@ final class AsyncMessage {
         buffer.position(buffer.position() + 4 * values.length);
     }
 
-    /** An ABORT message with {@code reason}. */
+    /** An ABORT message with {@code reason}, cut to {@link #MAX_REASON_BYTES}. */
     static ByteBuffer abort(String reason) {
-        byte[] text = reason.getBytes(StandardCharsets.UTF_8);
+        byte[] whole = reason.getBytes(StandardCharsets.UTF_8);
+        // Cutting may split a multi-byte character; the reader decodes it as a replacement character.
+        byte[] text = whole.length <= MAX_REASON_BYTES ? whole : java.util.Arrays.copyOf(whole, MAX_REASON_BYTES);
         ByteBuffer buffer = ByteBuffer.allocate(HEADER_BYTES + text.length).order(ByteOrder.LITTLE_ENDIAN);
         writeHeader(buffer, ABORT, -1, -1, Double.NaN, 0, 0, text.length);
         buffer.put(text).flip();

@@ -44,7 +44,9 @@ final class CsvReader {
             String[] fields = line.split(",", -1);
             if (first) {
                 first = false;
-                boolean header = labelColumn != null || !isInteger(fields[0].trim());
+                // A header names its columns; a first data row with a bad label (-1, 1.5, empty) is data, and
+                // gets the label error below instead of vanishing as a "header".
+                boolean header = labelColumn != null || !isNumberOrEmpty(fields[0].trim());
                 if (header) {
                     columns = fields.length;
                     if (labelColumn != null) {
@@ -111,6 +113,18 @@ final class CsvReader {
             maxLabel = Math.max(maxLabel, y[i]);
         }
         return new Dataset(x, y, features, Math.max(2, maxLabel + 1));
+    }
+
+    private static boolean isNumberOrEmpty(String text) {
+        if (text.isEmpty()) {
+            return true;
+        }
+        try {
+            Double.parseDouble(text);
+            return true;
+        } catch (NumberFormatException e) {
+            return false;
+        }
     }
 
     private static boolean isInteger(String text) {

@@ -54,8 +54,7 @@ final class IdxReader {
                 throw new IllegalArgumentException(images + ": " + count + " images of " + rows + "x" + cols
                         + " is too large to load");
             }
-            pixels = new byte[(int) bytes];
-            readFully(in, pixels, images, 16);
+            pixels = readExactly(in, (int) bytes, images, 16);
             expectEnd(in, images, 16 + bytes);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read IDX images file " + images + ": " + e.getMessage(), e);
@@ -69,8 +68,7 @@ final class IdxReader {
                 throw new IllegalArgumentException(labelsPath + ": byte 4: " + labelCount + " labels, but " + images
                         + " holds " + count + " images");
             }
-            byte[] raw = new byte[count];
-            readFully(in, raw, labelsPath, 8);
+            byte[] raw = readExactly(in, count, labelsPath, 8);
             expectEnd(in, labelsPath, 8L + count);
             for (int i = 0; i < count; i++) {
                 y[i] = raw[i] & 0xFF;
@@ -122,16 +120,18 @@ final class IdxReader {
         return value;
     }
 
-    private static void readFully(InputStream in, byte[] into, Path path, long offset) throws IOException {
-        int done = 0;
-        while (done < into.length) {
-            int n = in.read(into, done, into.length - done);
-            if (n < 0) {
-                throw new IllegalArgumentException(path + ": byte " + (offset + done) + ": file ends early; the header "
-                        + "promises " + (offset + into.length) + " bytes");
-            }
-            done += n;
+    /**
+     * Reads the {@code length} bytes the header promises. They are read in small pieces, not into
+     * one array allocated up front, so a corrupt header that promises gigabytes ends in "file ends
+     * early" rather than in an OutOfMemoryError.
+     */
+    private static byte[] readExactly(InputStream in, int length, Path path, long offset) throws IOException {
+        byte[] data = in.readNBytes(length);
+        if (data.length < length) {
+            throw new IllegalArgumentException(path + ": byte " + (offset + data.length) + ": file ends early; the "
+                    + "header promises " + (offset + length) + " bytes");
         }
+        return data;
     }
 
     private static void expectEnd(InputStream in, Path path, long offset) throws IOException {

@@ -13,6 +13,7 @@ import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.zip.GZIPOutputStream;
@@ -99,6 +100,13 @@ class DataReadersTest {
         IllegalArgumentException trailing = assertThrows(IllegalArgumentException.class,
                 () -> IdxReader.read(images, null));
         assertTrue(trailing.getMessage().contains("byte 18"), trailing.getMessage());
+
+        // A header that promises about 2 GB in a file of 20 bytes: a clear error, not an OutOfMemoryError.
+        Files.write(images, idxImages(46_000, 210, 210, new byte[4]));
+        IllegalArgumentException huge = assertThrows(IllegalArgumentException.class,
+                () -> IdxReader.read(images, null));
+        assertTrue(huge.getMessage().contains("byte 20") && huge.getMessage().contains("ends early"),
+                huge.getMessage());
     }
 
     @Test
@@ -136,6 +144,15 @@ class DataReadersTest {
         Files.writeString(bad, "1,0.5\n-1,3\n");
         IllegalArgumentException label = assertThrows(IllegalArgumentException.class, () -> CsvReader.read(bad, null));
         assertTrue(label.getMessage().contains("line 2 field 1: label '-1'"), label.getMessage());
+
+        // The same bad labels on the first line are data with a wrong label, not a header to skip.
+        for (String first : List.of("-1", "1.5", "")) {
+            Files.writeString(bad, first + ",3\n1,0.5\n0,0.7\n");
+            IllegalArgumentException firstLabel = assertThrows(IllegalArgumentException.class,
+                    () -> CsvReader.read(bad, null), "first label '" + first + "'");
+            assertTrue(firstLabel.getMessage().contains("line 1 field 1: label '" + first + "'"),
+                    firstLabel.getMessage());
+        }
     }
 
     @Test
