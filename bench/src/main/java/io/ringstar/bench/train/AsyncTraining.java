@@ -220,10 +220,16 @@ final class AsyncTraining {
                     threads.add(thread);
                     thread.start();
                 }
-                for (Thread thread : threads) {
-                    // Each thread's waits are bounded by the timeout, so each ends; interrupting
-                    // this one stops waiting for them.
-                    thread.join();
+                // Each thread's waits are bounded by the timeout, so each ends; the bound here, a
+                // timeout per step, only keeps a bug in that from hanging the server.
+                long deadline = System.nanoTime() + timeout.multipliedBy(settings.steps() + 2L).toNanos();
+                for (int i = 0; i < threads.size(); i++) {
+                    Thread thread = threads.get(i);
+                    thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+                    if (thread.isAlive()) {
+                        throw new CollectiveTimeoutException(OPERATION, 0, i + 1, "the server's thread for worker rank "
+                                + (i + 1) + " did not end within " + (settings.steps() + 2) + " timeouts");
+                    }
                 }
                 if (failure != null) {
                     throw failure;

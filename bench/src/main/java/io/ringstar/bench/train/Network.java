@@ -19,8 +19,9 @@ import org.nd4j.linalg.ops.transforms.Transforms;
  * never takes the log of an underflowed probability. Parameters are FLOAT.
  *
  * <p>Stateless apart from the shapes: the caller owns the parameter arrays; every method frees
- * the intermediates it makes (ND4J memory is off-heap and the jar disables collection-driven
- * freeing), so one instance can serve all ranks of a JVM at once.
+ * the intermediates it makes (ND4J memory is off-heap, and freeing it only when the garbage
+ * collector finds the Java objects lets it grow far beyond the heap; the tests turn that freeing
+ * off altogether), so one instance can serve all ranks of a JVM at once.
  */
 final class Network {
     private final TrainSettings.Model kind;
@@ -100,7 +101,7 @@ final class Network {
             INDArray sum = s.keep(exp.sum(true, 1));
             INDArray logSum = s.keep(Transforms.log(sum, true));
             INDArray logProb = shifted.subiColumnVector(logSum);
-            double loss = -s.keep(logProb.mul(y)).sumNumber().doubleValue() / batch;
+            double loss = -s.keep(s.keep(logProb.mul(y)).sum()).getDouble(0) / batch;
             // d(mean loss)/d logits = (softmax - onehot) / batch
             INDArray dLogits = exp.diviColumnVector(sum).subi(y).divi(batch);
             if (kind == TrainSettings.Model.SOFTMAX) {

@@ -63,7 +63,15 @@ class AsyncTrainingTest {
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void theStalenessBoundHoldsAndIsWhatHoldsWorkersBack() throws Exception {
+        // Seen from the workers, independently of the server's own count: when a worker starts step
+        // s, every other worker has finished step s - K - 1, so it has started at least that step.
+        java.util.concurrent.atomic.AtomicIntegerArray started = new java.util.concurrent.atomic.AtomicIntegerArray(4);
+        java.util.concurrent.atomic.AtomicInteger largestLead = new java.util.concurrent.atomic.AtomicInteger();
         Trainer.StepHook slowRank1 = (rank, step) -> {
+            started.set(rank, step);
+            for (int other = 1; other < 4; other++) {
+                largestLead.accumulateAndGet(step - started.get(other), Math::max);
+            }
             if (rank == 1) {
                 Thread.sleep(3);
             }
@@ -71,13 +79,19 @@ class AsyncTrainingTest {
         TrainSummary bounded = TrainGroup.run(4, TIMEOUT,
                 new Trainer(settings("async", 60, 1), "ps", QUIET, slowRank1)).rank(0).summary();
         assertTrue(bounded.maxStepLead() <= 1, "lead " + bounded.maxStepLead() + " exceeds the bound 1");
+        assertTrue(largestLead.get() <= 2, "a worker started step s while another had not started s - 2: lead "
+                + largestLead.get());
         assertTrue(bounded.heldBackReplies() > 0, "the bound never had to hold a fast worker back");
 
         // The same run without a real bound: the fast workers run far ahead of the slow one, so the
         // lead measured above is not zero by construction.
+        for (int rank = 0; rank < 4; rank++) {
+            started.set(rank, 0);
+        }
         TrainSummary free = TrainGroup.run(4, TIMEOUT,
                 new Trainer(settings("async", 60, 1000), "ps", QUIET, slowRank1)).rank(0).summary();
         assertTrue(free.maxStepLead() > 5, "lead without a bound only " + free.maxStepLead());
+        assertTrue(largestLead.get() > 5, "the workers' own view of the lead without a bound: " + largestLead.get());
         assertEquals(0, free.heldBackReplies());
     }
 
