@@ -95,13 +95,7 @@ final class AsyncTraining {
         long busyNanos = 0;
         try {
             for (int step = 0; step < settings.steps(); step++) {
-                try {
-                    hook.beforeStep(rank, step);
-                } catch (RuntimeException e) {
-                    throw e;
-                } catch (Exception e) {
-                    throw new IllegalStateException("step hook of rank " + rank + " failed at step " + step, e);
-                }
+                Trainer.callHook(hook, rank, step);
                 long stepStart = System.nanoTime();
                 int[] order = schedule.order(step);
                 int from = schedule.offset(step) + (rank - 1) * shard;

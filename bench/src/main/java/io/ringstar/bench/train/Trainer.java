@@ -261,6 +261,11 @@ public final class Trainer {
     }
 
     private void callHook(int rank, int step) {
+        callHook(hook, rank, step);
+    }
+
+    /** Runs a test's step hook; a checked exception from it fails the rank like any other error. */
+    static void callHook(StepHook hook, int rank, int step) {
         try {
             hook.beforeStep(rank, step);
         } catch (RuntimeException e) {
