@@ -206,7 +206,7 @@ final class BenchCommand implements Command {
         Map<Algorithm, AggregatorGroup> groups = new EnumMap<>(Algorithm.class);
         List<Transport> transports = List.of();
         try (RankThreads threads = new RankThreads(settings.localRanks())) {
-            transports = openTransports(threads, settings);
+            transports = threads.openTransports(settings.placement());
             for (Algorithm algorithm : settings.algorithms()) {
                 groups.put(algorithm, openGroup(settings, algorithm, transports));
             }
@@ -295,16 +295,6 @@ final class BenchCommand implements Command {
         int chunkBytes = arguments.value(CHUNK_BYTES).isPresent()
                 ? (int) arguments.byteSize(CHUNK_BYTES, 0, Double.BYTES, LARGEST_MESSAGE) : Settings.AUTO;
         return new Settings(placement, algorithms, operations, type, minBytes, maxBytes, iters, warmup, chunkBytes);
-    }
-
-    /**
-     * This process's transports, one per local rank, opened at once through {@link Transports#open}
-     * (each blocks until the whole group has formed). Ranks that are threads of this JVM meet at a
-     * free loopback port, which the in-process transport takes as the name of its group.
-     */
-    private static List<Transport> openTransports(RankThreads threads, Settings settings) {
-        RankPlacement placement = settings.placement();
-        return threads.run(local -> Transports.open(placement.configFor(local)), settings.timeout().plusSeconds(30));
     }
 
     private static AggregatorGroup openGroup(Settings settings, Algorithm algorithm, List<Transport> transports) {

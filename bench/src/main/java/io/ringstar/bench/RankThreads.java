@@ -1,5 +1,7 @@
 package io.ringstar.bench;
 
+import io.ringstar.Transport;
+import io.ringstar.Transports;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,6 +49,29 @@ public final class RankThreads implements AutoCloseable {
 
     public int worldSize() {
         return threads.length;
+    }
+
+    /**
+     * This process's transports, one per local rank, opened at once through {@link Transports#open}
+     * (each blocks until the whole group has formed), within the placement's timeout plus 30 s.
+     * Ranks that are threads of this JVM meet at a free loopback port, which the in-process
+     * transport takes as the name of its group. If any rank fails to open, the transports that did
+     * open are closed before the failure is thrown, so no ports or threads are left behind.
+     */
+    List<Transport> openTransports(RankPlacement placement) {
+        Transport[] opened = new Transport[threads.length];
+        try {
+            run(local -> opened[local] = Transports.open(placement.configFor(local)),
+                    placement.config().timeout().plusSeconds(30));
+            return List.of(opened);
+        } catch (RuntimeException e) {
+            for (Transport transport : opened) {
+                if (transport != null) {
+                    transport.close();
+                }
+            }
+            throw e;
+        }
     }
 
     /**

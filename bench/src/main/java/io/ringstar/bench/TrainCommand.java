@@ -1,7 +1,6 @@
 package io.ringstar.bench;
 
 import io.ringstar.Transport;
-import io.ringstar.Transports;
 import io.ringstar.bench.train.TrainSettings;
 import io.ringstar.bench.train.Trainer;
 import java.io.PrintStream;
@@ -97,7 +96,7 @@ final class TrainCommand implements Command {
         List<Transport> transports = List.of();
         try (RankThreads threads = new RankThreads(placement.localRanks())) {
             Duration timeout = placement.config().timeout();
-            transports = threads.run(local -> Transports.open(placement.configFor(local)), timeout.plusSeconds(30));
+            transports = threads.openTransports(placement);
             List<Transport> opened = transports;
             for (Trainer trainer : trainers) {
                 // Every step of every rank is bounded by the timeout; this only guards against a bug in that.
