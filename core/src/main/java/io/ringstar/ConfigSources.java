@@ -11,17 +11,23 @@ import java.util.Optional;
 /**
  * Builds a {@link DistributedConfig} from command-line flags and from the environment variables that
  * launchers people already use set for each process. A flag wins over the environment only where
- * the environment is silent: a flag and a launcher variable that disagree, or two launcher
- * variables that disagree, are an error, because a job half-configured by two sources would form
- * the wrong group and hang until the timeout.
+ * the environment is silent: a flag and a launcher variable that disagree are an error, because a
+ * job half-configured by two sources would form the wrong group and hang until the timeout.
+ *
+ * <p>Launchers nest: mpirun inside a Slurm allocation, torchrun started by srun. The inner
+ * launcher's variables are the ones that describe this process, and the outer one's (inherited,
+ * and usually different) describe the process that started it. So the rank and the world size come
+ * from the innermost launcher that sets a rank, in the order torchrun ({@code RANK}), Open MPI,
+ * PMI, Slurm; the outer launchers' values are ignored and, where they differ, named in the origin
+ * that {@link Resolved#describe()} prints.
  *
  * <table>
  *   <caption>Where each value comes from, in order</caption>
  *   <tr><th>value</th><th>flag</th><th>environment</th></tr>
  *   <tr><td>rank</td><td>{@code --rank}</td><td>{@code RANK} (torchrun), {@code OMPI_COMM_WORLD_RANK}
- *       (Open MPI), {@code SLURM_PROCID} (srun), {@code PMI_RANK} (MPICH, Intel MPI)</td></tr>
- *   <tr><td>world size</td><td>{@code --world-size}</td><td>{@code WORLD_SIZE},
- *       {@code OMPI_COMM_WORLD_SIZE}, {@code SLURM_NTASKS}, {@code PMI_SIZE}</td></tr>
+ *       (Open MPI), {@code PMI_RANK} (MPICH, Intel MPI), {@code SLURM_PROCID} (srun)</td></tr>
+ *   <tr><td>world size</td><td>{@code --world-size}</td><td>the same launcher's {@code WORLD_SIZE},
+ *       {@code OMPI_COMM_WORLD_SIZE}, {@code PMI_SIZE} or {@code SLURM_NTASKS}</td></tr>
  *   <tr><td>coordinator</td><td>{@code --coordinator host:port}</td><td>{@code MASTER_ADDR} with
  *       {@code MASTER_PORT}; else, when the launcher says every rank runs on this host
  *       ({@code LOCAL_WORLD_SIZE}, {@code OMPI_COMM_WORLD_LOCAL_SIZE} or {@code SLURM_NNODES=1}),
@@ -49,11 +55,11 @@ public final class ConfigSources {
     /** The option under which the secret file's path reaches the transports. */
     public static final String SECRET_FILE_OPTION = "secretFile";
 
-    /** Launcher variables for the rank, in the order they are reported. */
-    static final List<String> RANK_VARIABLES = List.of("RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK");
-    /** Launcher variables for the world size, in the same order as {@link #RANK_VARIABLES}. */
-    static final List<String> SIZE_VARIABLES = List.of("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS",
-            "PMI_SIZE");
+    /** Launcher variables for the rank, innermost launcher first (see the class comment). */
+    static final List<String> RANK_VARIABLES = List.of("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID");
+    /** Launcher variables for the world size, each launcher at the same index as in {@link #RANK_VARIABLES}. */
+    static final List<String> SIZE_VARIABLES = List.of("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+            "SLURM_NTASKS");
     static final String MASTER_ADDR = "MASTER_ADDR";
     static final String MASTER_PORT = "MASTER_PORT";
     static final String TRANSPORT_VARIABLE = "RINGSTAR_TRANSPORT";
@@ -116,9 +122,10 @@ public final class ConfigSources {
      */
     public static Resolved resolve(Map<String, String> flags, Map<String, String> env, String defaultTransport) {
         Map<String, String> origins = new LinkedHashMap<>();
-        Source rank = pick("rank", "--" + RANK, flags.get(RANK), RANK_VARIABLES, env)
+        int launcher = innermostLauncher(env);
+        Source rank = pick("rank", "--" + RANK, flags.get(RANK), RANK_VARIABLES, launcher, env)
                 .orElseThrow(() -> new InvalidConfigException("rank", "(not given)", HOW_TO_RANK));
-        Source size = pick("world size", "--" + WORLD_SIZE, flags.get(WORLD_SIZE), SIZE_VARIABLES, env)
+        Source size = pick("world size", "--" + WORLD_SIZE, flags.get(WORLD_SIZE), SIZE_VARIABLES, launcher, env)
                 .orElseThrow(() -> new InvalidConfigException("world size", "(not given)", HOW_TO_SIZE
                         + "; the rank came from " + rank.origin));
         origins.put(RANK, rank.origin);
@@ -160,35 +167,58 @@ public final class ConfigSources {
     private record Source(String value, String origin) {
     }
 
+    /** Index in {@link #RANK_VARIABLES} of the innermost launcher that sets a rank, or -1. */
+    private static int innermostLauncher(Map<String, String> env) {
+        for (int i = 0; i < RANK_VARIABLES.size(); i++) {
+            if (env.containsKey(RANK_VARIABLES.get(i))) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
     /**
-     * The flag's value, else the launcher variables' common value; every source that is set must
-     * agree (as numbers, so {@code 03} and {@code 3} agree).
+     * The flag's value, else the value of the launcher at index {@code launcher} of
+     * {@code variables} (else, for a launcher that leaves this value out, the first variable that
+     * is set); a flag and that variable must agree (as numbers, so {@code 03} and {@code 3} agree).
+     * Other launchers' variables are outer ones: ignored, and named in the origin where they differ.
      */
     private static Optional<Source> pick(String what, String flagName, String flagValue, List<String> variables,
-            Map<String, String> env) {
-        List<Source> given = new ArrayList<>();
+            int launcher, Map<String, String> env) {
+        String chosenVariable = launcher >= 0 && env.containsKey(variables.get(launcher)) ? variables.get(launcher)
+                : variables.stream().filter(env::containsKey).findFirst().orElse(null);
+        Source fromEnv = chosenVariable == null ? null : new Source(env.get(chosenVariable).trim(), chosenVariable);
         if (flagValue != null) {
-            given.add(new Source(flagValue.trim(), flagName));
-        }
-        for (String variable : variables) {
-            String value = env.get(variable);
-            if (value != null) {
-                given.add(new Source(value.trim(), variable));
+            Source flag = new Source(flagValue.trim(), flagName);
+            if (fromEnv != null && parseLong(fromEnv) != parseLong(flag)) {
+                throw new InvalidConfigException(what, flag.value + " (" + flagName + ") but " + fromEnv.value + " ("
+                        + fromEnv.origin + ")", "the flag and the launcher disagree; give the " + what
+                        + " in one place only, or make them agree");
             }
+            return Optional.of(flag);
         }
-        if (given.isEmpty()) {
+        if (fromEnv == null) {
             return Optional.empty();
         }
-        Source first = given.get(0);
-        long firstNumber = parseLong(first);
-        for (Source other : given.subList(1, given.size())) {
-            if (parseLong(other) != firstNumber) {
-                throw new InvalidConfigException(what, first.value + " (" + first.origin + ") but " + other.value + " ("
-                        + other.origin + ")", "the sources disagree; give the " + what + " in one place only, or"
-                        + " make them agree");
+        long chosen = parseLong(fromEnv);
+        List<String> ignored = new ArrayList<>();
+        for (String variable : variables) {
+            String value = env.get(variable);
+            if (value != null && !variable.equals(chosenVariable) && !sameNumber(value, chosen)) {
+                ignored.add(variable + "=" + value.trim());
             }
         }
-        return Optional.of(first);
+        return Optional.of(ignored.isEmpty() ? fromEnv : new Source(fromEnv.value, fromEnv.origin + "; "
+                + String.join(", ", ignored) + " of an enclosing launcher ignored"));
+    }
+
+    /** Whether an ignored variable's value is {@code number}; an unreadable one is not (and is not an error). */
+    private static boolean sameNumber(String value, long number) {
+        try {
+            return Long.parseLong(value.trim()) == number;
+        } catch (NumberFormatException e) {
+            return false;
+        }
     }
 
     private static Optional<Source> single(String flagValue, String flagName, Map<String, String> env,

@@ -97,12 +97,29 @@ class ConfigSourcesTest {
     }
 
     @Test
-    void twoLaunchersThatDisagreeAreRefused() {
-        String message = failure(Map.of("coordinator", "h:1"), Map.of("RANK", "1", "PMI_RANK", "2", "WORLD_SIZE", "4"));
-        assertTrue(message.contains("1 (RANK)") && message.contains("2 (PMI_RANK)"), message);
-        String sizes = failure(Map.of("coordinator", "h:1"), Map.of("RANK", "1", "WORLD_SIZE", "4", "SLURM_NTASKS",
-                "8"));
-        assertTrue(sizes.contains("world size") && sizes.contains("8 (SLURM_NTASKS)"), sizes);
+    void theInnermostLauncherDescribesThisProcessAndOuterOnesAreNamedAsIgnored() {
+        // mpirun inside a Slurm batch step: every rank inherits the batch step's SLURM_PROCID=0.
+        ConfigSources.Resolved mpirunInSlurm = resolve(Map.of("coordinator", "h:1"), Map.of("OMPI_COMM_WORLD_RANK",
+                "2", "OMPI_COMM_WORLD_SIZE", "3", "SLURM_PROCID", "0", "SLURM_NTASKS", "1"));
+        assertEquals(2, mpirunInSlurm.config().rank());
+        assertEquals(3, mpirunInSlurm.config().worldSize());
+        assertEquals("OMPI_COMM_WORLD_RANK; SLURM_PROCID=0 of an enclosing launcher ignored",
+                mpirunInSlurm.origins().get("rank"));
+        assertTrue(mpirunInSlurm.describe().contains("world size 3 (OMPI_COMM_WORLD_SIZE; SLURM_NTASKS=1 of an"
+                + " enclosing launcher ignored)"), mpirunInSlurm.describe());
+
+        // torchrun started by srun on node 1 of 2: RANK and WORLD_SIZE are torchrun's.
+        DistributedConfig torchrunInSrun = resolve(Map.of(), Map.of("RANK", "5", "WORLD_SIZE", "8", "MASTER_ADDR", "h",
+                "MASTER_PORT", "1", "SLURM_PROCID", "1", "SLURM_NTASKS", "2", "PMI_RANK", "1")).config();
+        assertEquals(5, torchrunInSrun.rank());
+        assertEquals(8, torchrunInSrun.worldSize());
+
+        // Launchers that agree are not mentioned; a flag is still checked against the innermost one.
+        assertEquals("PMI_RANK", resolve(Map.of("coordinator", "h:1"), Map.of("PMI_RANK", "1", "PMI_SIZE", "2",
+                "SLURM_PROCID", "01", "SLURM_NTASKS", "2")).origins().get("rank"));
+        String message = failure(Map.of("rank", "0", "coordinator", "h:1"), Map.of("OMPI_COMM_WORLD_RANK", "2",
+                "OMPI_COMM_WORLD_SIZE", "3", "SLURM_PROCID", "0"));
+        assertTrue(message.contains("0 (--rank) but 2 (OMPI_COMM_WORLD_RANK)"), message);
     }
 
     @Test
