@@ -65,6 +65,7 @@ final class DriverHandle implements AutoCloseable {
     static DriverHandle open(AeronSettings settings, int rank, UnaryOperator<MediaDriver.Context> customizer,
             AvailableImageHandler available, UnavailableImageHandler unavailable, ErrorHandler errors) {
         MediaDriver driver = null;
+        Aeron aeron = null;
         String dir = settings.externalDir();
         try {
             if (dir == null) {
@@ -80,7 +81,7 @@ final class DriverHandle implements AutoCloseable {
                 throw new CollectiveException("open", rank, CollectiveException.NO_RANK, "no media driver runs in "
                         + dir + " (option " + AeronTransport.DIR_OPTION + "): it has no " + CncFileDescriptor.CNC_FILE);
             }
-            Aeron aeron = Aeron.connect(new Aeron.Context()
+            aeron = Aeron.connect(new Aeron.Context()
                     .aeronDirectoryName(dir)
                     .clientName("ringstar rank " + rank)
                     .driverTimeoutMs(DRIVER_TIMEOUT_MILLIS)
@@ -90,13 +91,34 @@ final class DriverHandle implements AutoCloseable {
                     .subscriberErrorHandler(errors));
             return new DriverHandle(driver, aeron, identify(dir), dir);
         } catch (CollectiveException e) {
-            closeQuietly(driver);
+            closeAfterFailure(e, aeron, driver);
             throw e;
         } catch (RuntimeException e) {
-            closeQuietly(driver);
+            closeAfterFailure(e, aeron, driver);
             throw new CollectiveException("open", rank, CollectiveException.NO_RANK, (driver == null && dir != null
                     && settings.externalDir() != null ? "cannot connect to the media driver in " + dir
                     : "cannot start a media driver in " + dir) + ": " + e, e);
+        } catch (Error e) {
+            // An Error after the launch (an IllegalAccessError without --add-exports, say) must not leave the
+            // driver's threads running and its directory behind; the Error itself goes on unchanged.
+            closeAfterFailure(e, aeron, driver);
+            throw e;
+        }
+    }
+
+    /**
+     * Closes what {@link #open} had started before {@code cause} stopped it; a failure to close is
+     * added to {@code cause} as suppressed, so that the reason the open failed is the one reported.
+     */
+    private static void closeAfterFailure(Throwable cause, Aeron aeron, MediaDriver driver) {
+        for (AutoCloseable started : new AutoCloseable[] {aeron, driver}) {
+            if (started != null) {
+                try {
+                    started.close();
+                } catch (Exception | Error e) {
+                    cause.addSuppressed(e);
+                }
+            }
         }
     }
 
