@@ -371,62 +371,102 @@ final class PeerStream implements ControlledFragmentHandler {
             int[] at = {0, header.position(), payload.position()};
             int[] end = {ChunkHeader.LENGTH, header.limit(), payload.limit()};
             ChunkHeader.write(headerBytes, 0, ChunkHeader.DATA, length);
-            long left = ChunkHeader.LENGTH + length;
+            long total = ChunkHeader.LENGTH + length;
+            long left = total;
             int part = 0;
-            while (left > 0) {
-                int chunk = (int) Math.min(left, chunkBytes);
-                if (chunk <= publication.maxPayloadLength()) {
-                    sendIdle.reset();
-                    long unconnectedSince = 0;
-                    long result;
-                    while ((result = publication.tryClaim(chunk, claim)) <= 0) {
-                        unconnectedSince = backOff("send", result, unconnectedSince, deadline, timeout, sendIdle);
+            try {
+                while (left > 0) {
+                    int chunk = (int) Math.min(left, chunkBytes);
+                    if (chunk <= publication.maxPayloadLength()) {
+                        part = claimChunk(chunk, parts, at, end, part, deadline, timeout);
+                    } else {
+                        part = offerChunk(chunk, parts, at, end, part, deadline, timeout);
                     }
-                    int written = 0;
-                    while (written < chunk) {
-                        while (at[part] == end[part]) {
-                            part++;
-                        }
-                        int n = Math.min(chunk - written, end[part] - at[part]);
-                        if (part == 0) {
-                            claim.buffer().putBytes(claim.offset() + written, headerBytes, at[0], n);
-                        } else {
-                            claim.buffer().putBytes(claim.offset() + written, parts[part], at[part], n);
-                        }
-                        at[part] += n;
-                        written += n;
-                    }
-                    claim.commit();
-                } else {
-                    DirectBufferVector[] vectors = new DirectBufferVector[3];
-                    int count = 0;
-                    int gathered = 0;
-                    int p = part;
-                    while (gathered < chunk) {
-                        while (at[p] == end[p]) {
-                            p++;
-                        }
-                        int n = Math.min(chunk - gathered, end[p] - at[p]);
-                        UnsafeBuffer source = p == 0 ? headerBytes : new UnsafeBuffer(parts[p]);
-                        vectors[count++] = new DirectBufferVector(source, at[p], n);
-                        at[p] += n;
-                        gathered += n;
-                    }
-                    DirectBufferVector[] used = java.util.Arrays.copyOf(vectors, count);
-                    sendIdle.reset();
-                    long unconnectedSince = 0;
-                    long result;
-                    while ((result = publication.offer(used)) <= 0) {
-                        unconnectedSince = backOff("send", result, unconnectedSince, deadline, timeout, sendIdle);
-                    }
-                    part = p;
+                    left -= chunk;
                 }
-                left -= chunk;
+            } catch (RuntimeException | Error e) {
+                if (left < total) {
+                    // Only the first chunk carries the header and the peer joins the rest by count: whatever
+                    // went next on this stream would be read as the rest of this message. The stream is lost.
+                    fail("a message to rank " + peer + " was cut short after " + (total - left - ChunkHeader.LENGTH)
+                            + " of " + length + " bytes: " + (e.getMessage() != null ? e.getMessage() : e));
+                }
+                throw e;
             }
         } finally {
             sending.decrementAndGet();
             sendLock.unlock();
         }
+    }
+
+    /**
+     * Writes the next {@code chunk} bytes of the parts straight into the term, advancing {@code at}.
+     * A claim that cannot be filled is aborted, so Aeron skips it instead of stalling the stream.
+     *
+     * @return the part the next chunk starts in
+     */
+    private int claimChunk(int chunk, ByteBuffer[] parts, int[] at, int[] end, int firstPart, long deadline,
+            Duration timeout) {
+        sendIdle.reset();
+        long unconnectedSince = 0;
+        long result;
+        while ((result = publication.tryClaim(chunk, claim)) <= 0) {
+            unconnectedSince = backOff("send", result, unconnectedSince, deadline, timeout, sendIdle);
+        }
+        int part = firstPart;
+        try {
+            int written = 0;
+            while (written < chunk) {
+                while (at[part] == end[part]) {
+                    part++;
+                }
+                int n = Math.min(chunk - written, end[part] - at[part]);
+                if (part == 0) {
+                    claim.buffer().putBytes(claim.offset() + written, headerBytes, at[0], n);
+                } else {
+                    claim.buffer().putBytes(claim.offset() + written, parts[part], at[part], n);
+                }
+                at[part] += n;
+                written += n;
+            }
+        } catch (RuntimeException | Error e) {
+            claim.abort();
+            throw e;
+        }
+        claim.commit();
+        return part;
+    }
+
+    /**
+     * Hands the next {@code chunk} bytes of the parts to {@code offer}, which fragments them into
+     * frames, advancing {@code at}.
+     *
+     * @return the part the next chunk starts in
+     */
+    private int offerChunk(int chunk, ByteBuffer[] parts, int[] at, int[] end, int firstPart, long deadline,
+            Duration timeout) {
+        DirectBufferVector[] vectors = new DirectBufferVector[3];
+        int count = 0;
+        int gathered = 0;
+        int p = firstPart;
+        while (gathered < chunk) {
+            while (at[p] == end[p]) {
+                p++;
+            }
+            int n = Math.min(chunk - gathered, end[p] - at[p]);
+            UnsafeBuffer source = p == 0 ? headerBytes : new UnsafeBuffer(parts[p]);
+            vectors[count++] = new DirectBufferVector(source, at[p], n);
+            at[p] += n;
+            gathered += n;
+        }
+        DirectBufferVector[] used = java.util.Arrays.copyOf(vectors, count);
+        sendIdle.reset();
+        long unconnectedSince = 0;
+        long result;
+        while ((result = publication.offer(used)) <= 0) {
+            unconnectedSince = backOff("send", result, unconnectedSince, deadline, timeout, sendIdle);
+        }
+        return p;
     }
 
     /** Sends a record that is a header alone (barrier, ready, goodbye). */

@@ -12,6 +12,7 @@ import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
+import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
 import io.ringstar.testing.Ports;
@@ -114,6 +115,32 @@ class AeronTransportTest {
                 group.get(1).recv(0, into);
                 assertArrayEquals(pattern(1, 16 << 10).array(), into.array());
             }
+        } finally {
+            group.forEach(Transport::close);
+        }
+    }
+
+    @Test
+    void aSendCutShortMidMessageFailsThePeerInsteadOfGluingTheNextMessageToIt() {
+        List<Transport> group = smallBuffers(Duration.ofSeconds(2));
+        try {
+            // Rank 1 queues this whole (64 KiB, its full receive buffer) and then reads nothing more from rank 0.
+            group.get(0).send(1, pattern(1, 64 << 10));
+            // So the first chunks of 1 MiB fit the term and the rest does not: the send times out mid-message.
+            CollectiveTimeoutException cut = assertThrows(CollectiveTimeoutException.class,
+                    () -> group.get(0).send(1, pattern(2, 1 << 20)));
+            assertEquals(1, cut.peerRank());
+            for (Runnable next : List.<Runnable>of(() -> group.get(0).send(1, pattern(3, 10)), group.get(0)::barrier)) {
+                PeerFailureException failed = assertThrows(PeerFailureException.class, next::run);
+                assertEquals(0, failed.rank());
+                assertEquals(1, failed.peerRank());
+                assertTrue(failed.getMessage().contains("a message to rank 1 was cut short after"), failed.getMessage());
+                assertTrue(failed.getMessage().contains("of 1048576 bytes"), failed.getMessage());
+            }
+            // The message that went whole is still whole.
+            ByteBuffer into = ByteBuffer.allocate(64 << 10);
+            group.get(1).recv(0, into);
+            assertArrayEquals(pattern(1, 64 << 10).array(), into.array());
         } finally {
             group.forEach(Transport::close);
         }
