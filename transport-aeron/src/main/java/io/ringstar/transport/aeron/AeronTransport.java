@@ -448,7 +448,8 @@ public final class AeronTransport implements Transport {
                 try {
                     peer.sendRecord("close", ChunkHeader.GOODBYE, 0, deadline, timeout, idle);
                     told.add(peer);
-                } catch (CollectiveException | IllegalStateException e) {
+                } catch (RuntimeException e) {
+                    // Whatever stopped one goodbye (a failed peer, a closed stream, an Aeron error), close goes on.
                     LOG.log(System.Logger.Level.DEBUG, "rank " + rank + " could not say goodbye to rank "
                             + peer.peer() + ": " + e.getMessage());
                 }

@@ -502,35 +502,39 @@ final class PeerStream implements ControlledFragmentHandler {
     }
 
     /**
-     * After Aeron refused a claim or offer with {@code result}: throws if the peer failed, this
-     * rank closed, or the deadline passed; otherwise idles once. A stream that stays unconnected
-     * for the liveness timeout fails the peer.
+     * After Aeron refused a claim or offer with {@code result}: throws if this rank closed, the
+     * peer failed, the stream was closed under this rank, or the deadline passed; otherwise idles
+     * once. A stream that stays unconnected for the liveness timeout fails the peer.
      *
      * @return when the stream was first seen unconnected in this wait, or 0 while it is connected
      */
     private long backOff(String operation, long result, long unconnectedSince, long deadline, Duration timeout,
             IdleStrategy idle) {
+        // What this rank already knows explains a refusal better than the refusal itself.
+        if (closedHere && !operation.equals("close")) {
+            throw new CollectiveException(operation, rank, peer, "this rank closed its transport");
+        }
+        String known = failure;
+        if (known != null) {
+            throw new PeerFailureException(operation, rank, peer, known);
+        }
         long now = System.nanoTime();
         long since = unconnectedSince;
         if (result == Publication.NOT_CONNECTED) {
             if (since == 0) {
                 since = now;
             } else if (now - since > liveness.toNanos()) {
-                fail("the stream to rank " + peer + " stayed unconnected for longer than the liveness timeout of "
-                        + liveness.toMillis() + " ms");
+                failAndThrow(operation, "the stream to rank " + peer + " stayed unconnected for longer than the"
+                        + " liveness timeout of " + liveness.toMillis() + " ms");
             }
         } else if (result == Publication.CLOSED) {
-            throw new IllegalStateException(operation + " on rank " + rank + ": the transport is closed");
+            // This rank has not closed (checked above), so its Aeron client or media driver went away under it.
+            failAndThrow(operation, "the stream to rank " + peer + " was closed under this rank (its Aeron client or"
+                    + " media driver stopped)");
         } else if (result == Publication.MAX_POSITION_EXCEEDED) {
-            fail("the stream to rank " + peer + " reached Aeron's maximum position");
+            failAndThrow(operation, "the stream to rank " + peer + " reached Aeron's maximum position");
         } else {
             since = 0;
-        }
-        if (closedHere && !operation.equals("close")) {
-            throw new CollectiveException(operation, rank, peer, "this rank closed its transport");
-        }
-        if (failure != null) {
-            throw new PeerFailureException(operation, rank, peer, failure);
         }
         if (now - deadline >= 0) {
             throw new CollectiveTimeoutException(operation, rank, peer, "rank " + peer + " did not take the data"
@@ -538,6 +542,12 @@ final class PeerStream implements ControlledFragmentHandler {
         }
         idle.idle();
         return since;
+    }
+
+    /** Records {@code reason} as the peer's failure (unless one came first) and throws that failure. */
+    private void failAndThrow(String operation, String reason) {
+        fail(reason);
+        throw new PeerFailureException(operation, rank, peer, failure);
     }
 
     private void checkPeer(String operation) {
