@@ -294,16 +294,21 @@ public final class AeronTransport implements Transport {
         }
     }
 
-    /** The receiver thread: polls every peer's image into its queue until the transport closes. */
+    /**
+     * The receiver thread: polls every peer's image into its queue, acknowledges goodbyes, and
+     * watches that every publication stays connected, until the transport closes.
+     */
     private void receive() {
         IdleStrategy idle = settings.newIdleStrategy();
         try {
             while (running) {
                 int work = 0;
+                long now = System.nanoTime();
                 for (PeerStream peer : peers) {
                     if (peer != null) {
                         work += peer.poll(PeerStream.FRAGMENT_LIMIT);
                         peer.acknowledgeGoodbye();
+                        peer.checkConnected(now);
                     }
                 }
                 idle.idle(work);

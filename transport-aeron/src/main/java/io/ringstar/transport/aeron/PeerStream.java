@@ -96,6 +96,15 @@ final class PeerStream implements ControlledFragmentHandler {
     /** The stream lost its framing; nothing more is read from it. Receiver thread only. */
     private boolean broken;
     private volatile Image image;
+    /**
+     * Whether the publication has been connected since the group began forming; until then an
+     * unconnected publication is the rendezvous's to wait for. Receiver thread only.
+     */
+    private boolean connectedOnce;
+    /** Whether {@link #unconnectedSince} holds a time. Receiver thread only. */
+    private boolean unconnected;
+    /** When the publication was last seen going from connected to unconnected. Receiver thread only. */
+    private long unconnectedSince;
     /** Why the peer is gone, or null while it is there. Written under the lock. */
     private volatile String failure;
     private volatile boolean closedHere;
@@ -156,6 +165,29 @@ final class PeerStream implements ControlledFragmentHandler {
 
     boolean publicationConnected() {
         return publication.isConnected();
+    }
+
+    /**
+     * Receiver thread, every round: fails the peer once the publication to it has stayed
+     * unconnected (no subscriber, or no status messages from it) for the liveness timeout, so that
+     * a rank that only receives, waits in a barrier or is idle learns it too, not only a send.
+     */
+    void checkConnected(long now) {
+        if (failure != null || closedHere) {
+            return;
+        }
+        if (publication.isConnected()) {
+            connectedOnce = true;
+            unconnected = false;
+        } else if (!connectedOnce) {
+            return;
+        } else if (!unconnected) {
+            unconnected = true;
+            unconnectedSince = now;
+        } else if (now - unconnectedSince > liveness.toNanos()) {
+            fail("the stream to rank " + peer + " stayed unconnected for longer than the liveness timeout of "
+                    + liveness.toMillis() + " ms");
+        }
     }
 
     String failure() {
@@ -408,10 +440,9 @@ final class PeerStream implements ControlledFragmentHandler {
     private int claimChunk(int chunk, ByteBuffer[] parts, int[] at, int[] end, int firstPart, long deadline,
             Duration timeout) {
         sendIdle.reset();
-        long unconnectedSince = 0;
         long result;
         while ((result = publication.tryClaim(chunk, claim)) <= 0) {
-            unconnectedSince = backOff("send", result, unconnectedSince, deadline, timeout, sendIdle);
+            backOff("send", result, deadline, timeout, sendIdle);
         }
         int part = firstPart;
         try {
@@ -461,10 +492,9 @@ final class PeerStream implements ControlledFragmentHandler {
         }
         DirectBufferVector[] used = java.util.Arrays.copyOf(vectors, count);
         sendIdle.reset();
-        long unconnectedSince = 0;
         long result;
         while ((result = publication.offer(used)) <= 0) {
-            unconnectedSince = backOff("send", result, unconnectedSince, deadline, timeout, sendIdle);
+            backOff("send", result, deadline, timeout, sendIdle);
         }
         return p;
     }
@@ -477,10 +507,9 @@ final class PeerStream implements ControlledFragmentHandler {
                 checkPeer(operation);
             }
             idle.reset();
-            long unconnectedSince = 0;
             long result;
             while ((result = publication.tryClaim(ChunkHeader.LENGTH, claim)) <= 0) {
-                unconnectedSince = backOff(operation, result, unconnectedSince, deadline, timeout, idle);
+                backOff(operation, result, deadline, timeout, idle);
             }
             ChunkHeader.write(claim.buffer(), claim.offset(), kind, value);
             claim.commit();
@@ -504,12 +533,10 @@ final class PeerStream implements ControlledFragmentHandler {
     /**
      * After Aeron refused a claim or offer with {@code result}: throws if this rank closed, the
      * peer failed, the stream was closed under this rank, or the deadline passed; otherwise idles
-     * once. A stream that stays unconnected for the liveness timeout fails the peer.
-     *
-     * @return when the stream was first seen unconnected in this wait, or 0 while it is connected
+     * once. An unconnected stream needs nothing here: {@link #checkConnected} fails the peer once
+     * it has stayed so for the liveness timeout, and the next round throws that failure.
      */
-    private long backOff(String operation, long result, long unconnectedSince, long deadline, Duration timeout,
-            IdleStrategy idle) {
+    private void backOff(String operation, long result, long deadline, Duration timeout, IdleStrategy idle) {
         // What this rank already knows explains a refusal better than the refusal itself.
         if (closedHere && !operation.equals("close")) {
             throw new CollectiveException(operation, rank, peer, "this rank closed its transport");
@@ -518,30 +545,20 @@ final class PeerStream implements ControlledFragmentHandler {
         if (known != null) {
             throw new PeerFailureException(operation, rank, peer, known);
         }
-        long now = System.nanoTime();
-        long since = unconnectedSince;
-        if (result == Publication.NOT_CONNECTED) {
-            if (since == 0) {
-                since = now;
-            } else if (now - since > liveness.toNanos()) {
-                failAndThrow(operation, "the stream to rank " + peer + " stayed unconnected for longer than the"
-                        + " liveness timeout of " + liveness.toMillis() + " ms");
-            }
-        } else if (result == Publication.CLOSED) {
+        if (result == Publication.CLOSED) {
             // This rank has not closed (checked above), so its Aeron client or media driver went away under it.
             failAndThrow(operation, "the stream to rank " + peer + " was closed under this rank (its Aeron client or"
                     + " media driver stopped)");
         } else if (result == Publication.MAX_POSITION_EXCEEDED) {
             failAndThrow(operation, "the stream to rank " + peer + " reached Aeron's maximum position");
-        } else {
-            since = 0;
         }
-        if (now - deadline >= 0) {
+        if (System.nanoTime() - deadline >= 0) {
+            String why = result == Publication.NOT_CONNECTED ? "the stream to it is not connected"
+                    : "back-pressure: it is not receiving";
             throw new CollectiveTimeoutException(operation, rank, peer, "rank " + peer + " did not take the data"
-                    + " within the timeout of " + timeout + " (back-pressure: it is not receiving)");
+                    + " within the timeout of " + timeout + " (" + why + ")");
         }
         idle.idle();
-        return since;
     }
 
     /** Records {@code reason} as the peer's failure (unless one came first) and throws that failure. */
