@@ -98,6 +98,8 @@ public final class AeronTransport implements Transport {
     /** Every ringstar stream uses this id; session ids tell the pairs apart. */
     static final int STREAM_ID = 0x5253;
     private static final long CLOSE_LINGER_MILLIS = 5_000;
+    /** How long close waits for threads still inside a stream to leave it before it closes the client. */
+    private static final long CLOSE_LOCK_OUT_MILLIS = 1_000;
     private static final ByteBuffer NO_BYTES = ByteBuffer.allocate(0).asReadOnlyBuffer();
     private static final System.Logger LOG = System.getLogger(AeronTransport.class.getName());
 
@@ -114,6 +116,8 @@ public final class AeronTransport implements Transport {
     private final Object lifecycle = new Object();
     private long barrierEpoch;
     private volatile boolean closed;
+    /** The constructor formed the group: every peer confirmed its streams, so it is owed a goodbye. */
+    private volatile boolean formed;
 
     /**
      * Opens this rank's transport and forms the group; blocks until every stream is connected.
@@ -142,8 +146,14 @@ public final class AeronTransport implements Transport {
             driver = DriverHandle.open(settings, rank, driverCustomizer, image -> { }, this::onImageGone,
                     this::onClientError);
             formGroup(deadline);
+            formed = true;
         } catch (RuntimeException | Error e) {
-            close();
+            // What stopped the group forming is the failure to report; a failure to clean up only goes with it.
+            try {
+                close();
+            } catch (RuntimeException | Error t) {
+                e.addSuppressed(t);
+            }
             throw e;
         }
         if (settings.secret() == null) {
@@ -403,7 +413,10 @@ public final class AeronTransport implements Transport {
     /**
      * Says goodbye to every peer still there and waits, at most a few seconds, until each has read
      * everything this rank sent (its driver must keep running until then); then stops the receiver
-     * thread, the Aeron client and the embedded driver, which removes its directory. Idempotent.
+     * thread, the Aeron client and the embedded driver, which removes its directory. A transport
+     * whose constructor failed says no goodbye: the group never formed. Idempotent, and bounded in
+     * time: the goodbye, the receiver thread's end and the wait for callers to leave the streams
+     * each have a limit of their own.
      */
     @Override
     public void close() {
@@ -417,7 +430,7 @@ public final class AeronTransport implements Transport {
             return;
         }
         try {
-            if (receiver != null) {
+            if (receiver != null && formed) {
                 sayGoodbye();
             }
         } finally {
@@ -434,9 +447,34 @@ public final class AeronTransport implements Transport {
                     Thread.currentThread().interrupt();
                 }
             }
-            driver.close();
+            closeClient();
+        }
+    }
+
+    /**
+     * Closes the client and the driver once no caller is inside a stream's buffers: the client
+     * unmaps them, and a recv polling the image or a send inside a claim would then touch unmapped
+     * memory and crash the JVM. Callers leave at their next check of the closed state; one that
+     * has not left within {@link #CLOSE_LOCK_OUT_MILLIS} (or a receiver thread that did not end)
+     * gets the client's close linger instead, so it finishes in mapped memory and sees the streams
+     * closed.
+     */
+    private void closeClient() {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_LOCK_OUT_MILLIS);
+        boolean othersMayBeInside = receiver != null && receiver.isAlive();
+        try {
+            for (PeerStream peer : peers) {
+                if (peer != null && !peer.lockOutForClose(deadline)) {
+                    othersMayBeInside = true;
+                    LOG.log(System.Logger.Level.DEBUG, "rank " + rank + ": a call with rank " + peer.peer()
+                            + " was still inside its stream when the transport closed");
+                }
+            }
+            driver.close(othersMayBeInside);
+        } finally {
             for (PeerStream peer : peers) {
                 if (peer != null) {
+                    peer.unlockAfterClose();
                     peer.release();
                 }
             }

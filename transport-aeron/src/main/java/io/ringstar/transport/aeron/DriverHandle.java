@@ -43,6 +43,11 @@ final class DriverHandle implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(DriverHandle.class.getName());
     /** How long the client waits for a driver's heartbeat before it counts the driver as dead. */
     private static final long DRIVER_TIMEOUT_MILLIS = 10_000;
+    /**
+     * How long a closing client waits between marking its streams closed and unmapping them when a
+     * thread may still be inside one: far longer than one copy into or out of a term takes.
+     */
+    static final long CLOSE_LINGER_MILLIS = 500;
 
     private final MediaDriver driver;
     private final Aeron aeron;
@@ -255,7 +260,22 @@ final class DriverHandle implements AutoCloseable {
     /** Closes the client, then the embedded driver, which removes its directory. */
     @Override
     public void close() {
+        close(false);
+    }
+
+    /**
+     * As {@link #close()}; with {@code othersMayBeInside}, the client first marks its publications
+     * and images closed and then waits {@link #CLOSE_LINGER_MILLIS} before it unmaps their
+     * buffers, so that a thread still inside one finishes there and its next call sees
+     * {@code CLOSED} (or polls nothing) instead of touching unmapped memory. Without it the
+     * client unmaps at once: the caller has made sure no thread is inside.
+     */
+    void close(boolean othersMayBeInside) {
         try {
+            if (othersMayBeInside) {
+                // Read by the client's conductor when it closes, after this thread has stopped it.
+                aeron.context().closeLingerDurationNs(TimeUnit.MILLISECONDS.toNanos(CLOSE_LINGER_MILLIS));
+            }
             aeron.close();
         } finally {
             closeQuietly(driver);

@@ -808,6 +808,34 @@ final class PeerStream implements ControlledFragmentHandler {
         pool.addLast(bytes);
     }
 
+    /**
+     * For close, after {@link #closeHere}: takes the poll lock and the send lock, waiting at most
+     * until {@code deadline}, so that no recv caller is inside the image and no sender inside a
+     * claim or offer when the Aeron client unmaps them. Callers already inside leave at their
+     * next check of {@code closedHere}. Release with {@link #unlockAfterClose} whatever this returns.
+     *
+     * @return true if both locks are held, false if a thread may still be inside
+     */
+    boolean lockOutForClose(long deadline) {
+        try {
+            return pollLock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
+                    && sendLock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** Releases what {@link #lockOutForClose} took, once the client is closed. */
+    void unlockAfterClose() {
+        if (sendLock.isHeldByCurrentThread()) {
+            sendLock.unlock();
+        }
+        if (pollLock.isHeldByCurrentThread()) {
+            pollLock.unlock();
+        }
+    }
+
     /** Drops the queued messages and pooled arrays, after the receiver thread has stopped. */
     void release() {
         lock.lock();

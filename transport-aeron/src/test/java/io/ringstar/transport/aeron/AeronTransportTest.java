@@ -23,6 +23,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
@@ -142,6 +146,39 @@ class AeronTransportTest {
             group.get(1).recv(0, into);
             assertArrayEquals(pattern(1, 64 << 10).array(), into.array());
         } finally {
+            group.forEach(Transport::close);
+        }
+    }
+
+    @Test
+    void closeEndsTheCallsInsideTheStreamsBeforeItClosesTheClient() throws Exception {
+        List<Transport> group = smallBuffers(Duration.ofSeconds(30));
+        ExecutorService callers = Executors.newFixedThreadPool(2);
+        try {
+            // On rank 0, one caller waits in recv (reading the image itself) and one in send, held back by
+            // rank 1, which reads nothing; close must get both out before the client unmaps their buffers.
+            Future<?> receiving = callers.submit(() -> group.get(0).recv(1, ByteBuffer.allocate(8)));
+            Future<?> sending = callers.submit(() -> {
+                while (true) {
+                    group.get(0).send(1, pattern(1, 16 << 10));
+                }
+            });
+            Thread.sleep(1000);
+            assertFalse(receiving.isDone() || sending.isDone(), "both calls still wait");
+            long start = System.nanoTime();
+            group.get(0).close();
+            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            // The goodbye waits up to 5 s for the send lock; the rest is short.
+            assertTrue(millis < 9_000, "close took " + millis + " ms");
+            for (Future<?> call : List.of(receiving, sending)) {
+                ExecutionException ended = assertThrows(ExecutionException.class, () -> call.get(5, TimeUnit.SECONDS));
+                CollectiveException closed = assertInstanceOf(CollectiveException.class, ended.getCause());
+                assertEquals(0, closed.rank());
+                assertEquals(1, closed.peerRank());
+                assertTrue(closed.getMessage().contains("this rank closed its transport"), closed.getMessage());
+            }
+        } finally {
+            callers.shutdownNow();
             group.forEach(Transport::close);
         }
     }
