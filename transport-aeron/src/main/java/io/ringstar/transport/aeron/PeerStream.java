@@ -72,10 +72,15 @@ final class PeerStream implements ControlledFragmentHandler {
     private long queuedBytes;
     private long barrierEpoch;
     private boolean ready;
-    private boolean peerClosing;
+    /** Written under the lock; volatile because {@link #checkPeer} and {@link #gone} read it without. */
+    private volatile boolean peerClosing;
     private boolean goodbyeAcknowledged;
-    /** The peer said goodbye and has not been told yet that it arrived. Receiver thread only. */
-    private boolean acknowledgementOwed;
+    /**
+     * The peer said goodbye and has not been told yet that it arrived. Set under the lock by
+     * whoever reads the image (the receiver thread or a recv caller), cleared by the receiver
+     * thread in {@link #acknowledgeGoodbye} without it: hence volatile.
+     */
+    private volatile boolean acknowledgementOwed;
     /**
      * Held by whoever reads the image: the receiver thread (which only tries it) or a caller of
      * {@code recv} that reads for itself. Guards the image, {@link #current} and the direct target.
@@ -724,7 +729,7 @@ final class PeerStream implements ControlledFragmentHandler {
                     throw new PeerFailureException("barrier", rank, peer, failure != null ? failure
                             : "rank " + peer + " closed its transport");
                 }
-                if (!waitUntil(deadline)) {
+                if (!waitUntil("barrier", deadline)) {
                     return false;
                 }
             }
@@ -739,7 +744,7 @@ final class PeerStream implements ControlledFragmentHandler {
         lock.lock();
         try {
             while (!ready && failure == null && !closedHere) {
-                if (!waitUntil(deadline)) {
+                if (!waitUntil("rendezvous", deadline)) {
                     return false;
                 }
             }
@@ -754,7 +759,7 @@ final class PeerStream implements ControlledFragmentHandler {
         lock.lock();
         try {
             while (!goodbyeAcknowledged && failure == null) {
-                if (!waitUntil(deadline)) {
+                if (!waitUntil("close", deadline)) {
                     return false;
                 }
             }
@@ -769,7 +774,7 @@ final class PeerStream implements ControlledFragmentHandler {
     }
 
     /** Waits on the condition until {@code deadline}; false once it has passed. Holds the lock. */
-    private boolean waitUntil(long deadline) {
+    private boolean waitUntil(String operation, long deadline) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
             return false;
@@ -778,7 +783,7 @@ final class PeerStream implements ControlledFragmentHandler {
             changed.awaitNanos(left);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new CollectiveException("recv", rank, peer, "interrupted while waiting", e);
+            throw new CollectiveException(operation, rank, peer, "interrupted while waiting", e);
         }
         return true;
     }

@@ -17,6 +17,11 @@ import io.ringstar.Transport;
 import io.ringstar.Transports;
 import io.ringstar.testing.Ports;
 import io.ringstar.testing.Ranks;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -240,6 +245,34 @@ class AeronTransportTest {
             assertEquals(1, refused.rank());
             assertTrue(refused.getMessage().contains("refused"), refused.getMessage());
             assertInstanceOf(CollectiveTimeoutException.class, pair.get(0).error, "rank 0 waits for a rank it can admit");
+        }
+    }
+
+    @Test
+    void aMalformedRecordFromTheCoordinatorEndsTheRegistrationNamingTheRank() throws Exception {
+        try (ServerSocket fake = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            Thread answer = new Thread(() -> {
+                try (Socket socket = fake.accept()) {
+                    // A CHALLENGE of two bytes, where magic, version and nonce should be.
+                    socket.getOutputStream().write(new byte[] {3, 0, 0, 0, Rendezvous.CHALLENGE, 0, 0});
+                    socket.getInputStream().read();
+                } catch (IOException e) {
+                    // the rank hung up; nothing more to answer
+                }
+            });
+            answer.start();
+            long start = System.nanoTime();
+            CollectiveException refused = assertThrows(CollectiveException.class, () -> Rendezvous.register(
+                    new InetSocketAddress(InetAddress.getLoopbackAddress(), fake.getLocalPort()), null,
+                    new Rendezvous.Endpoint("job", 2, 1, "127.0.0.1", 1, "driver"),
+                    System.nanoTime() + TimeUnit.SECONDS.toNanos(20)));
+            assertFalse(refused instanceof CollectiveTimeoutException, "no retrying until the deadline: " + refused);
+            assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10));
+            assertEquals("rendezvous", refused.operation());
+            assertEquals(1, refused.rank());
+            assertEquals(0, refused.peerRank());
+            assertTrue(refused.getMessage().contains("malformed"), refused.getMessage());
+            answer.join(5_000);
         }
     }
 
