@@ -47,7 +47,11 @@ import org.agrona.concurrent.IdleStrategy;
  * {@code offer}. {@code send} copies the caller's bytes into the term and returns; while the term
  * is full it waits with the idle strategy, at most the timeout. A receiver thread per rank copies
  * what arrives into per-peer queues, at most {@value #RECEIVE_BUFFER_OPTION} bytes per peer
- * ({@value #DEFAULT_RECEIVE_BUFFER_BYTES} by default) before it stops reading that peer.
+ * ({@value #DEFAULT_RECEIVE_BUFFER_BYTES} by default) before it stops reading that peer; while
+ * this rank is itself sending to that peer it reads on up to twice that, so that two ranks that
+ * both send before they receive do not hold each other back (ones that both send more than twice
+ * the other's buffer do, until the timeout). The message being read when a limit is reached is
+ * read to its end, so a queue holds at most twice the buffer plus one message.
  *
  * <p><b>Failures.</b> A peer whose image goes away (it closed, its process or driver died, or it
  * was silent for {@value #LIVENESS_OPTION} milliseconds) or whose stream stays unconnected that
@@ -71,14 +75,20 @@ public final class AeronTransport implements Transport {
     public static final String IDLE_OPTION = "aeron.idle";
     /** Option: term length of every stream, a power of two from 64 KiB; 4 MiB by default. */
     public static final String TERM_LENGTH_OPTION = "aeron.termLength";
-    /** Option: the UDP frame size; 65504 when every rank is on loopback, else 1408. IPC always uses 65504. */
+    /**
+     * Option: the UDP frame size; 65504 when rank 0 and this rank are on loopback, else 1408. IPC
+     * uses 65504 whatever this says. Either is capped at an eighth of the term length, Aeron's limit.
+     */
     public static final String MTU_OPTION = "aeron.mtu";
     /** Option: the most bytes per Aeron message; by default one frame, so every chunk is claimed in place. */
     public static final String CHUNK_BYTES_OPTION = "aeron.chunkBytes";
     /** Option: milliseconds of silence after which a peer counts as gone; 5000 by default. */
     public static final String LIVENESS_OPTION = "aeron.livenessTimeoutMs";
     public static final int DEFAULT_LIVENESS_MILLIS = 5000;
-    /** Option: bytes received from one peer and not yet taken by {@code recv} before reading it stops. */
+    /**
+     * Option: bytes received from one peer and not yet taken by {@code recv} before reading it
+     * stops; twice that while this rank is sending to the peer.
+     */
     public static final String RECEIVE_BUFFER_OPTION = "receiveBufferBytes";
     public static final int DEFAULT_RECEIVE_BUFFER_BYTES = 64 << 20;
     /** Option: the address this rank receives UDP on; default for rank 0 the coordinator's, else the one that routes to it. */

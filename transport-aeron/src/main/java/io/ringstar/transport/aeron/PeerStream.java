@@ -36,7 +36,9 @@ import org.agrona.concurrent.UnsafeBuffer;
  * Inbound, once {@code receiveBufferBytes} wait for {@code recv}, the receiver stops polling this
  * peer's image, so Aeron's flow control stops the sender in turn; except while this rank is
  * sending to the peer, since two ranks that both send more than the other buffers before they
- * receive would otherwise wait on each other for ever.
+ * receive would otherwise wait on each other for ever. Then it reads on up to twice
+ * {@code receiveBufferBytes}, past which it stops all the same (see {@link #queueFull}). The
+ * message being read when a limit is reached is read to its end.
  */
 final class PeerStream implements ControlledFragmentHandler {
     private static final int NOTHING_QUEUED = -1;
@@ -222,7 +224,7 @@ final class PeerStream implements ControlledFragmentHandler {
             // A caller's message is complete in its buffer; what follows waits until it has taken it.
             return 0;
         }
-        if (queuedBytes >= receiveBufferBytes && sending.get() == 0 && current == null && directLength < 0) {
+        if (current == null && directLength < 0 && queueFull()) {
             return 0;
         }
         return source.controlledPoll(this, fragmentLimit);
@@ -271,7 +273,7 @@ final class PeerStream implements ControlledFragmentHandler {
                 fail("rank " + peer + " announced a message of " + value + " bytes");
                 return Action.BREAK;
             }
-            if (queuedBytes >= receiveBufferBytes && sending.get() == 0) {
+            if (queueFull()) {
                 // Leave it in the term: Aeron's flow control then holds the sender back.
                 return Action.ABORT;
             }
@@ -330,6 +332,16 @@ final class PeerStream implements ControlledFragmentHandler {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Whether the next message must stay in the term: once {@code receiveBufferBytes} wait for
+     * {@code recv}; while this rank is itself sending to the peer, only at twice that, so that two
+     * ranks that both send before they receive do not hold each other back, yet memory stays bounded.
+     * A message already begun is always read to its end (the stream must not stall mid-message).
+     */
+    private boolean queueFull() {
+        return queuedBytes >= (sending.get() == 0 ? receiveBufferBytes : 2 * receiveBufferBytes);
     }
 
     /** Tells the peer that its goodbye arrived, when the publication is free; never waits. */

@@ -206,6 +206,31 @@ class AeronTransportTest {
     }
 
     @Test
+    void twoRanksThatBothSendWithoutEverReceivingStopAtTwiceTheReceiveBuffer() {
+        // Each rank reads on while it sends, but only up to twice its 64 KiB buffer: then both are held back.
+        List<Transport> group = smallBuffers(Duration.ofSeconds(2));
+        try {
+            List<Long> sent = Ranks.runAll(2, Duration.ofSeconds(40), rank -> {
+                long bytes = 0;
+                while (bytes < (8 << 20)) {
+                    try {
+                        group.get(rank).send(1 - rank, pattern(rank, 16 << 10));
+                        bytes += 16 << 10;
+                    } catch (CollectiveTimeoutException e) {
+                        return bytes;
+                    }
+                }
+                throw new AssertionError("rank " + rank + " sent 8 MiB to a rank that reads nothing but sends");
+            });
+            for (long bytes : sent) {
+                assertTrue(bytes <= 2 * (64 << 10) + 3 * (64 << 10) + (1 << 20), "sent " + bytes + " bytes before waiting");
+            }
+        } finally {
+            group.forEach(Transport::close);
+        }
+    }
+
+    @Test
     void ranksMayStartInAnyOrderAndASecretMustMatch() throws Exception {
         String coordinator = "127.0.0.1:" + Ports.freeLoopbackPort();
         Map<String, String> secret = Map.of(AeronTransport.SECRET_OPTION, "s3cret");
