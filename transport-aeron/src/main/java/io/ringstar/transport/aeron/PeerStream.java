@@ -180,7 +180,8 @@ final class PeerStream implements ControlledFragmentHandler {
      * a rank that only receives, waits in a barrier or is idle learns it too, not only a send.
      */
     void checkConnected(long now) {
-        if (failure != null || closedHere) {
+        // After a goodbye the peer's subscription goes away by design: its image's end reports it as closed.
+        if (failure != null || closedHere || peerClosing) {
             return;
         }
         if (publication.isConnected()) {
