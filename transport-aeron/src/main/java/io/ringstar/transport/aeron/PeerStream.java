@@ -26,10 +26,12 @@ import org.agrona.concurrent.UnsafeBuffer;
  * This rank's two Aeron streams with one peer: the exclusive publication it sends on and the image
  * it receives from, plus the messages that came in and wait for {@code recv}.
  *
- * <p>Threads: the transport's receiver thread calls {@link #poll} and {@link #acknowledgeGoodbye};
- * callers of the transport call {@link #send}, {@link #receive} and the waits. One lock guards the
- * inbound queue and the state, and one condition wakes whoever waits on a change. A second lock
- * keeps the chunks of one message together on the publication.
+ * <p>Threads: the transport's receiver thread calls {@link #poll}, {@link #acknowledgeGoodbye} and
+ * {@link #checkConnected}; callers of the transport call {@link #send}, {@link #receive} and the
+ * waits. One lock guards the inbound queue and the state, and one condition wakes whoever waits on
+ * a change. A second lock keeps the chunks of one message together on the publication. Close takes
+ * both the send lock and the image's poll lock ({@link #lockOutForClose}) before the client unmaps
+ * the streams.
  *
  * <p>Memory is bounded on both sides. Outbound, nothing is buffered beyond Aeron's term: a send
  * that finds the publication back-pressured waits with the idle strategy, up to its deadline.
