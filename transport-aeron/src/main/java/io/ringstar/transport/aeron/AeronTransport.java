@@ -47,7 +47,11 @@ import org.agrona.concurrent.IdleStrategy;
  * {@code offer}. {@code send} copies the caller's bytes into the term and returns; while the term
  * is full it waits with the idle strategy, at most the timeout. A receiver thread per rank copies
  * what arrives into per-peer queues, at most {@value #RECEIVE_BUFFER_OPTION} bytes per peer
- * ({@value #DEFAULT_RECEIVE_BUFFER_BYTES} by default) before it stops reading that peer.
+ * ({@value #DEFAULT_RECEIVE_BUFFER_BYTES} by default) before it stops reading that peer; while
+ * this rank is itself sending to that peer it reads on up to twice that, so that two ranks that
+ * both send before they receive do not hold each other back (ones that both send more than twice
+ * the other's buffer do, until the timeout). The message being read when a limit is reached is
+ * read to its end, so a queue holds at most twice the buffer plus one message.
  *
  * <p><b>Failures.</b> A peer whose image goes away (it closed, its process or driver died, or it
  * was silent for {@value #LIVENESS_OPTION} milliseconds) or whose stream stays unconnected that
@@ -71,14 +75,20 @@ public final class AeronTransport implements Transport {
     public static final String IDLE_OPTION = "aeron.idle";
     /** Option: term length of every stream, a power of two from 64 KiB; 4 MiB by default. */
     public static final String TERM_LENGTH_OPTION = "aeron.termLength";
-    /** Option: the UDP frame size; 65504 when every rank is on loopback, else 1408. IPC always uses 65504. */
+    /**
+     * Option: the UDP frame size; 65504 when rank 0 and this rank are on loopback, else 1408. IPC
+     * uses 65504 whatever this says. Either is capped at an eighth of the term length, Aeron's limit.
+     */
     public static final String MTU_OPTION = "aeron.mtu";
     /** Option: the most bytes per Aeron message; by default one frame, so every chunk is claimed in place. */
     public static final String CHUNK_BYTES_OPTION = "aeron.chunkBytes";
     /** Option: milliseconds of silence after which a peer counts as gone; 5000 by default. */
     public static final String LIVENESS_OPTION = "aeron.livenessTimeoutMs";
     public static final int DEFAULT_LIVENESS_MILLIS = 5000;
-    /** Option: bytes received from one peer and not yet taken by {@code recv} before reading it stops. */
+    /**
+     * Option: bytes received from one peer and not yet taken by {@code recv} before reading it
+     * stops; twice that while this rank is sending to the peer.
+     */
     public static final String RECEIVE_BUFFER_OPTION = "receiveBufferBytes";
     public static final int DEFAULT_RECEIVE_BUFFER_BYTES = 64 << 20;
     /** Option: the address this rank receives UDP on; default for rank 0 the coordinator's, else the one that routes to it. */
@@ -98,6 +108,8 @@ public final class AeronTransport implements Transport {
     /** Every ringstar stream uses this id; session ids tell the pairs apart. */
     static final int STREAM_ID = 0x5253;
     private static final long CLOSE_LINGER_MILLIS = 5_000;
+    /** How long close waits for threads still inside a stream to leave it before it closes the client. */
+    private static final long CLOSE_LOCK_OUT_MILLIS = 1_000;
     private static final ByteBuffer NO_BYTES = ByteBuffer.allocate(0).asReadOnlyBuffer();
     private static final System.Logger LOG = System.getLogger(AeronTransport.class.getName());
 
@@ -114,6 +126,8 @@ public final class AeronTransport implements Transport {
     private final Object lifecycle = new Object();
     private long barrierEpoch;
     private volatile boolean closed;
+    /** The constructor formed the group: every peer confirmed its streams, so it is owed a goodbye. */
+    private volatile boolean formed;
 
     /**
      * Opens this rank's transport and forms the group; blocks until every stream is connected.
@@ -142,8 +156,14 @@ public final class AeronTransport implements Transport {
             driver = DriverHandle.open(settings, rank, driverCustomizer, image -> { }, this::onImageGone,
                     this::onClientError);
             formGroup(deadline);
+            formed = true;
         } catch (RuntimeException | Error e) {
-            close();
+            // What stopped the group forming is the failure to report; a failure to clean up only goes with it.
+            try {
+                close();
+            } catch (RuntimeException | Error t) {
+                e.addSuppressed(t);
+            }
             throw e;
         }
         if (settings.secret() == null) {
@@ -294,16 +314,21 @@ public final class AeronTransport implements Transport {
         }
     }
 
-    /** The receiver thread: polls every peer's image into its queue until the transport closes. */
+    /**
+     * The receiver thread: polls every peer's image into its queue, acknowledges goodbyes, and
+     * watches that every publication stays connected, until the transport closes.
+     */
     private void receive() {
         IdleStrategy idle = settings.newIdleStrategy();
         try {
             while (running) {
                 int work = 0;
+                long now = System.nanoTime();
                 for (PeerStream peer : peers) {
                     if (peer != null) {
                         work += peer.poll(PeerStream.FRAGMENT_LIMIT);
                         peer.acknowledgeGoodbye();
+                        peer.checkConnected(now);
                     }
                 }
                 idle.idle(work);
@@ -398,7 +423,10 @@ public final class AeronTransport implements Transport {
     /**
      * Says goodbye to every peer still there and waits, at most a few seconds, until each has read
      * everything this rank sent (its driver must keep running until then); then stops the receiver
-     * thread, the Aeron client and the embedded driver, which removes its directory. Idempotent.
+     * thread, the Aeron client and the embedded driver, which removes its directory. A transport
+     * whose constructor failed says no goodbye: the group never formed. Idempotent, and bounded in
+     * time: the goodbye, the receiver thread's end and the wait for callers to leave the streams
+     * each have a limit of their own.
      */
     @Override
     public void close() {
@@ -412,7 +440,7 @@ public final class AeronTransport implements Transport {
             return;
         }
         try {
-            if (receiver != null) {
+            if (receiver != null && formed) {
                 sayGoodbye();
             }
         } finally {
@@ -429,9 +457,34 @@ public final class AeronTransport implements Transport {
                     Thread.currentThread().interrupt();
                 }
             }
-            driver.close();
+            closeClient();
+        }
+    }
+
+    /**
+     * Closes the client and the driver once no caller is inside a stream's buffers: the client
+     * unmaps them, and a recv polling the image or a send inside a claim would then touch unmapped
+     * memory and crash the JVM. Callers leave at their next check of the closed state; one that
+     * has not left within {@link #CLOSE_LOCK_OUT_MILLIS} (or a receiver thread that did not end)
+     * gets the client's close linger instead, so it finishes in mapped memory and sees the streams
+     * closed.
+     */
+    private void closeClient() {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_LOCK_OUT_MILLIS);
+        boolean othersMayBeInside = receiver != null && receiver.isAlive();
+        try {
+            for (PeerStream peer : peers) {
+                if (peer != null && !peer.lockOutForClose(deadline)) {
+                    othersMayBeInside = true;
+                    LOG.log(System.Logger.Level.DEBUG, "rank " + rank + ": a call with rank " + peer.peer()
+                            + " was still inside its stream when the transport closed");
+                }
+            }
+            driver.close(othersMayBeInside);
+        } finally {
             for (PeerStream peer : peers) {
                 if (peer != null) {
+                    peer.unlockAfterClose();
                     peer.release();
                 }
             }
@@ -448,7 +501,8 @@ public final class AeronTransport implements Transport {
                 try {
                     peer.sendRecord("close", ChunkHeader.GOODBYE, 0, deadline, timeout, idle);
                     told.add(peer);
-                } catch (CollectiveException | IllegalStateException e) {
+                } catch (RuntimeException e) {
+                    // Whatever stopped one goodbye (a failed peer, a closed stream, an Aeron error), close goes on.
                     LOG.log(System.Logger.Level.DEBUG, "rank " + rank + " could not say goodbye to rank "
                             + peer.peer() + ": " + e.getMessage());
                 }

@@ -43,6 +43,11 @@ final class DriverHandle implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(DriverHandle.class.getName());
     /** How long the client waits for a driver's heartbeat before it counts the driver as dead. */
     private static final long DRIVER_TIMEOUT_MILLIS = 10_000;
+    /**
+     * How long a closing client waits between marking its streams closed and unmapping them when a
+     * thread may still be inside one: far longer than one copy into or out of a term takes.
+     */
+    static final long CLOSE_LINGER_MILLIS = 500;
 
     private final MediaDriver driver;
     private final Aeron aeron;
@@ -65,6 +70,7 @@ final class DriverHandle implements AutoCloseable {
     static DriverHandle open(AeronSettings settings, int rank, UnaryOperator<MediaDriver.Context> customizer,
             AvailableImageHandler available, UnavailableImageHandler unavailable, ErrorHandler errors) {
         MediaDriver driver = null;
+        Aeron aeron = null;
         String dir = settings.externalDir();
         try {
             if (dir == null) {
@@ -80,7 +86,7 @@ final class DriverHandle implements AutoCloseable {
                 throw new CollectiveException("open", rank, CollectiveException.NO_RANK, "no media driver runs in "
                         + dir + " (option " + AeronTransport.DIR_OPTION + "): it has no " + CncFileDescriptor.CNC_FILE);
             }
-            Aeron aeron = Aeron.connect(new Aeron.Context()
+            aeron = Aeron.connect(new Aeron.Context()
                     .aeronDirectoryName(dir)
                     .clientName("ringstar rank " + rank)
                     .driverTimeoutMs(DRIVER_TIMEOUT_MILLIS)
@@ -90,13 +96,34 @@ final class DriverHandle implements AutoCloseable {
                     .subscriberErrorHandler(errors));
             return new DriverHandle(driver, aeron, identify(dir), dir);
         } catch (CollectiveException e) {
-            closeQuietly(driver);
+            closeAfterFailure(e, aeron, driver);
             throw e;
         } catch (RuntimeException e) {
-            closeQuietly(driver);
+            closeAfterFailure(e, aeron, driver);
             throw new CollectiveException("open", rank, CollectiveException.NO_RANK, (driver == null && dir != null
                     && settings.externalDir() != null ? "cannot connect to the media driver in " + dir
                     : "cannot start a media driver in " + dir) + ": " + e, e);
+        } catch (Error e) {
+            // An Error after the launch (an IllegalAccessError without --add-exports, say) must not leave the
+            // driver's threads running and its directory behind; the Error itself goes on unchanged.
+            closeAfterFailure(e, aeron, driver);
+            throw e;
+        }
+    }
+
+    /**
+     * Closes what {@link #open} had started before {@code cause} stopped it; a failure to close is
+     * added to {@code cause} as suppressed, so that the reason the open failed is the one reported.
+     */
+    private static void closeAfterFailure(Throwable cause, Aeron aeron, MediaDriver driver) {
+        for (AutoCloseable started : new AutoCloseable[] {aeron, driver}) {
+            if (started != null) {
+                try {
+                    started.close();
+                } catch (Exception | Error e) {
+                    cause.addSuppressed(e);
+                }
+            }
         }
     }
 
@@ -233,7 +260,22 @@ final class DriverHandle implements AutoCloseable {
     /** Closes the client, then the embedded driver, which removes its directory. */
     @Override
     public void close() {
+        close(false);
+    }
+
+    /**
+     * As {@link #close()}; with {@code othersMayBeInside}, the client first marks its publications
+     * and images closed and then waits {@link #CLOSE_LINGER_MILLIS} before it unmaps their
+     * buffers, so that a thread still inside one finishes there and its next call sees
+     * {@code CLOSED} (or polls nothing) instead of touching unmapped memory. Without it the
+     * client unmaps at once: the caller has made sure no thread is inside.
+     */
+    void close(boolean othersMayBeInside) {
         try {
+            if (othersMayBeInside) {
+                // Read by the client's conductor when it closes, after this thread has stopped it.
+                aeron.context().closeLingerDurationNs(TimeUnit.MILLISECONDS.toNanos(CLOSE_LINGER_MILLIS));
+            }
             aeron.close();
         } finally {
             closeQuietly(driver);

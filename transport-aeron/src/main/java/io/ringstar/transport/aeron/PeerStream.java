@@ -26,17 +26,21 @@ import org.agrona.concurrent.UnsafeBuffer;
  * This rank's two Aeron streams with one peer: the exclusive publication it sends on and the image
  * it receives from, plus the messages that came in and wait for {@code recv}.
  *
- * <p>Threads: the transport's receiver thread calls {@link #poll} and {@link #acknowledgeGoodbye};
- * callers of the transport call {@link #send}, {@link #receive} and the waits. One lock guards the
- * inbound queue and the state, and one condition wakes whoever waits on a change. A second lock
- * keeps the chunks of one message together on the publication.
+ * <p>Threads: the transport's receiver thread calls {@link #poll}, {@link #acknowledgeGoodbye} and
+ * {@link #checkConnected}; callers of the transport call {@link #send}, {@link #receive} and the
+ * waits. One lock guards the inbound queue and the state, and one condition wakes whoever waits on
+ * a change. A second lock keeps the chunks of one message together on the publication. Close takes
+ * both the send lock and the image's poll lock ({@link #lockOutForClose}) before the client unmaps
+ * the streams.
  *
  * <p>Memory is bounded on both sides. Outbound, nothing is buffered beyond Aeron's term: a send
  * that finds the publication back-pressured waits with the idle strategy, up to its deadline.
  * Inbound, once {@code receiveBufferBytes} wait for {@code recv}, the receiver stops polling this
  * peer's image, so Aeron's flow control stops the sender in turn; except while this rank is
  * sending to the peer, since two ranks that both send more than the other buffers before they
- * receive would otherwise wait on each other for ever.
+ * receive would otherwise wait on each other for ever. Then it reads on up to twice
+ * {@code receiveBufferBytes}, past which it stops all the same (see {@link #queueFull}). The
+ * message being read when a limit is reached is read to its end.
  */
 final class PeerStream implements ControlledFragmentHandler {
     private static final int NOTHING_QUEUED = -1;
@@ -72,10 +76,15 @@ final class PeerStream implements ControlledFragmentHandler {
     private long queuedBytes;
     private long barrierEpoch;
     private boolean ready;
-    private boolean peerClosing;
+    /** Written under the lock; volatile because {@link #checkPeer} and {@link #gone} read it without. */
+    private volatile boolean peerClosing;
     private boolean goodbyeAcknowledged;
-    /** The peer said goodbye and has not been told yet that it arrived. Receiver thread only. */
-    private boolean acknowledgementOwed;
+    /**
+     * The peer said goodbye and has not been told yet that it arrived. Set under the lock by
+     * whoever reads the image (the receiver thread or a recv caller), cleared by the receiver
+     * thread in {@link #acknowledgeGoodbye} without it: hence volatile.
+     */
+    private volatile boolean acknowledgementOwed;
     /**
      * Held by whoever reads the image: the receiver thread (which only tries it) or a caller of
      * {@code recv} that reads for itself. Guards the image, {@link #current} and the direct target.
@@ -96,6 +105,15 @@ final class PeerStream implements ControlledFragmentHandler {
     /** The stream lost its framing; nothing more is read from it. Receiver thread only. */
     private boolean broken;
     private volatile Image image;
+    /**
+     * Whether the publication has been connected since the group began forming; until then an
+     * unconnected publication is the rendezvous's to wait for. Receiver thread only.
+     */
+    private boolean connectedOnce;
+    /** Whether {@link #unconnectedSince} holds a time. Receiver thread only. */
+    private boolean unconnected;
+    /** When the publication was last seen going from connected to unconnected. Receiver thread only. */
+    private long unconnectedSince;
     /** Why the peer is gone, or null while it is there. Written under the lock. */
     private volatile String failure;
     private volatile boolean closedHere;
@@ -158,6 +176,30 @@ final class PeerStream implements ControlledFragmentHandler {
         return publication.isConnected();
     }
 
+    /**
+     * Receiver thread, every round: fails the peer once the publication to it has stayed
+     * unconnected (no subscriber, or no status messages from it) for the liveness timeout, so that
+     * a rank that only receives, waits in a barrier or is idle learns it too, not only a send.
+     */
+    void checkConnected(long now) {
+        // After a goodbye the peer's subscription goes away by design: its image's end reports it as closed.
+        if (failure != null || closedHere || peerClosing) {
+            return;
+        }
+        if (publication.isConnected()) {
+            connectedOnce = true;
+            unconnected = false;
+        } else if (!connectedOnce) {
+            return;
+        } else if (!unconnected) {
+            unconnected = true;
+            unconnectedSince = now;
+        } else if (now - unconnectedSince > liveness.toNanos()) {
+            fail("the stream to rank " + peer + " stayed unconnected for longer than the liveness timeout of "
+                    + liveness.toMillis() + " ms");
+        }
+    }
+
     String failure() {
         return failure;
     }
@@ -185,7 +227,7 @@ final class PeerStream implements ControlledFragmentHandler {
             // A caller's message is complete in its buffer; what follows waits until it has taken it.
             return 0;
         }
-        if (queuedBytes >= receiveBufferBytes && sending.get() == 0 && current == null && directLength < 0) {
+        if (current == null && directLength < 0 && queueFull()) {
             return 0;
         }
         return source.controlledPoll(this, fragmentLimit);
@@ -234,7 +276,7 @@ final class PeerStream implements ControlledFragmentHandler {
                 fail("rank " + peer + " announced a message of " + value + " bytes");
                 return Action.BREAK;
             }
-            if (queuedBytes >= receiveBufferBytes && sending.get() == 0) {
+            if (queueFull()) {
                 // Leave it in the term: Aeron's flow control then holds the sender back.
                 return Action.ABORT;
             }
@@ -293,6 +335,16 @@ final class PeerStream implements ControlledFragmentHandler {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Whether the next message must stay in the term: once {@code receiveBufferBytes} wait for
+     * {@code recv}; while this rank is itself sending to the peer, only at twice that, so that two
+     * ranks that both send before they receive do not hold each other back, yet memory stays bounded.
+     * A message already begun is always read to its end (the stream must not stall mid-message).
+     */
+    private boolean queueFull() {
+        return queuedBytes >= (sending.get() == 0 ? receiveBufferBytes : 2 * receiveBufferBytes);
     }
 
     /** Tells the peer that its goodbye arrived, when the publication is free; never waits. */
@@ -371,62 +423,100 @@ final class PeerStream implements ControlledFragmentHandler {
             int[] at = {0, header.position(), payload.position()};
             int[] end = {ChunkHeader.LENGTH, header.limit(), payload.limit()};
             ChunkHeader.write(headerBytes, 0, ChunkHeader.DATA, length);
-            long left = ChunkHeader.LENGTH + length;
+            long total = ChunkHeader.LENGTH + length;
+            long left = total;
             int part = 0;
-            while (left > 0) {
-                int chunk = (int) Math.min(left, chunkBytes);
-                if (chunk <= publication.maxPayloadLength()) {
-                    sendIdle.reset();
-                    long unconnectedSince = 0;
-                    long result;
-                    while ((result = publication.tryClaim(chunk, claim)) <= 0) {
-                        unconnectedSince = backOff("send", result, unconnectedSince, deadline, timeout, sendIdle);
+            try {
+                while (left > 0) {
+                    int chunk = (int) Math.min(left, chunkBytes);
+                    if (chunk <= publication.maxPayloadLength()) {
+                        part = claimChunk(chunk, parts, at, end, part, deadline, timeout);
+                    } else {
+                        part = offerChunk(chunk, parts, at, end, part, deadline, timeout);
                     }
-                    int written = 0;
-                    while (written < chunk) {
-                        while (at[part] == end[part]) {
-                            part++;
-                        }
-                        int n = Math.min(chunk - written, end[part] - at[part]);
-                        if (part == 0) {
-                            claim.buffer().putBytes(claim.offset() + written, headerBytes, at[0], n);
-                        } else {
-                            claim.buffer().putBytes(claim.offset() + written, parts[part], at[part], n);
-                        }
-                        at[part] += n;
-                        written += n;
-                    }
-                    claim.commit();
-                } else {
-                    DirectBufferVector[] vectors = new DirectBufferVector[3];
-                    int count = 0;
-                    int gathered = 0;
-                    int p = part;
-                    while (gathered < chunk) {
-                        while (at[p] == end[p]) {
-                            p++;
-                        }
-                        int n = Math.min(chunk - gathered, end[p] - at[p]);
-                        UnsafeBuffer source = p == 0 ? headerBytes : new UnsafeBuffer(parts[p]);
-                        vectors[count++] = new DirectBufferVector(source, at[p], n);
-                        at[p] += n;
-                        gathered += n;
-                    }
-                    DirectBufferVector[] used = java.util.Arrays.copyOf(vectors, count);
-                    sendIdle.reset();
-                    long unconnectedSince = 0;
-                    long result;
-                    while ((result = publication.offer(used)) <= 0) {
-                        unconnectedSince = backOff("send", result, unconnectedSince, deadline, timeout, sendIdle);
-                    }
-                    part = p;
+                    left -= chunk;
                 }
-                left -= chunk;
+            } catch (RuntimeException | Error e) {
+                if (left < total) {
+                    // Only the first chunk carries the header and the peer joins the rest by count: whatever
+                    // went next on this stream would be read as the rest of this message. The stream is lost.
+                    fail("a message to rank " + peer + " was cut short after " + (total - left - ChunkHeader.LENGTH)
+                            + " of " + length + " bytes: " + (e.getMessage() != null ? e.getMessage() : e));
+                }
+                throw e;
             }
         } finally {
             sending.decrementAndGet();
             sendLock.unlock();
         }
+    }
+
+    /**
+     * Writes the next {@code chunk} bytes of the parts straight into the term, advancing {@code at}.
+     * A claim that cannot be filled is aborted, so Aeron skips it instead of stalling the stream.
+     *
+     * @return the part the next chunk starts in
+     */
+    private int claimChunk(int chunk, ByteBuffer[] parts, int[] at, int[] end, int firstPart, long deadline,
+            Duration timeout) {
+        sendIdle.reset();
+        long result;
+        while ((result = publication.tryClaim(chunk, claim)) <= 0) {
+            backOff("send", result, deadline, timeout, sendIdle);
+        }
+        int part = firstPart;
+        try {
+            int written = 0;
+            while (written < chunk) {
+                while (at[part] == end[part]) {
+                    part++;
+                }
+                int n = Math.min(chunk - written, end[part] - at[part]);
+                if (part == 0) {
+                    claim.buffer().putBytes(claim.offset() + written, headerBytes, at[0], n);
+                } else {
+                    claim.buffer().putBytes(claim.offset() + written, parts[part], at[part], n);
+                }
+                at[part] += n;
+                written += n;
+            }
+        } catch (RuntimeException | Error e) {
+            claim.abort();
+            throw e;
+        }
+        claim.commit();
+        return part;
+    }
+
+    /**
+     * Hands the next {@code chunk} bytes of the parts to {@code offer}, which fragments them into
+     * frames, advancing {@code at}.
+     *
+     * @return the part the next chunk starts in
+     */
+    private int offerChunk(int chunk, ByteBuffer[] parts, int[] at, int[] end, int firstPart, long deadline,
+            Duration timeout) {
+        DirectBufferVector[] vectors = new DirectBufferVector[3];
+        int count = 0;
+        int gathered = 0;
+        int p = firstPart;
+        while (gathered < chunk) {
+            while (at[p] == end[p]) {
+                p++;
+            }
+            int n = Math.min(chunk - gathered, end[p] - at[p]);
+            UnsafeBuffer source = p == 0 ? headerBytes : new UnsafeBuffer(parts[p]);
+            vectors[count++] = new DirectBufferVector(source, at[p], n);
+            at[p] += n;
+            gathered += n;
+        }
+        DirectBufferVector[] used = java.util.Arrays.copyOf(vectors, count);
+        sendIdle.reset();
+        long result;
+        while ((result = publication.offer(used)) <= 0) {
+            backOff("send", result, deadline, timeout, sendIdle);
+        }
+        return p;
     }
 
     /** Sends a record that is a header alone (barrier, ready, goodbye). */
@@ -437,10 +527,9 @@ final class PeerStream implements ControlledFragmentHandler {
                 checkPeer(operation);
             }
             idle.reset();
-            long unconnectedSince = 0;
             long result;
             while ((result = publication.tryClaim(ChunkHeader.LENGTH, claim)) <= 0) {
-                unconnectedSince = backOff(operation, result, unconnectedSince, deadline, timeout, idle);
+                backOff(operation, result, deadline, timeout, idle);
             }
             ChunkHeader.write(claim.buffer(), claim.offset(), kind, value);
             claim.commit();
@@ -462,42 +551,40 @@ final class PeerStream implements ControlledFragmentHandler {
     }
 
     /**
-     * After Aeron refused a claim or offer with {@code result}: throws if the peer failed, this
-     * rank closed, or the deadline passed; otherwise idles once. A stream that stays unconnected
-     * for the liveness timeout fails the peer.
-     *
-     * @return when the stream was first seen unconnected in this wait, or 0 while it is connected
+     * After Aeron refused a claim or offer with {@code result}: throws if this rank closed, the
+     * peer failed, the stream was closed under this rank, or the deadline passed; otherwise idles
+     * once. An unconnected stream needs nothing here: {@link #checkConnected} fails the peer once
+     * it has stayed so for the liveness timeout, and the next round throws that failure.
      */
-    private long backOff(String operation, long result, long unconnectedSince, long deadline, Duration timeout,
-            IdleStrategy idle) {
-        long now = System.nanoTime();
-        long since = unconnectedSince;
-        if (result == Publication.NOT_CONNECTED) {
-            if (since == 0) {
-                since = now;
-            } else if (now - since > liveness.toNanos()) {
-                fail("the stream to rank " + peer + " stayed unconnected for longer than the liveness timeout of "
-                        + liveness.toMillis() + " ms");
-            }
-        } else if (result == Publication.CLOSED) {
-            throw new IllegalStateException(operation + " on rank " + rank + ": the transport is closed");
-        } else if (result == Publication.MAX_POSITION_EXCEEDED) {
-            fail("the stream to rank " + peer + " reached Aeron's maximum position");
-        } else {
-            since = 0;
-        }
+    private void backOff(String operation, long result, long deadline, Duration timeout, IdleStrategy idle) {
+        // What this rank already knows explains a refusal better than the refusal itself.
         if (closedHere && !operation.equals("close")) {
             throw new CollectiveException(operation, rank, peer, "this rank closed its transport");
         }
-        if (failure != null) {
-            throw new PeerFailureException(operation, rank, peer, failure);
+        String known = failure;
+        if (known != null) {
+            throw new PeerFailureException(operation, rank, peer, known);
         }
-        if (now - deadline >= 0) {
+        if (result == Publication.CLOSED) {
+            // This rank has not closed (checked above), so its Aeron client or media driver went away under it.
+            failAndThrow(operation, "the stream to rank " + peer + " was closed under this rank (its Aeron client or"
+                    + " media driver stopped)");
+        } else if (result == Publication.MAX_POSITION_EXCEEDED) {
+            failAndThrow(operation, "the stream to rank " + peer + " reached Aeron's maximum position");
+        }
+        if (System.nanoTime() - deadline >= 0) {
+            String why = result == Publication.NOT_CONNECTED ? "the stream to it is not connected"
+                    : "back-pressure: it is not receiving";
             throw new CollectiveTimeoutException(operation, rank, peer, "rank " + peer + " did not take the data"
-                    + " within the timeout of " + timeout + " (back-pressure: it is not receiving)");
+                    + " within the timeout of " + timeout + " (" + why + ")");
         }
         idle.idle();
-        return since;
+    }
+
+    /** Records {@code reason} as the peer's failure (unless one came first) and throws that failure. */
+    private void failAndThrow(String operation, String reason) {
+        fail(reason);
+        throw new PeerFailureException(operation, rank, peer, failure);
     }
 
     private void checkPeer(String operation) {
@@ -657,7 +744,7 @@ final class PeerStream implements ControlledFragmentHandler {
                     throw new PeerFailureException("barrier", rank, peer, failure != null ? failure
                             : "rank " + peer + " closed its transport");
                 }
-                if (!waitUntil(deadline)) {
+                if (!waitUntil("barrier", deadline)) {
                     return false;
                 }
             }
@@ -672,7 +759,7 @@ final class PeerStream implements ControlledFragmentHandler {
         lock.lock();
         try {
             while (!ready && failure == null && !closedHere) {
-                if (!waitUntil(deadline)) {
+                if (!waitUntil("rendezvous", deadline)) {
                     return false;
                 }
             }
@@ -687,7 +774,7 @@ final class PeerStream implements ControlledFragmentHandler {
         lock.lock();
         try {
             while (!goodbyeAcknowledged && failure == null) {
-                if (!waitUntil(deadline)) {
+                if (!waitUntil("close", deadline)) {
                     return false;
                 }
             }
@@ -702,7 +789,7 @@ final class PeerStream implements ControlledFragmentHandler {
     }
 
     /** Waits on the condition until {@code deadline}; false once it has passed. Holds the lock. */
-    private boolean waitUntil(long deadline) {
+    private boolean waitUntil(String operation, long deadline) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
             return false;
@@ -711,7 +798,7 @@ final class PeerStream implements ControlledFragmentHandler {
             changed.awaitNanos(left);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new CollectiveException("recv", rank, peer, "interrupted while waiting", e);
+            throw new CollectiveException(operation, rank, peer, "interrupted while waiting", e);
         }
         return true;
     }
@@ -739,6 +826,34 @@ final class PeerStream implements ControlledFragmentHandler {
             pool.pollFirst();
         }
         pool.addLast(bytes);
+    }
+
+    /**
+     * For close, after {@link #closeHere}: takes the poll lock and the send lock, waiting at most
+     * until {@code deadline}, so that no recv caller is inside the image and no sender inside a
+     * claim or offer when the Aeron client unmaps them. Callers already inside leave at their
+     * next check of {@code closedHere}. Release with {@link #unlockAfterClose} whatever this returns.
+     *
+     * @return true if both locks are held, false if a thread may still be inside
+     */
+    boolean lockOutForClose(long deadline) {
+        try {
+            return pollLock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
+                    && sendLock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** Releases what {@link #lockOutForClose} took, once the client is closed. */
+    void unlockAfterClose() {
+        if (sendLock.isHeldByCurrentThread()) {
+            sendLock.unlock();
+        }
+        if (pollLock.isHeldByCurrentThread()) {
+            pollLock.unlock();
+        }
     }
 
     /** Drops the queued messages and pooled arrays, after the receiver thread has stopped. */

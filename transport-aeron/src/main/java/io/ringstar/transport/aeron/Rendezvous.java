@@ -9,6 +9,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -255,6 +256,7 @@ final class Rendezvous {
      *
      * @throws CollectiveTimeoutException if rank 0 was not reached or the table did not come before the deadline
      * @throws RefusedException if rank 0 refused this rank or abandoned the group
+     * @throws CollectiveException if what answers at {@code coordinator} sends a malformed record
      */
     static Table register(InetSocketAddress coordinator, byte[] secret, Endpoint self, long deadline) {
         long backoff = 20;
@@ -272,6 +274,11 @@ final class Rendezvous {
                 return initiate(socket, secret, self, deadline);
             } catch (RefusedException e) {
                 throw new RefusedException(self.rank(), e.detail());
+            } catch (IllegalArgumentException | BufferUnderflowException e) {
+                // A record that parses wrong is no network hiccup a retry would cure: whoever answers at
+                // the coordinator address does not speak this protocol (or is broken).
+                throw new CollectiveException("rendezvous", self.rank(), 0, "rank 0 at " + coordinator
+                        + " sent a malformed handshake record: " + e, e);
             } catch (SocketTimeoutException e) {
                 lastProblem = "rank 0 did not answer (" + e.getMessage() + ")";
             } catch (IOException e) {

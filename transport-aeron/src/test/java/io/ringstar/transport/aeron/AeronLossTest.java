@@ -1,24 +1,30 @@
 package io.ringstar.transport.aeron;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.aeron.driver.MediaDriver;
 import io.aeron.driver.ext.DebugReceiveChannelEndpoint;
+import io.aeron.driver.ext.DebugSendChannelEndpoint;
 import io.aeron.driver.ext.LossGenerator;
 import io.ringstar.AllReduceAggregator;
 import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.ParameterServer;
+import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
 import io.ringstar.testing.Ranks;
 import io.ringstar.testing.TensorFixtures;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
@@ -29,7 +35,8 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 /**
  * Packet loss on UDP: every rank's driver drops a tenth of the data frames it receives, through
  * Aeron's loss hook on the receive endpoint. Aeron's NAKs and retransmissions must repair every
- * gap, so both algorithms stay exact and the job ends well inside its timeout.
+ * gap, so both algorithms stay exact and the job ends well inside its timeout. And the loss of
+ * every status message: the streams go unconnected, which a rank that only receives must notice.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class AeronLossTest {
@@ -110,6 +117,32 @@ class AeronLossTest {
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
         assertTrue(frames > 3000, "the job moved data through the lossy endpoints: " + frames + " frames");
         assertTrue(rate >= 0.05, "at least 5% were dropped: " + rate);
+    }
+
+    @Test
+    void aStreamThatStaysUnconnectedFailsThePeerAlsoForARankThatOnlyReceives() {
+        // Once deaf, each driver drops every status message its publications get: both streams go unconnected,
+        // while data and heartbeats still flow, so the images (and their liveness) stay.
+        AtomicBoolean deaf = new AtomicBoolean();
+        UnaryOperator<MediaDriver.Context> deafSenders = context -> context.sendChannelEndpointSupplier(
+                (channel, status, ctx) -> new DebugSendChannelEndpoint(channel, status, ctx, (a, b, l) -> false,
+                        (a, b, l) -> deaf.get()));
+        List<Transport> group = AeronGroups.open(2, Duration.ofSeconds(30),
+                Map.of(AeronTransport.LIVENESS_OPTION, "1000"), deafSenders);
+        try {
+            deaf.set(true);
+            long start = System.nanoTime();
+            PeerFailureException failed = assertThrows(PeerFailureException.class,
+                    () -> group.get(0).recv(1, ByteBuffer.allocate(8)));
+            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertEquals(0, failed.rank());
+            assertEquals(1, failed.peerRank());
+            assertTrue(failed.getMessage().contains("the stream to rank 1 stayed unconnected"), failed.getMessage());
+            // Aeron's connection timeout (the liveness) plus this transport's liveness, well before the 30 s timeout.
+            assertTrue(millis < 10_000, "noticed after " + millis + " ms");
+        } finally {
+            group.forEach(Transport::close);
+        }
     }
 
     private interface Expected {

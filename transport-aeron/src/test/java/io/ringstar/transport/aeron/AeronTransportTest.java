@@ -12,16 +12,26 @@ import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
+import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
 import io.ringstar.testing.Ports;
 import io.ringstar.testing.Ranks;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
@@ -120,6 +130,65 @@ class AeronTransportTest {
     }
 
     @Test
+    void aSendCutShortMidMessageFailsThePeerInsteadOfGluingTheNextMessageToIt() {
+        List<Transport> group = smallBuffers(Duration.ofSeconds(2));
+        try {
+            // Rank 1 queues this whole (64 KiB, its full receive buffer) and then reads nothing more from rank 0.
+            group.get(0).send(1, pattern(1, 64 << 10));
+            // So the first chunks of 1 MiB fit the term and the rest does not: the send times out mid-message.
+            CollectiveTimeoutException cut = assertThrows(CollectiveTimeoutException.class,
+                    () -> group.get(0).send(1, pattern(2, 1 << 20)));
+            assertEquals(1, cut.peerRank());
+            for (Runnable next : List.<Runnable>of(() -> group.get(0).send(1, pattern(3, 10)), group.get(0)::barrier)) {
+                PeerFailureException failed = assertThrows(PeerFailureException.class, next::run);
+                assertEquals(0, failed.rank());
+                assertEquals(1, failed.peerRank());
+                assertTrue(failed.getMessage().contains("a message to rank 1 was cut short after"), failed.getMessage());
+                assertTrue(failed.getMessage().contains("of 1048576 bytes"), failed.getMessage());
+            }
+            // The message that went whole is still whole.
+            ByteBuffer into = ByteBuffer.allocate(64 << 10);
+            group.get(1).recv(0, into);
+            assertArrayEquals(pattern(1, 64 << 10).array(), into.array());
+        } finally {
+            group.forEach(Transport::close);
+        }
+    }
+
+    @Test
+    void closeEndsTheCallsInsideTheStreamsBeforeItClosesTheClient() throws Exception {
+        List<Transport> group = smallBuffers(Duration.ofSeconds(30));
+        ExecutorService callers = Executors.newFixedThreadPool(2);
+        try {
+            // On rank 0, one caller waits in recv (reading the image itself) and one in send, held back by
+            // rank 1, which reads nothing; close must get both out before the client unmaps their buffers.
+            Future<?> receiving = callers.submit(() -> group.get(0).recv(1, ByteBuffer.allocate(8)));
+            Future<?> sending = callers.submit(() -> {
+                while (true) {
+                    group.get(0).send(1, pattern(1, 16 << 10));
+                }
+            });
+            Thread.sleep(1000);
+            assertFalse(receiving.isDone() || sending.isDone(), "both calls still wait");
+            long start = System.nanoTime();
+            group.get(0).close();
+            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            // The goodbye waits up to 5 s for the send lock; the rest is short.
+            assertTrue(millis < 9_000, "close took " + millis + " ms");
+            for (Future<?> call : List.of(receiving, sending)) {
+                ExecutionException ended = assertThrows(ExecutionException.class, () -> call.get(5, TimeUnit.SECONDS));
+                CollectiveException closed = assertInstanceOf(CollectiveException.class, ended.getCause());
+                assertEquals(0, closed.rank());
+                assertEquals(1, closed.peerRank());
+                assertTrue(closed.getMessage().contains("this rank closed its transport"), closed.getMessage());
+            }
+        } finally {
+            callers.shutdownNow();
+            group.forEach(Transport::close);
+        }
+    }
+
+    @Test
     void twoRanksThatBothSendMoreThanTheOtherBuffersDoNotWaitOnEachOther() {
         List<Transport> group = smallBuffers(Duration.ofSeconds(20));
         try {
@@ -131,6 +200,31 @@ class AeronTransportTest {
                 assertArrayEquals(pattern(1 - rank, length).array(), into.array());
                 return null;
             });
+        } finally {
+            group.forEach(Transport::close);
+        }
+    }
+
+    @Test
+    void twoRanksThatBothSendWithoutEverReceivingStopAtTwiceTheReceiveBuffer() {
+        // Each rank reads on while it sends, but only up to twice its 64 KiB buffer: then both are held back.
+        List<Transport> group = smallBuffers(Duration.ofSeconds(2));
+        try {
+            List<Long> sent = Ranks.runAll(2, Duration.ofSeconds(40), rank -> {
+                long bytes = 0;
+                while (bytes < (8 << 20)) {
+                    try {
+                        group.get(rank).send(1 - rank, pattern(rank, 16 << 10));
+                        bytes += 16 << 10;
+                    } catch (CollectiveTimeoutException e) {
+                        return bytes;
+                    }
+                }
+                throw new AssertionError("rank " + rank + " sent 8 MiB to a rank that reads nothing but sends");
+            });
+            for (long bytes : sent) {
+                assertTrue(bytes <= 2 * (64 << 10) + 3 * (64 << 10) + (1 << 20), "sent " + bytes + " bytes before waiting");
+            }
         } finally {
             group.forEach(Transport::close);
         }
@@ -176,6 +270,34 @@ class AeronTransportTest {
             assertEquals(1, refused.rank());
             assertTrue(refused.getMessage().contains("refused"), refused.getMessage());
             assertInstanceOf(CollectiveTimeoutException.class, pair.get(0).error, "rank 0 waits for a rank it can admit");
+        }
+    }
+
+    @Test
+    void aMalformedRecordFromTheCoordinatorEndsTheRegistrationNamingTheRank() throws Exception {
+        try (ServerSocket fake = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            Thread answer = new Thread(() -> {
+                try (Socket socket = fake.accept()) {
+                    // A CHALLENGE of two bytes, where magic, version and nonce should be.
+                    socket.getOutputStream().write(new byte[] {3, 0, 0, 0, Rendezvous.CHALLENGE, 0, 0});
+                    socket.getInputStream().read();
+                } catch (IOException e) {
+                    // the rank hung up; nothing more to answer
+                }
+            });
+            answer.start();
+            long start = System.nanoTime();
+            CollectiveException refused = assertThrows(CollectiveException.class, () -> Rendezvous.register(
+                    new InetSocketAddress(InetAddress.getLoopbackAddress(), fake.getLocalPort()), null,
+                    new Rendezvous.Endpoint("job", 2, 1, "127.0.0.1", 1, "driver"),
+                    System.nanoTime() + TimeUnit.SECONDS.toNanos(20)));
+            assertFalse(refused instanceof CollectiveTimeoutException, "no retrying until the deadline: " + refused);
+            assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10));
+            assertEquals("rendezvous", refused.operation());
+            assertEquals(1, refused.rank());
+            assertEquals(0, refused.peerRank());
+            assertTrue(refused.getMessage().contains("malformed"), refused.getMessage());
+            answer.join(5_000);
         }
     }
 
