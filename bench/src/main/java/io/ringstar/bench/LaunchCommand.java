@@ -82,7 +82,8 @@ final class LaunchCommand implements Command {
         out.println("WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1 and a free MASTER_PORT");
         out.println("(torchrun's variables), and OMP_NUM_THREADS=1 unless it is set. <command> is one of this");
         out.println("jar's commands (" + String.join(", ", JAR_COMMANDS.stream().sorted().toList())
-                + "), which run this jar again, or any program and its arguments.");
+                + "), which run this jar again with the JVM options in " + JAVA_OPTS + ",");
+        out.println("or any program and its arguments.");
         out.println("Every line a rank prints comes out as '[rank r] line' (stderr stays stderr).");
         out.println();
         out.println("Flags:");
@@ -91,9 +92,9 @@ final class LaunchCommand implements Command {
         out.println("  --max-time SECONDS    stop every rank after this long (default 86400, one day)");
         out.println("  --help                this text");
         out.println();
-        out.println("When a rank exits with a non-zero status, the others get SIGTERM (and SIGKILL "
-                + GRACE.toSeconds() + " s later),");
-        out.println("and the launcher exits with that status after naming the rank and printing its last");
+        out.println("When a rank exits with a non-zero status, the others and their children get SIGTERM (and");
+        out.println("SIGKILL " + GRACE.toSeconds() + " s later), and the launcher exits with the status of the rank that");
+        out.println("failed first after naming it and printing its last");
         out.println(LAST_LINES + " lines. Ctrl-C stops every rank the same way.");
         out.println();
         out.println("Example: " + Main.PROGRAM + " launch --nproc 3 -- bench --max-bytes 1M");
