@@ -4,10 +4,8 @@ import io.aeron.driver.ThreadingMode;
 import io.aeron.logbuffer.LogBufferDescriptor;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
-import java.io.IOException;
-import java.net.DatagramSocket;
+import io.ringstar.spi.NetworkOptions;
 import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -50,16 +48,16 @@ record AeronSettings(String jobId, byte[] secret, InetAddress coordinatorAddress
         if (jobId.isEmpty() || jobId.getBytes(StandardCharsets.UTF_8).length > 256) {
             throw new InvalidConfigException("option " + AeronTransport.JOB_ID_OPTION, jobId, "must be 1 to 256 bytes");
         }
-        byte[] secret = secret(option, environment);
-        InetAddress coordinator = resolve("coordinatorAddr", config.coordinatorHost());
+        byte[] secret = NetworkOptions.secret(option, environment);
+        InetAddress coordinator = NetworkOptions.resolve("coordinatorAddr", config.coordinatorHost());
         int coordinatorPort = config.coordinatorPort();
         if (coordinatorPort == 0 && config.worldSize() > 1) {
             throw new InvalidConfigException("coordinatorAddr", config.coordinatorAddr(),
                     "needs a fixed port, since every rank must find rank 0 there");
         }
         String bindText = option.apply(AeronTransport.BIND_OPTION);
-        InetAddress bind = bindText != null ? resolve("option " + AeronTransport.BIND_OPTION, bindText.trim())
-                : config.rank() == 0 ? coordinator : routeTo(coordinator, coordinatorPort);
+        InetAddress bind = bindText != null ? NetworkOptions.bindAddress(bindText, coordinator)
+                : config.rank() == 0 ? coordinator : NetworkOptions.routeTo(coordinator, coordinatorPort);
         if (bind.isAnyLocalAddress()) {
             throw new InvalidConfigException("option " + AeronTransport.BIND_OPTION, bindText,
                     "must be one address the other ranks can reach, not the wildcard");
@@ -150,60 +148,6 @@ record AeronSettings(String jobId, byte[] secret, InetAddress coordinatorAddress
 
     private static String orDefault(String value, String defaultValue) {
         return value == null ? defaultValue : value;
-    }
-
-    private static byte[] secret(UnaryOperator<String> option, Map<String, String> environment) {
-        String inline = option.apply(AeronTransport.SECRET_OPTION);
-        if (inline != null) {
-            return nonEmpty(AeronTransport.SECRET_OPTION, inline.getBytes(StandardCharsets.UTF_8));
-        }
-        String file = option.apply(AeronTransport.SECRET_FILE_OPTION);
-        if (file != null) {
-            try {
-                String text = Files.readString(Path.of(file), StandardCharsets.UTF_8).strip();
-                return nonEmpty(AeronTransport.SECRET_FILE_OPTION, text.getBytes(StandardCharsets.UTF_8));
-            } catch (IOException e) {
-                throw new InvalidConfigException("option " + AeronTransport.SECRET_FILE_OPTION, file,
-                        "must name a readable file (" + e + ")");
-            }
-        }
-        String fromEnvironment = environment.get(AeronTransport.SECRET_ENV);
-        return fromEnvironment == null ? null
-                : nonEmpty(AeronTransport.SECRET_ENV, fromEnvironment.getBytes(StandardCharsets.UTF_8));
-    }
-
-    private static byte[] nonEmpty(String source, byte[] secret) {
-        if (secret.length == 0) {
-            throw new InvalidConfigException(source, "(empty)", "must not be empty; leave it unset to run without a secret");
-        }
-        return secret;
-    }
-
-    private static InetAddress resolve(String field, String host) {
-        try {
-            return InetAddress.getByName(host.startsWith("[") && host.endsWith("]")
-                    ? host.substring(1, host.length() - 1) : host);
-        } catch (UnknownHostException e) {
-            throw new InvalidConfigException(field, host, "must be an address or a host name that resolves");
-        }
-    }
-
-    /** The local address this host would use to reach {@code target}; no packet is sent. */
-    private static InetAddress routeTo(InetAddress target, int port) {
-        if (target.isLoopbackAddress()) {
-            return target;
-        }
-        try (DatagramSocket probe = new DatagramSocket()) {
-            probe.connect(target, port);
-            InetAddress local = probe.getLocalAddress();
-            if (local != null && !local.isAnyLocalAddress()) {
-                return local;
-            }
-        } catch (IOException e) {
-            // reported below
-        }
-        throw new InvalidConfigException("option " + AeronTransport.BIND_OPTION, "(unset)",
-                "must be given: no local address routes to the coordinator " + target.getHostAddress());
     }
 
     @Override

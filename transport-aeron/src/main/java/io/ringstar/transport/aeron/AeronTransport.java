@@ -10,6 +10,7 @@ import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
+import io.ringstar.spi.NetworkOptions;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -91,19 +92,23 @@ public final class AeronTransport implements Transport {
      */
     public static final String RECEIVE_BUFFER_OPTION = "receiveBufferBytes";
     public static final int DEFAULT_RECEIVE_BUFFER_BYTES = 64 << 20;
-    /** Option: the address this rank receives UDP on; default for rank 0 the coordinator's, else the one that routes to it. */
-    public static final String BIND_OPTION = "bind";
+    /**
+     * Option: the address this rank receives UDP on, given as an address, an interface name
+     * ({@code eth0}) or a CIDR block ({@code 10.0.0.0/24}), as for the Netty transport; default for
+     * rank 0 the coordinator's, else the local address that routes to it. Not the wildcard.
+     */
+    public static final String BIND_OPTION = NetworkOptions.BIND_OPTION;
     /** Option: the UDP port this rank receives on; 0 (the default) picks a free one. */
     public static final String PORT_OPTION = "port";
     /** Option: the job's id; ranks of different jobs refuse each other. */
     public static final String JOB_ID_OPTION = "jobId";
     public static final String DEFAULT_JOB_ID = "ringstar";
     /** Option: the shared secret itself. */
-    public static final String SECRET_OPTION = "secret";
+    public static final String SECRET_OPTION = NetworkOptions.SECRET_OPTION;
     /** Option: a file holding the shared secret (surrounding white space is ignored). */
-    public static final String SECRET_FILE_OPTION = "secretFile";
+    public static final String SECRET_FILE_OPTION = NetworkOptions.SECRET_FILE_OPTION;
     /** Environment variable read for the shared secret when neither option is set. */
-    public static final String SECRET_ENV = "RINGSTAR_SECRET";
+    public static final String SECRET_ENV = NetworkOptions.SECRET_ENV;
 
     /** Every ringstar stream uses this id; session ids tell the pairs apart. */
     static final int STREAM_ID = 0x5253;

@@ -71,10 +71,20 @@ class AeronTransportTest {
                 AeronTransport.LIVENESS_OPTION, "-5",
                 AeronTransport.PORT_OPTION, "70000",
                 AeronTransport.RECEIVE_BUFFER_OPTION, "10",
-                AeronTransport.SECRET_OPTION, "").entrySet()) {
+                AeronTransport.SECRET_OPTION, "",
+                AeronTransport.BIND_OPTION, "0.0.0.0").entrySet()) {
             InvalidConfigException e = assertThrows(InvalidConfigException.class, () -> new AeronTransport(
                     AeronGroups.config(2, 1, "127.0.0.1:1", Duration.ofSeconds(1), Map.of(bad.getKey(), bad.getValue()))));
             assertTrue(e.getMessage().contains(bad.getKey()), e.getMessage());
+        }
+    }
+
+    @Test
+    void theBindOptionTakesAnAddressAnInterfaceOrABlockAsForNetty() {
+        for (String bind : new String[] {"127.0.0.1", "lo", "127.0.0.0/8"}) {
+            AeronSettings settings = AeronSettings.from(AeronGroups.config(2, 1, "127.0.0.1:1", Duration.ofSeconds(1),
+                    Map.of(AeronTransport.BIND_OPTION, bind)), Map.of());
+            assertTrue(settings.bindAddress().isLoopbackAddress(), bind + " gave " + settings.bindAddress());
         }
     }
 

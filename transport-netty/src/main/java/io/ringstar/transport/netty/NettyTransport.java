@@ -25,6 +25,7 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
 import io.ringstar.transport.netty.Handshake.Address;
 import io.ringstar.transport.netty.Handshake.Identity;
+import io.ringstar.spi.NetworkOptions;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -85,17 +86,17 @@ public final class NettyTransport implements Transport {
     public static final String JOB_ID_OPTION = "jobId";
     public static final String DEFAULT_JOB_ID = "ringstar";
     /** Option: the shared secret itself. */
-    public static final String SECRET_OPTION = "secret";
+    public static final String SECRET_OPTION = NetworkOptions.SECRET_OPTION;
     /** Option: a file holding the shared secret (surrounding white space is ignored). */
-    public static final String SECRET_FILE_OPTION = "secretFile";
+    public static final String SECRET_FILE_OPTION = NetworkOptions.SECRET_FILE_OPTION;
     /** Environment variable read for the shared secret when neither option is set. */
-    public static final String SECRET_ENV = "RINGSTAR_SECRET";
+    public static final String SECRET_ENV = NetworkOptions.SECRET_ENV;
     /**
      * Option: where this rank listens: an address or host name ({@code 10.0.0.5}, {@code ::1}), a
      * network interface's name ({@code eth0}) or a CIDR block ({@code 10.0.0.0/24}). Default: for
      * rank 0 the coordinator's address, for the others the local address that routes to it.
      */
-    public static final String BIND_OPTION = "bind";
+    public static final String BIND_OPTION = NetworkOptions.BIND_OPTION;
     /** Option: the listening port of ranks other than 0; 0 (the default) picks a free one. */
     public static final String PORT_OPTION = "port";
     /** Option: event-loop threads; 1 by default. */

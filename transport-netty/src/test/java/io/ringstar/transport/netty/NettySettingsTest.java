@@ -2,7 +2,6 @@ package io.ringstar.transport.netty;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -82,15 +81,6 @@ class NettySettingsTest {
     void theHandshakeTimeoutIsTheShorterOfTenSecondsAndTheTimeout() {
         assertEquals(Duration.ofSeconds(2), settings(config(1).timeout(Duration.ofSeconds(2)), Map.of()).handshakeTimeout());
         assertEquals(NettySettings.MAX_HANDSHAKE_TIME, settings(config(1), Map.of()).handshakeTimeout());
-    }
-
-    @Test
-    void prefixesCompareBitByBit() {
-        byte[] a = {10, 0, 0, 5};
-        assertTrue(NettySettings.samePrefix(a, new byte[] {10, 0, 0, 0}, 24));
-        assertTrue(NettySettings.samePrefix(a, new byte[] {10, 0, 0, 4}, 31));
-        assertFalse(NettySettings.samePrefix(a, new byte[] {10, 0, 0, 4}, 32));
-        assertFalse(NettySettings.samePrefix(a, new byte[] {11, 0, 0, 0}, 8));
     }
 
     private static byte[] bytes(String text) {

@@ -1,0 +1,182 @@
+package io.ringstar.spi;
+
+import io.ringstar.InvalidConfigException;
+import java.io.IOException;
+import java.net.DatagramSocket;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InterfaceAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+
+/**
+ * The options that every network transport reads the same way: the shared secret, and the
+ * address a rank listens on. For transport implementations; every method only reads the
+ * configuration, the environment and the host's interfaces, sends nothing, and reports a bad value
+ * as an {@link InvalidConfigException} naming the option.
+ */
+public final class NetworkOptions {
+    /** Option: the shared secret itself (UTF-8). */
+    public static final String SECRET_OPTION = "secret";
+    /** Option: a file holding the shared secret (UTF-8, surrounding white space ignored). */
+    public static final String SECRET_FILE_OPTION = "secretFile";
+    /** Environment variable read for the secret when neither option is set. */
+    public static final String SECRET_ENV = "RINGSTAR_SECRET";
+    /** Option: where a rank listens (see {@link #bindAddress}). */
+    public static final String BIND_OPTION = "bind";
+
+    private NetworkOptions() {
+    }
+
+    /**
+     * The shared secret from option {@value #SECRET_OPTION}, else the file named by
+     * {@value #SECRET_FILE_OPTION}, else the environment variable {@value #SECRET_ENV}; {@code null}
+     * when none is set.
+     *
+     * @param option looks an option up by name, {@code null} when it is not set
+     * @throws InvalidConfigException if the secret is empty or its file cannot be read
+     */
+    public static byte[] secret(UnaryOperator<String> option, Map<String, String> environment) {
+        String inline = option.apply(SECRET_OPTION);
+        if (inline != null) {
+            return nonEmpty(SECRET_OPTION, inline.getBytes(StandardCharsets.UTF_8));
+        }
+        String file = option.apply(SECRET_FILE_OPTION);
+        if (file != null) {
+            try {
+                String text = Files.readString(Path.of(file), StandardCharsets.UTF_8).strip();
+                return nonEmpty(SECRET_FILE_OPTION, text.getBytes(StandardCharsets.UTF_8));
+            } catch (IOException e) {
+                throw new InvalidConfigException("option " + SECRET_FILE_OPTION, file,
+                        "must name a readable file (" + e + ")");
+            }
+        }
+        String fromEnvironment = environment.get(SECRET_ENV);
+        return fromEnvironment == null ? null : nonEmpty(SECRET_ENV, fromEnvironment.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static byte[] nonEmpty(String source, byte[] secret) {
+        if (secret.length == 0) {
+            throw new InvalidConfigException(source, "(empty)", "must not be empty; leave it unset to run without a secret");
+        }
+        return secret;
+    }
+
+    /**
+     * Looks up an address or a host name; an IPv6 address may come in brackets.
+     *
+     * @param field what the value is, for the error message ({@code "option bind"})
+     */
+    public static InetAddress resolve(String field, String host) {
+        String text = host.trim();
+        try {
+            return InetAddress.getByName(text.startsWith("[") && text.endsWith("]")
+                    ? text.substring(1, text.length() - 1) : text);
+        } catch (UnknownHostException e) {
+            throw new InvalidConfigException(field, host, "must be an address or a host name that resolves");
+        }
+    }
+
+    /**
+     * The local address to listen on, from option {@value #BIND_OPTION}'s value: an address or host
+     * name, a network interface's name ({@code eth0}: its first address of the coordinator's family,
+     * not a link-local one when it has another) or a CIDR block ({@code 10.0.0.0/24}: the first
+     * local address inside it).
+     */
+    public static InetAddress bindAddress(String spec, InetAddress coordinator) {
+        String text = spec.trim();
+        try {
+            int slash = text.indexOf('/');
+            if (slash > 0) {
+                return inBlock(text, slash);
+            }
+            NetworkInterface named = NetworkInterface.getByName(text);
+            if (named != null) {
+                List<InetAddress> addresses = Collections.list(named.getInetAddresses());
+                // The coordinator's family first, and never a link-local address when there is
+                // another: its %scope means nothing to other hosts.
+                addresses.sort(Comparator
+                        .comparing((InetAddress address) -> (address instanceof Inet4Address)
+                                != (coordinator instanceof Inet4Address))
+                        .thenComparing(InetAddress::isLinkLocalAddress));
+                if (!addresses.isEmpty()) {
+                    return addresses.get(0);
+                }
+                throw new InvalidConfigException("option " + BIND_OPTION, spec, "names an interface with no address");
+            }
+        } catch (SocketException e) {
+            throw new InvalidConfigException("option " + BIND_OPTION, spec,
+                    "could not be looked up among the network interfaces (" + e.getMessage() + ")");
+        }
+        return resolve("option " + BIND_OPTION, text);
+    }
+
+    private static InetAddress inBlock(String cidr, int slash) throws SocketException {
+        InetAddress network = resolve("option " + BIND_OPTION, cidr.substring(0, slash));
+        int prefix;
+        try {
+            prefix = Integer.parseInt(cidr.substring(slash + 1));
+        } catch (NumberFormatException e) {
+            prefix = -1;
+        }
+        byte[] block = network.getAddress();
+        if (prefix < 0 || prefix > block.length * 8) {
+            throw new InvalidConfigException("option " + BIND_OPTION, cidr, "has a bad prefix length");
+        }
+        List<InetAddress> seen = new ArrayList<>();
+        for (NetworkInterface candidate : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+            for (InterfaceAddress address : candidate.getInterfaceAddresses()) {
+                byte[] bytes = address.getAddress().getAddress();
+                seen.add(address.getAddress());
+                if (bytes.length == block.length && samePrefix(bytes, block, prefix)) {
+                    return address.getAddress();
+                }
+            }
+        }
+        throw new InvalidConfigException("option " + BIND_OPTION, cidr, "matches none of this host's addresses " + seen);
+    }
+
+    /** Whether the first {@code bits} bits of two addresses of one family are equal. */
+    static boolean samePrefix(byte[] a, byte[] b, int bits) {
+        for (int i = 0; i < bits; i++) {
+            int mask = 0x80 >>> (i % 8);
+            if ((a[i / 8] & mask) != (b[i / 8] & mask)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The local address this host would use to reach {@code target} (the route's source address);
+     * no packet is sent.
+     *
+     * @throws InvalidConfigException naming option {@value #BIND_OPTION} if no local address routes there
+     */
+    public static InetAddress routeTo(InetAddress target, int port) {
+        if (target.isLoopbackAddress()) {
+            return target;
+        }
+        try (DatagramSocket probe = new DatagramSocket()) {
+            probe.connect(target, port);
+            InetAddress local = probe.getLocalAddress();
+            if (local != null && !local.isAnyLocalAddress()) {
+                return local;
+            }
+        } catch (IOException e) {
+            // reported below
+        }
+        throw new InvalidConfigException("option " + BIND_OPTION, "(unset)",
+                "must be given: no local address routes to the coordinator " + target.getHostAddress());
+    }
+}

@@ -1,0 +1,92 @@
+package io.ringstar.spi;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.ringstar.InvalidConfigException;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class NetworkOptionsTest {
+    @TempDir
+    Path dir;
+
+    private static UnaryOperator<String> options(Map<String, String> values) {
+        return values::get;
+    }
+
+    private static byte[] utf8(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void theSecretComesFromTheOptionThenTheFileThenTheEnvironment() throws IOException {
+        Path file = dir.resolve("job.secret");
+        Files.writeString(file, "  from-file\n");
+        Map<String, String> env = Map.of("RINGSTAR_SECRET", "from-env");
+        assertArrayEquals(utf8("inline"), NetworkOptions.secret(options(Map.of("secret", "inline", "secretFile",
+                file.toString())), env));
+        assertArrayEquals(utf8("from-file"), NetworkOptions.secret(options(Map.of("secretFile", file.toString())), env));
+        assertArrayEquals(utf8("from-env"), NetworkOptions.secret(options(Map.of()), env));
+        assertNull(NetworkOptions.secret(options(Map.of()), Map.of()));
+    }
+
+    @Test
+    void anEmptyOrUnreadableSecretIsRefusedNamingItsSource() throws IOException {
+        InvalidConfigException empty = assertThrows(InvalidConfigException.class,
+                () -> NetworkOptions.secret(options(Map.of()), Map.of("RINGSTAR_SECRET", "")));
+        assertTrue(empty.getMessage().contains("RINGSTAR_SECRET") && empty.getMessage().contains("empty"),
+                empty.getMessage());
+        Path blank = dir.resolve("blank");
+        Files.writeString(blank, " \n");
+        InvalidConfigException blankFile = assertThrows(InvalidConfigException.class,
+                () -> NetworkOptions.secret(options(Map.of("secretFile", blank.toString())), Map.of()));
+        assertTrue(blankFile.getMessage().contains("secretFile"), blankFile.getMessage());
+        String missing = dir.resolve("missing").toString();
+        InvalidConfigException unreadable = assertThrows(InvalidConfigException.class,
+                () -> NetworkOptions.secret(options(Map.of("secretFile", missing)), Map.of()));
+        assertTrue(unreadable.getMessage().contains(missing) && unreadable.getMessage().contains("readable"),
+                unreadable.getMessage());
+    }
+
+    @Test
+    void theBindAddressIsAnAddressAnInterfaceOrABlock() {
+        InetAddress loopback = InetAddress.getLoopbackAddress();
+        assertEquals(loopback, NetworkOptions.bindAddress(" 127.0.0.1 ", loopback));
+        assertTrue(NetworkOptions.bindAddress("lo", loopback).isLoopbackAddress(), "interface lo");
+        assertEquals(loopback, NetworkOptions.bindAddress("127.0.0.0/8", loopback));
+        assertTrue(NetworkOptions.bindAddress("0.0.0.0", loopback).isAnyLocalAddress());
+        InvalidConfigException noMatch = assertThrows(InvalidConfigException.class,
+                () -> NetworkOptions.bindAddress("2001:db8::/32", loopback)); // the IPv6 documentation block
+        assertTrue(noMatch.getMessage().contains("bind") && noMatch.getMessage().contains("matches none"),
+                noMatch.getMessage());
+        assertThrows(InvalidConfigException.class, () -> NetworkOptions.bindAddress("10.0.0.0/33", loopback));
+    }
+
+    @Test
+    void theRouteToALoopbackCoordinatorIsLoopback() {
+        InetAddress loopback = InetAddress.getLoopbackAddress();
+        assertEquals(loopback, NetworkOptions.routeTo(loopback, 29500));
+        assertEquals(loopback, NetworkOptions.resolve("coordinatorAddr", "[127.0.0.1]"));
+    }
+
+    @Test
+    void prefixesCompareBitByBit() {
+        byte[] a = {10, 0, 0, 5};
+        assertTrue(NetworkOptions.samePrefix(a, new byte[] {10, 0, 0, 0}, 24));
+        assertTrue(NetworkOptions.samePrefix(a, new byte[] {10, 0, 0, 4}, 31));
+        assertFalse(NetworkOptions.samePrefix(a, new byte[] {10, 0, 0, 4}, 32));
+        assertFalse(NetworkOptions.samePrefix(a, new byte[] {11, 0, 0, 0}, 8));
+    }
+}
