@@ -2,14 +2,11 @@ package io.ringstar.bench;
 
 import io.ringstar.ConfigSources;
 import io.ringstar.DistributedConfig;
+import io.ringstar.spi.LoopbackPorts;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.Transports;
 import io.ringstar.transport.inproc.InProcessTransportProvider;
-import java.io.IOException;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -133,11 +130,8 @@ record RankPlacement(DistributedConfig config, boolean oneRankPerProcess, String
         out.println("  without MASTER_ADDR, rank 0 listens on " + DistributedConfig.DEFAULT_COORDINATOR_ADDR + ".");
     }
 
+    /** A free loopback port for rank 0, outside the ephemeral range (see {@link LoopbackPorts}). */
     static int freeLoopbackPort() {
-        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return probe.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException("no free port on loopback for the coordinator", e);
-        }
+        return LoopbackPorts.free();
     }
 }

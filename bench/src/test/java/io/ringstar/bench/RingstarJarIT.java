@@ -52,10 +52,7 @@ class RingstarJarIT {
 
     @Test
     void twoProcessesFormAGroupOverTcp() throws Exception {
-        int port;
-        try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            port = probe.getLocalPort();
-        }
+        int port = RankPlacement.freeLoopbackPort();
         String[][] ranks = new String[2][];
         Process[] processes = new Process[2];
         try {
