@@ -11,6 +11,7 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
 import io.ringstar.spi.NetworkOptions;
+import io.ringstar.spi.TransportChecks;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -393,9 +394,7 @@ public final class AeronTransport implements Transport {
 
     @Override
     public int recvAtMost(int srcRank, ByteBuffer dst, Duration wait) {
-        if (wait == null || wait.isNegative() || wait.isZero()) {
-            throw new IllegalArgumentException("recv on rank " + rank + ": timeout must be positive, was " + wait);
-        }
+        TransportChecks.checkWait("recv", rank, wait);
         return stream("recv", srcRank).receive(dst, false, System.nanoTime() + wait.toNanos(), wait);
     }
 
@@ -523,17 +522,12 @@ public final class AeronTransport implements Transport {
 
     private PeerStream stream(String operation, int peer) {
         checkOpen(operation);
-        if (peer < 0 || peer >= worldSize || peer == rank) {
-            throw new IllegalArgumentException(operation + " on rank " + rank + ": peer rank " + peer
-                    + " is not another rank of this group of " + worldSize);
-        }
+        TransportChecks.checkPeer(operation, rank, worldSize, peer);
         return peers[peer];
     }
 
     private void checkOpen(String operation) {
-        if (closed) {
-            throw new IllegalStateException(operation + " on rank " + rank + ": the transport is closed");
-        }
+        TransportChecks.checkOpen(closed, operation, rank);
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.ringstar.transport.inproc;
 
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
+import io.ringstar.spi.TransportChecks;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -111,16 +112,11 @@ public final class InProcessTransport implements Transport {
 
     private void checkPeer(String operation, int peer) {
         checkOpen(operation);
-        if (peer < 0 || peer >= group.worldSize || peer == rank) {
-            throw new IllegalArgumentException(operation + " on rank " + rank + ": peer rank " + peer
-                    + " is not another rank of this group of " + group.worldSize);
-        }
+        TransportChecks.checkPeer(operation, rank, group.worldSize, peer);
     }
 
     private void checkOpen(String operation) {
-        if (closed) {
-            throw new IllegalStateException(operation + " on rank " + rank + ": the transport is closed");
-        }
+        TransportChecks.checkOpen(closed, operation, rank);
     }
 
     @Override

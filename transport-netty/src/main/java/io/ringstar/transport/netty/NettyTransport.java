@@ -26,6 +26,7 @@ import io.ringstar.Transport;
 import io.ringstar.transport.netty.Handshake.Address;
 import io.ringstar.transport.netty.Handshake.Identity;
 import io.ringstar.spi.NetworkOptions;
+import io.ringstar.spi.TransportChecks;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -560,9 +561,7 @@ public final class NettyTransport implements Transport {
 
     @Override
     public int recvAtMost(int srcRank, ByteBuffer dst, Duration wait) {
-        if (wait == null || wait.isNegative() || wait.isZero()) {
-            throw new IllegalArgumentException("recv on rank " + rank + ": timeout must be positive, was " + wait);
-        }
+        TransportChecks.checkWait("recv", rank, wait);
         return link("recv", srcRank).receive(dst, false, System.nanoTime() + wait.toNanos(), wait);
     }
 
@@ -625,17 +624,12 @@ public final class NettyTransport implements Transport {
 
     private PeerLink link(String operation, int peer) {
         checkOpen(operation);
-        if (peer < 0 || peer >= worldSize || peer == rank) {
-            throw new IllegalArgumentException(operation + " on rank " + rank + ": peer rank " + peer
-                    + " is not another rank of this group of " + worldSize);
-        }
+        TransportChecks.checkPeer(operation, rank, worldSize, peer);
         return links[peer];
     }
 
     private void checkOpen(String operation) {
-        if (closed) {
-            throw new IllegalStateException(operation + " on rank " + rank + ": the transport is closed");
-        }
+        TransportChecks.checkOpen(closed, operation, rank);
     }
 
     @Override
