@@ -1,5 +1,6 @@
 package io.ringstar.spi;
 
+import io.ringstar.ConfigSources;
 import io.ringstar.InvalidConfigException;
 import java.io.IOException;
 import java.net.DatagramSocket;
@@ -20,8 +21,8 @@ import java.util.Map;
 import java.util.function.UnaryOperator;
 
 /**
- * The options that every network transport reads the same way: the shared secret, and the
- * address a rank listens on. For transport implementations; every method only reads the
+ * The options that every network transport reads the same way: the job id, the shared secret,
+ * the address and port a rank listens on, and its receive buffer. For transport implementations; every method only reads the
  * configuration, the environment and the host's interfaces, sends nothing, and reports a bad value
  * as an {@link InvalidConfigException} naming the option.
  */
@@ -29,13 +30,38 @@ public final class NetworkOptions {
     /** Option: the shared secret itself (UTF-8). */
     public static final String SECRET_OPTION = "secret";
     /** Option: a file holding the shared secret (UTF-8, surrounding white space ignored). */
-    public static final String SECRET_FILE_OPTION = "secretFile";
+    public static final String SECRET_FILE_OPTION = ConfigSources.SECRET_FILE_OPTION;
     /** Environment variable read for the secret when neither option is set. */
     public static final String SECRET_ENV = "RINGSTAR_SECRET";
     /** Option: where a rank listens (see {@link #bindAddress}). */
     public static final String BIND_OPTION = "bind";
+    /** Option: the port a rank other than 0 listens on; 0 picks a free one. */
+    public static final String PORT_OPTION = "port";
+    /** Option: the job's id; ranks of different jobs refuse each other. */
+    public static final String JOB_ID_OPTION = "jobId";
+    public static final String DEFAULT_JOB_ID = "ringstar";
+    /** Option: bytes from one peer that may wait for {@code recv} before reading from it stops. */
+    public static final String RECEIVE_BUFFER_OPTION = "receiveBufferBytes";
+    public static final int DEFAULT_RECEIVE_BUFFER_BYTES = 64 << 20;
+    /** The smallest receive buffer accepted: a few frames' worth of small messages. */
+    public static final int MIN_RECEIVE_BUFFER_BYTES = 64 << 10;
 
     private NetworkOptions() {
+    }
+
+    /**
+     * The job id from option {@value #JOB_ID_OPTION}, else {@value #DEFAULT_JOB_ID}.
+     *
+     * @param option looks an option up by name, {@code null} when it is not set
+     * @throws InvalidConfigException unless it is 1 to 256 bytes of UTF-8
+     */
+    public static String jobId(UnaryOperator<String> option) {
+        String value = option.apply(JOB_ID_OPTION);
+        String jobId = value == null ? DEFAULT_JOB_ID : value;
+        if (jobId.isEmpty() || jobId.getBytes(StandardCharsets.UTF_8).length > 256) {
+            throw new InvalidConfigException("option " + JOB_ID_OPTION, jobId, "must be 1 to 256 bytes");
+        }
+        return jobId;
     }
 
     /**

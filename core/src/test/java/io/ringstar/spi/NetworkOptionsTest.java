@@ -31,6 +31,16 @@ class NetworkOptionsTest {
     }
 
     @Test
+    void theJobIdDefaultsAndIsBounded() {
+        assertEquals("ringstar", NetworkOptions.jobId(options(Map.of())));
+        assertEquals("job-7", NetworkOptions.jobId(options(Map.of("jobId", "job-7"))));
+        assertThrows(InvalidConfigException.class, () -> NetworkOptions.jobId(options(Map.of("jobId", ""))));
+        InvalidConfigException tooLong = assertThrows(InvalidConfigException.class,
+                () -> NetworkOptions.jobId(options(Map.of("jobId", "x".repeat(257)))));
+        assertTrue(tooLong.getMessage().contains("jobId"), tooLong.getMessage());
+    }
+
+    @Test
     void theSecretComesFromTheOptionThenTheFileThenTheEnvironment() throws IOException {
         Path file = dir.resolve("job.secret");
         Files.writeString(file, "  from-file\n");

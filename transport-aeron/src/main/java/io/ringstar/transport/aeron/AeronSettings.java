@@ -6,7 +6,6 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.spi.NetworkOptions;
 import java.net.InetAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -39,15 +38,12 @@ record AeronSettings(String jobId, byte[] secret, InetAddress coordinatorAddress
     /** Aeron's default MTU, safe on any Ethernet path; used for UDP beyond loopback. */
     static final int NETWORK_MTU = 1408;
     static final int DEFAULT_TERM_LENGTH = 4 << 20;
-    static final int MIN_RECEIVE_BUFFER_BYTES = 64 << 10;
+    static final int MIN_RECEIVE_BUFFER_BYTES = NetworkOptions.MIN_RECEIVE_BUFFER_BYTES;
 
     static AeronSettings from(DistributedConfig config, Map<String, String> environment) {
         UnaryOperator<String> option = name -> config.option(name)
                 .orElseGet(() -> System.getProperty("ringstar." + name));
-        String jobId = orDefault(option.apply(AeronTransport.JOB_ID_OPTION), AeronTransport.DEFAULT_JOB_ID);
-        if (jobId.isEmpty() || jobId.getBytes(StandardCharsets.UTF_8).length > 256) {
-            throw new InvalidConfigException("option " + AeronTransport.JOB_ID_OPTION, jobId, "must be 1 to 256 bytes");
-        }
+        String jobId = NetworkOptions.jobId(option);
         byte[] secret = NetworkOptions.secret(option, environment);
         InetAddress coordinator = NetworkOptions.resolve("coordinatorAddr", config.coordinatorHost());
         int coordinatorPort = config.coordinatorPort();

@@ -91,8 +91,8 @@ public final class AeronTransport implements Transport {
      * Option: bytes received from one peer and not yet taken by {@code recv} before reading it
      * stops; twice that while this rank is sending to the peer.
      */
-    public static final String RECEIVE_BUFFER_OPTION = "receiveBufferBytes";
-    public static final int DEFAULT_RECEIVE_BUFFER_BYTES = 64 << 20;
+    public static final String RECEIVE_BUFFER_OPTION = NetworkOptions.RECEIVE_BUFFER_OPTION;
+    public static final int DEFAULT_RECEIVE_BUFFER_BYTES = NetworkOptions.DEFAULT_RECEIVE_BUFFER_BYTES;
     /**
      * Option: the address this rank receives UDP on, given as an address, an interface name
      * ({@code eth0}) or a CIDR block ({@code 10.0.0.0/24}), as for the Netty transport; default for
@@ -100,10 +100,10 @@ public final class AeronTransport implements Transport {
      */
     public static final String BIND_OPTION = NetworkOptions.BIND_OPTION;
     /** Option: the UDP port this rank receives on; 0 (the default) picks a free one. */
-    public static final String PORT_OPTION = "port";
+    public static final String PORT_OPTION = NetworkOptions.PORT_OPTION;
     /** Option: the job's id; ranks of different jobs refuse each other. */
-    public static final String JOB_ID_OPTION = "jobId";
-    public static final String DEFAULT_JOB_ID = "ringstar";
+    public static final String JOB_ID_OPTION = NetworkOptions.JOB_ID_OPTION;
+    public static final String DEFAULT_JOB_ID = NetworkOptions.DEFAULT_JOB_ID;
     /** Option: the shared secret itself. */
     public static final String SECRET_OPTION = NetworkOptions.SECRET_OPTION;
     /** Option: a file holding the shared secret (surrounding white space is ignored). */

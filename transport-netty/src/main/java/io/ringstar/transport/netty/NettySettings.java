@@ -5,9 +5,9 @@ import io.ringstar.InvalidConfigException;
 import io.ringstar.spi.NetworkOptions;
 import java.net.Inet4Address;
 import java.net.InetAddress;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 
 /**
  * The Netty transport's settings, read once from a {@link DistributedConfig}'s options (and the
@@ -19,15 +19,12 @@ record NettySettings(String jobId, byte[] secret, InetAddress coordinatorAddress
 
     /** The most a connection waits for its handshake before the acceptor closes it. */
     static final Duration MAX_HANDSHAKE_TIME = Duration.ofSeconds(10);
-    /** The smallest receive buffer accepted: a few frames' worth of small messages. */
-    static final int MIN_RECEIVE_BUFFER_BYTES = 64 << 10;
+    static final int MIN_RECEIVE_BUFFER_BYTES = NetworkOptions.MIN_RECEIVE_BUFFER_BYTES;
 
     static NettySettings from(DistributedConfig config, Map<String, String> environment) {
-        String jobId = config.option(NettyTransport.JOB_ID_OPTION).orElse(NettyTransport.DEFAULT_JOB_ID);
-        if (jobId.isEmpty() || jobId.getBytes(StandardCharsets.UTF_8).length > 256) {
-            throw new InvalidConfigException("option " + NettyTransport.JOB_ID_OPTION, jobId, "must be 1 to 256 bytes");
-        }
-        byte[] secret = NetworkOptions.secret(name -> config.option(name).orElse(null), environment);
+        UnaryOperator<String> option = name -> config.option(name).orElse(null);
+        String jobId = NetworkOptions.jobId(option);
+        byte[] secret = NetworkOptions.secret(option, environment);
         InetAddress coordinator = NetworkOptions.resolve("coordinatorAddr", config.coordinatorHost());
         int coordinatorPort = config.coordinatorPort();
         if (coordinatorPort == 0) {

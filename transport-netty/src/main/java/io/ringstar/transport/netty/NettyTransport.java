@@ -84,8 +84,8 @@ public final class NettyTransport implements Transport {
     /** The name {@link io.ringstar.Transports#open} finds this transport by. */
     public static final String NAME = "netty";
     /** Option: the job's id; ranks of different jobs refuse each other. */
-    public static final String JOB_ID_OPTION = "jobId";
-    public static final String DEFAULT_JOB_ID = "ringstar";
+    public static final String JOB_ID_OPTION = NetworkOptions.JOB_ID_OPTION;
+    public static final String DEFAULT_JOB_ID = NetworkOptions.DEFAULT_JOB_ID;
     /** Option: the shared secret itself. */
     public static final String SECRET_OPTION = NetworkOptions.SECRET_OPTION;
     /** Option: a file holding the shared secret (surrounding white space is ignored). */
@@ -99,14 +99,14 @@ public final class NettyTransport implements Transport {
      */
     public static final String BIND_OPTION = NetworkOptions.BIND_OPTION;
     /** Option: the listening port of ranks other than 0; 0 (the default) picks a free one. */
-    public static final String PORT_OPTION = "port";
+    public static final String PORT_OPTION = NetworkOptions.PORT_OPTION;
     /** Option: event-loop threads; 1 by default. */
     public static final String IO_THREADS_OPTION = "ioThreads";
     /** Option: {@code auto} (default), {@code true} or {@code false}: use native epoll. */
     public static final String EPOLL_OPTION = "epoll";
     /** Option: bytes received from one peer and not yet taken by {@code recv} before reading pauses. */
-    public static final String RECEIVE_BUFFER_OPTION = "receiveBufferBytes";
-    public static final int DEFAULT_RECEIVE_BUFFER_BYTES = 64 << 20;
+    public static final String RECEIVE_BUFFER_OPTION = NetworkOptions.RECEIVE_BUFFER_OPTION;
+    public static final int DEFAULT_RECEIVE_BUFFER_BYTES = NetworkOptions.DEFAULT_RECEIVE_BUFFER_BYTES;
 
     private static final System.Logger LOG = System.getLogger(NettyTransport.class.getName());
     private static final ByteBuffer NO_BYTES = ByteBuffer.allocate(0).asReadOnlyBuffer();
