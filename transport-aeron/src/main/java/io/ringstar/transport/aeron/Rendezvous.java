@@ -2,6 +2,7 @@ package io.ringstar.transport.aeron;
 
 import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.spi.HandshakeProofs;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -13,15 +14,11 @@ import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
-import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 
 /**
  * Forms the group over plain blocking TCP at the coordinator address before any Aeron stream
@@ -47,8 +44,17 @@ final class Rendezvous {
     /** "RSTA" on the wire. */
     static final int MAGIC = 0x41545352;
     static final short VERSION = 1;
-    static final int NONCE_BYTES = 32;
-    static final int PROOF_BYTES = 32;
+    static final int NONCE_BYTES = HandshakeProofs.NONCE_BYTES;
+    static final int PROOF_BYTES = HandshakeProofs.PROOF_BYTES;
+    // The same labels as the Netty transport's handshake, and a fifth for the table of endpoints.
+    private static final byte[] HELLO_LABEL = HandshakeProofs.label("ringstar hello");
+    private static final byte[] PROOF_LABEL = HandshakeProofs.label("ringstar proof");
+    private static final byte[] IDENTIFY_LABEL = HandshakeProofs.label("ringstar identify");
+    private static final byte[] WELCOME_LABEL = HandshakeProofs.label("ringstar welcome");
+    private static final byte[] TABLE_LABEL = HandshakeProofs.label("ringstar table");
+    private static final byte[] NO_BYTES = new byte[0];
+    /** Draws the table's nonce, from which every pair of ranks derives its Aeron session id. */
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     static final byte CHALLENGE = 1;
     static final byte HELLO = 2;
@@ -67,7 +73,6 @@ final class Rendezvous {
     private static final long HANDSHAKE_MILLIS = 10_000;
     private static final long CONNECT_ATTEMPT_MILLIS = 5_000;
     private static final long LONGEST_BACKOFF_MILLIS = 1_000;
-    private static final SecureRandom RANDOM = new SecureRandom();
     private static final System.Logger LOG = System.getLogger(Rendezvous.class.getName());
 
     private Rendezvous() {
@@ -170,7 +175,7 @@ final class Rendezvous {
         for (int r = 1; r < worldSize; r++) {
             try {
                 ByteBuffer out = begin(TABLE, tableBytes.length + PROOF_BYTES);
-                out.put(tableBytes).put(mac(secret, "ringstar table", nonces[r][0], nonces[r][1], tableBytes));
+                out.put(tableBytes).put(HandshakeProofs.mac(secret, TABLE_LABEL, nonces[r][0], nonces[r][1], tableBytes));
                 send(sockets[r], out);
             } catch (IOException e) {
                 abandon(sockets, "rank " + r + " went away before the table was sent");
@@ -186,7 +191,7 @@ final class Rendezvous {
     private static Endpoint accept(Socket socket, byte[] secret, Endpoint self, Endpoint[] known, byte[][] nonces)
             throws IOException {
         DataInputStream in = new DataInputStream(socket.getInputStream());
-        byte[] nonceA = newNonce();
+        byte[] nonceA = HandshakeProofs.newNonce();
         send(socket, begin(CHALLENGE, 6 + NONCE_BYTES).putInt(MAGIC).putShort(VERSION).put(nonceA));
         ByteBuffer hello = expect(in, HELLO, MAX_UNTRUSTED_RECORD);
         if (hello.getInt() != MAGIC) {
@@ -202,12 +207,12 @@ final class Rendezvous {
         if (peerHasSecret != (secret != null)) {
             return refuse(socket, secret != null ? "the job requires a shared secret" : "the job has no shared secret");
         }
-        if (!MessageDigest.isEqual(proof, mac(secret, "ringstar hello", nonceA, nonceB, new byte[0]))) {
+        if (!HandshakeProofs.holds(proof, secret, HELLO_LABEL, nonceA, nonceB, NO_BYTES)) {
             return refuse(socket, "wrong shared secret");
         }
-        send(socket, begin(PROOF, PROOF_BYTES).put(mac(secret, "ringstar proof", nonceB, nonceA, new byte[0])));
+        send(socket, begin(PROOF, PROOF_BYTES).put(HandshakeProofs.mac(secret, PROOF_LABEL, nonceB, nonceA)));
         ByteBuffer identify = expect(in, IDENTIFY, MAX_UNTRUSTED_RECORD);
-        Endpoint peer = readTagged(identify, secret, "ringstar identify", nonceA, nonceB);
+        Endpoint peer = readTagged(identify, secret, IDENTIFY_LABEL, nonceA, nonceB);
         if (peer == null) {
             return refuse(socket, "bad identity tag");
         }
@@ -218,7 +223,7 @@ final class Rendezvous {
         if (mismatch != null) {
             return refuse(socket, mismatch);
         }
-        send(socket, tagged(WELCOME, secret, "ringstar welcome", nonceB, nonceA, self));
+        send(socket, tagged(WELCOME, secret, WELCOME_LABEL, nonceB, nonceA, self));
         nonces[0] = nonceA;
         nonces[1] = nonceB;
         return peer;
@@ -305,16 +310,16 @@ final class Rendezvous {
             throw new RefusedException(self.rank(), "rank 0 speaks protocol version " + version + ", this rank " + VERSION);
         }
         byte[] nonceA = bytes(challenge, NONCE_BYTES);
-        byte[] nonceB = newNonce();
+        byte[] nonceB = HandshakeProofs.newNonce();
         send(socket, begin(HELLO, 7 + NONCE_BYTES + PROOF_BYTES).putInt(MAGIC).putShort(VERSION)
                 .put((byte) (secret != null ? 1 : 0)).put(nonceB)
-                .put(mac(secret, "ringstar hello", nonceA, nonceB, new byte[0])));
+                .put(HandshakeProofs.mac(secret, HELLO_LABEL, nonceA, nonceB)));
         ByteBuffer proof = expect(in, PROOF, MAX_UNTRUSTED_RECORD);
-        if (!MessageDigest.isEqual(bytes(proof, PROOF_BYTES), mac(secret, "ringstar proof", nonceB, nonceA, new byte[0]))) {
+        if (!HandshakeProofs.holds(bytes(proof, PROOF_BYTES), secret, PROOF_LABEL, nonceB, nonceA, NO_BYTES)) {
             throw new RefusedException(self.rank(), "rank 0 does not know the shared secret");
         }
-        send(socket, tagged(IDENTIFY, secret, "ringstar identify", nonceA, nonceB, self));
-        Endpoint root = readTagged(expect(in, WELCOME, MAX_RECORD), secret, "ringstar welcome", nonceB, nonceA);
+        send(socket, tagged(IDENTIFY, secret, IDENTIFY_LABEL, nonceA, nonceB, self));
+        Endpoint root = readTagged(expect(in, WELCOME, MAX_RECORD), secret, WELCOME_LABEL, nonceB, nonceA);
         if (root == null || root.rank() != 0 || !root.jobId().equals(self.jobId())
                 || root.worldSize() != self.worldSize()) {
             throw new RefusedException(self.rank(), "rank 0's welcome does not match this job: " + root);
@@ -324,7 +329,7 @@ final class Rendezvous {
                 TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))));
         ByteBuffer body = expect(in, TABLE, MAX_RECORD);
         byte[] tableBytes = bytes(body, body.remaining() - PROOF_BYTES);
-        if (!MessageDigest.isEqual(bytes(body, PROOF_BYTES), mac(secret, "ringstar table", nonceA, nonceB, tableBytes))) {
+        if (!HandshakeProofs.holds(bytes(body, PROOF_BYTES), secret, TABLE_LABEL, nonceA, nonceB, tableBytes)) {
             throw new RefusedException(self.rank(), "the table's tag does not hold");
         }
         ByteBuffer table = ByteBuffer.wrap(tableBytes).order(ByteOrder.LITTLE_ENDIAN);
@@ -349,20 +354,20 @@ final class Rendezvous {
         return Arrays.copyOf(out.array(), out.position());
     }
 
-    private static ByteBuffer tagged(byte type, byte[] secret, String label, byte[] first, byte[] second, Endpoint who) {
+    private static ByteBuffer tagged(byte type, byte[] secret, byte[] label, byte[] first, byte[] second, Endpoint who) {
         ByteBuffer body = ByteBuffer.allocate(4 * MAX_STRING_BYTES).order(ByteOrder.LITTLE_ENDIAN);
         who.write(body);
         byte[] bytes = Arrays.copyOf(body.array(), body.position());
-        return begin(type, bytes.length + PROOF_BYTES).put(bytes).put(mac(secret, label, first, second, bytes));
+        return begin(type, bytes.length + PROOF_BYTES).put(bytes).put(HandshakeProofs.mac(secret, label, first, second, bytes));
     }
 
     /** The endpoint in a tagged record, or null if its tag does not hold. */
-    private static Endpoint readTagged(ByteBuffer body, byte[] secret, String label, byte[] first, byte[] second) {
+    private static Endpoint readTagged(ByteBuffer body, byte[] secret, byte[] label, byte[] first, byte[] second) {
         int start = body.position();
         Endpoint endpoint = Endpoint.read(body);
         byte[] bytes = new byte[body.position() - start];
         body.duplicate().position(start).get(bytes);
-        return MessageDigest.isEqual(bytes(body, PROOF_BYTES), mac(secret, label, first, second, bytes)) ? endpoint : null;
+        return HandshakeProofs.holds(bytes(body, PROOF_BYTES), secret, label, first, second, bytes) ? endpoint : null;
     }
 
     private static ByteBuffer begin(byte type, int bodyLength) {
@@ -421,30 +426,6 @@ final class Rendezvous {
             throw new IllegalArgumentException("a string of " + length + " bytes");
         }
         return new String(bytes(in, length), StandardCharsets.UTF_8);
-    }
-
-    private static byte[] newNonce() {
-        byte[] nonce = new byte[NONCE_BYTES];
-        RANDOM.nextBytes(nonce);
-        return nonce;
-    }
-
-    /** HMAC-SHA256 of the label, the nonces and the data; zeros when there is no secret. */
-    static byte[] mac(byte[] secret, String label, byte[] first, byte[] second, byte[] data) {
-        if (secret == null) {
-            return new byte[PROOF_BYTES];
-        }
-        try {
-            Mac mac = Mac.getInstance("HmacSHA256");
-            mac.init(new SecretKeySpec(secret, "HmacSHA256"));
-            mac.update(label.getBytes(StandardCharsets.US_ASCII));
-            mac.update(first);
-            mac.update(second);
-            mac.update(data);
-            return mac.doFinal();
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("HmacSHA256 is not available in this JVM", e);
-        }
     }
 
     private static void closeQuietly(Socket socket) {

@@ -2,14 +2,10 @@ package io.ringstar.transport.netty;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.ringstar.spi.HandshakeProofs;
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
-import java.security.MessageDigest;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 
 /**
  * The records two ranks exchange before their connection carries frames, and the shared-secret
@@ -38,8 +34,8 @@ final class Handshake {
     /** "RSTN" on the wire. */
     static final int MAGIC = 0x4E545352;
     static final short VERSION = 1;
-    static final int NONCE_BYTES = 32;
-    static final int PROOF_BYTES = 32;
+    static final int NONCE_BYTES = HandshakeProofs.NONCE_BYTES;
+    static final int PROOF_BYTES = HandshakeProofs.PROOF_BYTES;
 
     static final byte CHALLENGE = 1;
     static final byte HELLO = 2;
@@ -59,11 +55,10 @@ final class Handshake {
     static final byte PURPOSE_PEER = 2;
 
     private static final int MAX_STRING_BYTES = 1024;
-    private static final SecureRandom RANDOM = new SecureRandom();
-    static final byte[] HELLO_LABEL = label("ringstar hello");
-    static final byte[] PROOF_LABEL = label("ringstar proof");
-    static final byte[] IDENTIFY_LABEL = label("ringstar identify");
-    static final byte[] WELCOME_LABEL = label("ringstar welcome");
+    static final byte[] HELLO_LABEL = HandshakeProofs.label("ringstar hello");
+    static final byte[] PROOF_LABEL = HandshakeProofs.label("ringstar proof");
+    static final byte[] IDENTIFY_LABEL = HandshakeProofs.label("ringstar identify");
+    static final byte[] WELCOME_LABEL = HandshakeProofs.label("ringstar welcome");
     private static final byte[] NO_BYTES = new byte[0];
 
     private Handshake() {
@@ -110,9 +105,7 @@ final class Handshake {
     }
 
     static byte[] newNonce() {
-        byte[] nonce = new byte[NONCE_BYTES];
-        RANDOM.nextBytes(nonce);
-        return nonce;
+        return HandshakeProofs.newNonce();
     }
 
     static ByteBuf challenge(ByteBufAllocator alloc, byte[] nonce) {
@@ -132,13 +125,13 @@ final class Handshake {
         out.writeShortLE(VERSION);
         out.writeBoolean(secret != null);
         out.writeBytes(helloNonce);
-        out.writeBytes(mac(secret, HELLO_LABEL, challengeNonce, helloNonce, NO_BYTES));
+        out.writeBytes(HandshakeProofs.mac(secret, HELLO_LABEL, challengeNonce, helloNonce));
         return end(out);
     }
 
     static ByteBuf proof(ByteBufAllocator alloc, byte[] secret, byte[] challengeNonce, byte[] helloNonce) {
         ByteBuf out = begin(alloc, PROOF);
-        out.writeBytes(mac(secret, PROOF_LABEL, helloNonce, challengeNonce, NO_BYTES));
+        out.writeBytes(HandshakeProofs.mac(secret, PROOF_LABEL, helloNonce, challengeNonce));
         return end(out);
     }
 
@@ -150,8 +143,8 @@ final class Handshake {
         identity.write(out);
         byte[] identityBytes = new byte[out.writerIndex() - identityAt];
         out.getBytes(identityAt, identityBytes);
-        out.writeBytes(mac(secret, type == IDENTIFY ? IDENTIFY_LABEL : WELCOME_LABEL, firstNonce, secondNonce,
-                identityBytes));
+        out.writeBytes(HandshakeProofs.mac(secret, type == IDENTIFY ? IDENTIFY_LABEL : WELCOME_LABEL, firstNonce,
+                secondNonce, identityBytes));
         return end(out);
     }
 
@@ -167,14 +160,13 @@ final class Handshake {
         body.getBytes(identityAt, identityBytes);
         byte[] tag = new byte[PROOF_BYTES];
         body.readBytes(tag);
-        byte[] expected = mac(secret, type == IDENTIFY ? IDENTIFY_LABEL : WELCOME_LABEL, firstNonce, secondNonce,
-                identityBytes);
-        return MessageDigest.isEqual(tag, expected) ? identity : null;
+        return HandshakeProofs.holds(tag, secret, type == IDENTIFY ? IDENTIFY_LABEL : WELCOME_LABEL, firstNonce,
+                secondNonce, identityBytes) ? identity : null;
     }
 
     /** True if {@code proof} is what a holder of {@code secret} computes for this label and nonces. */
     static boolean proofHolds(byte[] proof, byte[] secret, byte[] label, byte[] firstNonce, byte[] secondNonce) {
-        return MessageDigest.isEqual(proof, mac(secret, label, firstNonce, secondNonce, NO_BYTES));
+        return HandshakeProofs.holds(proof, secret, label, firstNonce, secondNonce, NO_BYTES);
     }
 
     static ByteBuf refuse(ByteBufAllocator alloc, String reason) {
@@ -209,28 +201,6 @@ final class Handshake {
             addresses.add(new Address(readString(in), in.readIntLE()));
         }
         return addresses;
-    }
-
-    /** HMAC-SHA256 of the label, the nonces and the data; zeros when there is no secret. */
-    static byte[] mac(byte[] secret, byte[] label, byte[] firstNonce, byte[] secondNonce, byte[] data) {
-        if (secret == null) {
-            return new byte[PROOF_BYTES];
-        }
-        try {
-            Mac mac = Mac.getInstance("HmacSHA256");
-            mac.init(new SecretKeySpec(secret, "HmacSHA256"));
-            mac.update(label);
-            mac.update(firstNonce);
-            mac.update(secondNonce);
-            mac.update(data);
-            return mac.doFinal();
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("HmacSHA256 is not available in this JVM", e);
-        }
-    }
-
-    private static byte[] label(String text) {
-        return text.getBytes(StandardCharsets.US_ASCII);
     }
 
     private static ByteBuf begin(ByteBufAllocator alloc, byte type) {
