@@ -3,8 +3,9 @@ package io.ringstar.transport.aeron;
 import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.spi.HandshakeProofs;
-import java.io.DataInputStream;
+import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -150,7 +151,7 @@ final class Rendezvous {
                     socket.setSoTimeout((int) Math.max(1, Math.min(HANDSHAKE_MILLIS, left)));
                     socket.setTcpNoDelay(true);
                     byte[][] pair = new byte[2][];
-                    Endpoint peer = accept(socket, secret, self, endpoints, pair);
+                    Endpoint peer = accept(socket, secret, self, endpoints, pair, deadline);
                     if (peer != null) {
                         endpoints[peer.rank()] = peer;
                         sockets[peer.rank()] = socket;
@@ -188,12 +189,13 @@ final class Rendezvous {
     }
 
     /** One registration's handshake; returns the peer, or null after refusing it. */
-    private static Endpoint accept(Socket socket, byte[] secret, Endpoint self, Endpoint[] known, byte[][] nonces)
-            throws IOException {
-        DataInputStream in = new DataInputStream(socket.getInputStream());
+    private static Endpoint accept(Socket socket, byte[] secret, Endpoint self, Endpoint[] known, byte[][] nonces,
+            long deadline) throws IOException {
+        // One limit for the whole handshake, however the peer spreads its bytes.
+        long until = Math.min(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HANDSHAKE_MILLIS), deadline);
         byte[] nonceA = HandshakeProofs.newNonce();
         send(socket, begin(CHALLENGE, 6 + NONCE_BYTES).putInt(MAGIC).putShort(VERSION).put(nonceA));
-        ByteBuffer hello = expect(in, HELLO, MAX_UNTRUSTED_RECORD);
+        ByteBuffer hello = expect(socket, HELLO, MAX_UNTRUSTED_RECORD, until, 0);
         if (hello.getInt() != MAGIC) {
             throw new IOException("not a ringstar Aeron rank (bad magic)");
         }
@@ -211,7 +213,7 @@ final class Rendezvous {
             return refuse(socket, "wrong shared secret");
         }
         send(socket, begin(PROOF, PROOF_BYTES).put(HandshakeProofs.mac(secret, PROOF_LABEL, nonceB, nonceA)));
-        ByteBuffer identify = expect(in, IDENTIFY, MAX_UNTRUSTED_RECORD);
+        ByteBuffer identify = expect(socket, IDENTIFY, MAX_UNTRUSTED_RECORD, until, 0);
         Endpoint peer = readTagged(identify, secret, IDENTIFY_LABEL, nonceA, nonceB);
         if (peer == null) {
             return refuse(socket, "bad identity tag");
@@ -277,8 +279,6 @@ final class Rendezvous {
                 socket.connect(coordinator, (int) Math.max(1, Math.min(left, CONNECT_ATTEMPT_MILLIS)));
                 socket.setSoTimeout((int) Math.max(1, Math.min(left, HANDSHAKE_MILLIS)));
                 return initiate(socket, secret, self, deadline);
-            } catch (RefusedException e) {
-                throw new RefusedException(self.rank(), e.detail());
             } catch (IllegalArgumentException | BufferUnderflowException e) {
                 // A record that parses wrong is no network hiccup a retry would cure: whoever answers at
                 // the coordinator address does not speak this protocol (or is broken).
@@ -300,8 +300,9 @@ final class Rendezvous {
     }
 
     private static Table initiate(Socket socket, byte[] secret, Endpoint self, long deadline) throws IOException {
-        DataInputStream in = new DataInputStream(socket.getInputStream());
-        ByteBuffer challenge = expect(in, CHALLENGE, MAX_UNTRUSTED_RECORD);
+        int rank = self.rank();
+        long until = Math.min(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HANDSHAKE_MILLIS), deadline);
+        ByteBuffer challenge = expect(socket, CHALLENGE, MAX_UNTRUSTED_RECORD, until, rank);
         if (challenge.getInt() != MAGIC) {
             throw new RefusedException(self.rank(), "the coordinator address is not a ringstar Aeron rank 0");
         }
@@ -314,20 +315,19 @@ final class Rendezvous {
         send(socket, begin(HELLO, 7 + NONCE_BYTES + PROOF_BYTES).putInt(MAGIC).putShort(VERSION)
                 .put((byte) (secret != null ? 1 : 0)).put(nonceB)
                 .put(HandshakeProofs.mac(secret, HELLO_LABEL, nonceA, nonceB)));
-        ByteBuffer proof = expect(in, PROOF, MAX_UNTRUSTED_RECORD);
+        ByteBuffer proof = expect(socket, PROOF, MAX_UNTRUSTED_RECORD, until, rank);
         if (!HandshakeProofs.holds(bytes(proof, PROOF_BYTES), secret, PROOF_LABEL, nonceB, nonceA, NO_BYTES)) {
             throw new RefusedException(self.rank(), "rank 0 does not know the shared secret");
         }
         send(socket, tagged(IDENTIFY, secret, IDENTIFY_LABEL, nonceA, nonceB, self));
-        Endpoint root = readTagged(expect(in, WELCOME, MAX_RECORD), secret, WELCOME_LABEL, nonceB, nonceA);
+        Endpoint root = readTagged(expect(socket, WELCOME, MAX_RECORD, until, rank), secret, WELCOME_LABEL, nonceB,
+                nonceA);
         if (root == null || root.rank() != 0 || !root.jobId().equals(self.jobId())
                 || root.worldSize() != self.worldSize()) {
             throw new RefusedException(self.rank(), "rank 0's welcome does not match this job: " + root);
         }
-        // Everyone waits here until the last rank registers.
-        socket.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE,
-                TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))));
-        ByteBuffer body = expect(in, TABLE, MAX_RECORD);
+        // Everyone waits here until the last rank registers: up to the rendezvous's own deadline.
+        ByteBuffer body = expect(socket, TABLE, MAX_RECORD, deadline, rank);
         byte[] tableBytes = bytes(body, body.remaining() - PROOF_BYTES);
         if (!HandshakeProofs.holds(bytes(body, PROOF_BYTES), secret, TABLE_LABEL, nonceA, nonceB, tableBytes)) {
             throw new RefusedException(self.rank(), "the table's tag does not hold");
@@ -381,26 +381,51 @@ final class Rendezvous {
         out.flush();
     }
 
-    /** Reads one record of {@code type}; a REFUSE or ABANDON instead becomes a {@link RefusedException}. */
-    private static ByteBuffer expect(DataInputStream in, byte type, int maxLength) throws IOException {
+    /**
+     * Reads one record of {@code type} by {@code until} (System.nanoTime); a REFUSE or ABANDON
+     * instead becomes a {@link RefusedException} for {@code rank}.
+     */
+    private static ByteBuffer expect(Socket socket, byte type, int maxLength, long until, int rank) throws IOException {
         byte[] lengthBytes = new byte[4];
-        in.readFully(lengthBytes);
+        readFully(socket, lengthBytes, until);
         int length = ByteBuffer.wrap(lengthBytes).order(ByteOrder.LITTLE_ENDIAN).getInt();
         if (length < 1 || length > maxLength) {
             throw new IOException("a record of " + length + " bytes");
         }
         byte[] record = new byte[length];
-        in.readFully(record);
+        readFully(socket, record, until);
         ByteBuffer body = ByteBuffer.wrap(record, 1, length - 1).slice().order(ByteOrder.LITTLE_ENDIAN);
         if (record[0] == REFUSE || record[0] == ABANDON) {
             String reason = getString(body);
-            throw new RefusedException(CollectiveException.NO_RANK,
+            throw new RefusedException(rank,
                     (record[0] == REFUSE ? "rank 0 refused this rank: " : "rank 0 abandoned the group: ") + reason);
         }
         if (record[0] != type) {
             throw new IOException("expected record " + type + ", got " + record[0]);
         }
         return body;
+    }
+
+    /**
+     * Fills {@code into}, each read bounded by what is left until {@code until}: the socket's own
+     * timeout applies to one read, so a peer that sends a byte now and then could otherwise hold
+     * the rendezvous far past its deadline.
+     */
+    private static void readFully(Socket socket, byte[] into, long until) throws IOException {
+        InputStream in = socket.getInputStream();
+        int done = 0;
+        while (done < into.length) {
+            long left = TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime());
+            if (left <= 0) {
+                throw new SocketTimeoutException("the handshake record did not arrive in time");
+            }
+            socket.setSoTimeout((int) Math.min(left, Integer.MAX_VALUE));
+            int n = in.read(into, done, into.length - done);
+            if (n < 0) {
+                throw new EOFException("the connection closed in the middle of a handshake record");
+            }
+            done += n;
+        }
     }
 
     private static byte[] bytes(ByteBuffer in, int count) {
