@@ -113,7 +113,8 @@ public final class AeronTransport implements Transport {
 
     /** Every ringstar stream uses this id; session ids tell the pairs apart. */
     static final int STREAM_ID = 0x5253;
-    private static final long CLOSE_LINGER_MILLIS = 5_000;
+    /** The most close waits for its peers to acknowledge its goodbye. */
+    private static final long GOODBYE_WAIT_MILLIS = 5_000;
     /** How long close waits for threads still inside a stream to leave it before it closes the client. */
     private static final long CLOSE_LOCK_OUT_MILLIS = 1_000;
     private static final ByteBuffer NO_BYTES = ByteBuffer.allocate(0).asReadOnlyBuffer();
@@ -126,7 +127,6 @@ public final class AeronTransport implements Transport {
     private final PeerStream[] peers;
     private final List<Subscription> subscriptions = new ArrayList<>();
     private DriverHandle driver;
-    private Subscription udpSubscription;
     private Thread receiver;
     private volatile boolean running = true;
     private final Object lifecycle = new Object();
@@ -159,7 +159,7 @@ public final class AeronTransport implements Transport {
         }
         long deadline = System.nanoTime() + timeout.toNanos();
         try {
-            driver = DriverHandle.open(settings, rank, driverCustomizer, image -> { }, this::onImageGone,
+            driver = DriverHandle.open(settings, rank, driverCustomizer, this::onImageGone,
                     this::onClientError);
             formGroup(deadline);
             formed = true;
@@ -180,11 +180,15 @@ public final class AeronTransport implements Transport {
 
     // ---- forming the group ----
 
+    /** A host as an Aeron channel URI wants it: an IPv6 address in brackets. */
+    private static String uriHost(String host) {
+        return host.indexOf(':') >= 0 ? "[" + host + "]" : host;
+    }
+
     private void formGroup(long deadline) {
         String host = settings.bindAddress().getHostAddress();
-        String hostPart = host.indexOf(':') >= 0 ? "[" + host + "]" : host;
-        udpSubscription = driver.aeron().addSubscription("aeron:udp?endpoint=" + hostPart + ":" + settings.port(),
-                STREAM_ID);
+        Subscription udpSubscription = driver.aeron().addSubscription("aeron:udp?endpoint=" + uriHost(host) + ":"
+                + settings.port(), STREAM_ID);
         subscriptions.add(udpSubscription);
         int port = resolvedPort(udpSubscription, deadline);
         Rendezvous.Endpoint self = new Rendezvous.Endpoint(settings.jobId(), worldSize, rank, host, port,
@@ -204,9 +208,8 @@ public final class AeronTransport implements Transport {
             int sessionIn = sessionId(table.nonce(), peer, rank);
             int mtu = Math.min(ipc ? AeronSettings.MAX_MTU : settings.mtu(), settings.termLength() / 8);
             String common = "term-length=" + settings.termLength() + "|mtu=" + mtu + "|session-id=" + sessionOut;
-            String thereHost = there.host().indexOf(':') >= 0 ? "[" + there.host() + "]" : there.host();
             ExclusivePublication publication = driver.aeron().addExclusivePublication(ipc ? "aeron:ipc?" + common
-                    : "aeron:udp?endpoint=" + thereHost + ":" + there.port() + "|" + common, STREAM_ID);
+                    : "aeron:udp?endpoint=" + uriHost(there.host()) + ":" + there.port() + "|" + common, STREAM_ID);
             if (ipc) {
                 subscriptions.add(driver.aeron().addSubscription("aeron:ipc?session-id=" + sessionIn, STREAM_ID));
             }
@@ -218,10 +221,9 @@ public final class AeronTransport implements Transport {
         receiver.setDaemon(true);
         receiver.start();
         awaitConnected(deadline);
-        IdleStrategy idle = settings.newIdleStrategy();
         for (PeerStream peer : peers) {
             if (peer != null) {
-                peer.sendRecord("rendezvous", ChunkHeader.READY, 0, deadline, timeout, idle);
+                peer.sendRecord("rendezvous", ChunkHeader.READY, 0, deadline, timeout);
             }
         }
         List<Integer> missing = new ArrayList<>();
@@ -406,10 +408,9 @@ public final class AeronTransport implements Transport {
         synchronized (lifecycle) {
             epoch = ++barrierEpoch;
         }
-        IdleStrategy idle = settings.newIdleStrategy();
         for (PeerStream peer : peers) {
             if (peer != null) {
-                peer.sendRecord("barrier", ChunkHeader.BARRIER, epoch, deadline, timeout, idle);
+                peer.sendRecord("barrier", ChunkHeader.BARRIER, epoch, deadline, timeout);
             }
         }
         List<Integer> missing = new ArrayList<>();
@@ -496,14 +497,13 @@ public final class AeronTransport implements Transport {
     }
 
     private void sayGoodbye() {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.min(CLOSE_LINGER_MILLIS,
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.min(GOODBYE_WAIT_MILLIS,
                 timeout.toMillis()));
-        IdleStrategy idle = settings.newIdleStrategy();
         List<PeerStream> told = new ArrayList<>();
         for (PeerStream peer : peers) {
             if (peer != null && !peer.gone()) {
                 try {
-                    peer.sendRecord("close", ChunkHeader.GOODBYE, 0, deadline, timeout, idle);
+                    peer.sendRecord("close", ChunkHeader.GOODBYE, 0, deadline, timeout);
                     told.add(peer);
                 } catch (RuntimeException e) {
                     // Whatever stopped one goodbye (a failed peer, a closed stream, an Aeron error), close goes on.

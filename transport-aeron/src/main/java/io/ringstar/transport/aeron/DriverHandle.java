@@ -1,7 +1,6 @@
 package io.ringstar.transport.aeron;
 
 import io.aeron.Aeron;
-import io.aeron.AvailableImageHandler;
 import io.aeron.CncFileDescriptor;
 import io.aeron.CommonContext;
 import io.aeron.UnavailableImageHandler;
@@ -35,7 +34,7 @@ import org.agrona.concurrent.UnsafeBuffer;
  * this host share, named by {@value AeronTransport#DIR_OPTION}. Also says which driver it is
  * ({@link #driverId()}), so ranks that share one can talk over IPC.
  */
-final class DriverHandle implements AutoCloseable {
+final class DriverHandle {
     /** Prefix of embedded drivers' directories; the rest is the job, the rank, the pid and a counter. */
     static final String DIR_PREFIX = "ringstar-aeron-";
     private static final Pattern OWNED_DIR = Pattern.compile(Pattern.quote(DIR_PREFIX) + ".*-p(\\d+)-\\d+");
@@ -68,7 +67,7 @@ final class DriverHandle implements AutoCloseable {
      * @throws CollectiveException if the driver cannot start or the external one does not answer
      */
     static DriverHandle open(AeronSettings settings, int rank, UnaryOperator<MediaDriver.Context> customizer,
-            AvailableImageHandler available, UnavailableImageHandler unavailable, ErrorHandler errors) {
+            UnavailableImageHandler unavailable, ErrorHandler errors) {
         MediaDriver driver = null;
         Aeron aeron = null;
         String dir = settings.externalDir();
@@ -90,7 +89,6 @@ final class DriverHandle implements AutoCloseable {
                     .aeronDirectoryName(dir)
                     .clientName("ringstar rank " + rank)
                     .driverTimeoutMs(DRIVER_TIMEOUT_MILLIS)
-                    .availableImageHandler(available)
                     .unavailableImageHandler(unavailable)
                     .errorHandler(errors)
                     .subscriberErrorHandler(errors));
@@ -253,18 +251,9 @@ final class DriverHandle implements AutoCloseable {
         return directory;
     }
 
-    boolean embedded() {
-        return driver != null;
-    }
-
-    /** Closes the client, then the embedded driver, which removes its directory. */
-    @Override
-    public void close() {
-        close(false);
-    }
-
     /**
-     * As {@link #close()}; with {@code othersMayBeInside}, the client first marks its publications
+     * Closes the client, then the embedded driver, which removes its directory. With
+     * {@code othersMayBeInside}, the client first marks its publications
      * and images closed and then waits {@link #CLOSE_LINGER_MILLIS} before it unmaps their
      * buffers, so that a thread still inside one finishes there and its next call sees
      * {@code CLOSED} (or polls nothing) instead of touching unmapped memory. Without it the

@@ -15,7 +15,6 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.agrona.DirectBuffer;
@@ -28,10 +27,11 @@ import org.agrona.concurrent.UnsafeBuffer;
  *
  * <p>Threads: the transport's receiver thread calls {@link #poll}, {@link #acknowledgeGoodbye} and
  * {@link #checkConnected}; callers of the transport call {@link #send}, {@link #receive} and the
- * waits. One lock guards the inbound queue and the state, and one condition wakes whoever waits on
- * a change. A second lock keeps the chunks of one message together on the publication. Close takes
- * both the send lock and the image's poll lock ({@link #lockOutForClose}) before the client unmaps
- * the streams.
+ * waits. The poll lock, held by whoever reads the image, guards the inbound queue and the message
+ * being read, so the data path takes no other lock. A second lock guards the control state
+ * (barrier, ready, goodbye, failure), and its condition wakes whoever waits on it. A send lock
+ * keeps the chunks of one message together on the publication. Close takes both the send lock and
+ * the poll lock ({@link #lockOutForClose}) before the client unmaps the streams.
  *
  * <p>Memory is bounded on both sides. Outbound, nothing is buffered beyond Aeron's term: a send
  * that finds the publication back-pressured waits with the idle strategy, up to its deadline.
@@ -67,10 +67,26 @@ final class PeerStream implements ControlledFragmentHandler {
     private final IdleStrategy receiveIdle;
     private final BufferClaim claim = new BufferClaim();
     private final UnsafeBuffer headerBytes = new UnsafeBuffer(new byte[ChunkHeader.LENGTH]);
-    private final AtomicInteger sending = new AtomicInteger();
+    /** True while a send holds the send lock; read by the receiver thread (see {@link #queueFull}). */
+    private volatile boolean sending;
+    /**
+     * The message being sent, reused by every send so that sending allocates nothing: part 0 is the
+     * chunk header, 1 the caller's header, 2 its payload; {@code sendAt} and {@code sendEnd} are
+     * positions within each part. Under the send lock; the caller's buffers are let go at the end.
+     */
+    private final ByteBuffer[] sendParts = new ByteBuffer[3];
+    private final int[] sendAt = new int[3];
+    private final int[] sendEnd = new int[3];
+    /** For {@code offer}: views of the parts, and one vector array per count of parts a chunk spans. */
+    private final UnsafeBuffer[] offerViews = {null, new UnsafeBuffer(EMPTY), new UnsafeBuffer(EMPTY)};
+    private final DirectBufferVector[][] offerVectors = {
+        {new DirectBufferVector()},
+        {new DirectBufferVector(), new DirectBufferVector()},
+        {new DirectBufferVector(), new DirectBufferVector(), new DirectBufferVector()}};
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
+    /** Messages waiting for {@code recv}, the arrays kept for reuse and their bytes: under the poll lock. */
     private final ArrayDeque<Inbound> inbound = new ArrayDeque<>();
     private final ArrayDeque<byte[]> pool = new ArrayDeque<>();
     private long queuedBytes;
@@ -160,10 +176,6 @@ final class PeerStream implements ControlledFragmentHandler {
         return ipc;
     }
 
-    int chunkBytes() {
-        return chunkBytes;
-    }
-
     boolean hasImage() {
         return image != null;
     }
@@ -248,15 +260,9 @@ final class PeerStream implements ControlledFragmentHandler {
         if (message != null) {
             int take = Math.min(length, message.length - message.filled);
             buffer.getBytes(offset, message.bytes, message.filled, take);
-            lock.lock();
-            try {
-                message.filled += take;
-                if (message.complete()) {
-                    current = null;
-                    changed.signalAll();
-                }
-            } finally {
-                lock.unlock();
+            message.filled += take;
+            if (message.complete()) {
+                current = null;
             }
             if (take < length) {
                 fail("rank " + peer + " sent " + (length - take) + " bytes past the end of a message");
@@ -318,22 +324,16 @@ final class PeerStream implements ControlledFragmentHandler {
     }
 
     private void onMessageStart(DirectBuffer buffer, int offset, int available, int messageLength) {
-        lock.lock();
-        try {
-            byte[] bytes = borrow(messageLength);
-            Inbound message = new Inbound(bytes, messageLength);
-            int take = Math.min(available, messageLength);
-            buffer.getBytes(offset, bytes, 0, take);
-            message.filled = take;
-            inbound.addLast(message);
-            queuedBytes += messageLength;
-            current = message.complete() ? null : message;
-            changed.signalAll();
-            if (take < available) {
-                failLocked("rank " + peer + " sent " + (available - take) + " bytes past the end of a message");
-            }
-        } finally {
-            lock.unlock();
+        byte[] bytes = borrow(messageLength);
+        Inbound message = new Inbound(bytes, messageLength);
+        int take = Math.min(available, messageLength);
+        buffer.getBytes(offset, bytes, 0, take);
+        message.filled = take;
+        inbound.addLast(message);
+        queuedBytes += messageLength;
+        current = message.complete() ? null : message;
+        if (take < available) {
+            fail("rank " + peer + " sent " + (available - take) + " bytes past the end of a message");
         }
     }
 
@@ -344,7 +344,7 @@ final class PeerStream implements ControlledFragmentHandler {
      * A message already begun is always read to its end (the stream must not stall mid-message).
      */
     private boolean queueFull() {
-        return queuedBytes >= (sending.get() == 0 ? receiveBufferBytes : 2 * receiveBufferBytes);
+        return queuedBytes >= (sending ? 2 * receiveBufferBytes : receiveBufferBytes);
     }
 
     /** Tells the peer that its goodbye arrived, when the publication is free; never waits. */
@@ -416,12 +416,21 @@ final class PeerStream implements ControlledFragmentHandler {
                     + peer + " is longer than the transport carries");
         }
         lockForSending("send", deadline, timeout);
-        sending.incrementAndGet();
+        sending = true;
         try {
             checkPeer("send");
-            ByteBuffer[] parts = {null, header, payload};
-            int[] at = {0, header.position(), payload.position()};
-            int[] end = {ChunkHeader.LENGTH, header.limit(), payload.limit()};
+            ByteBuffer[] parts = sendParts;
+            int[] at = sendAt;
+            int[] end = sendEnd;
+            parts[1] = header;
+            parts[2] = payload;
+            at[0] = 0;
+            at[1] = header.position();
+            at[2] = payload.position();
+            end[0] = ChunkHeader.LENGTH;
+            end[1] = header.limit();
+            end[2] = payload.limit();
+            offerViews[0] = headerBytes;
             ChunkHeader.write(headerBytes, 0, ChunkHeader.DATA, length);
             long total = ChunkHeader.LENGTH + length;
             long left = total;
@@ -446,7 +455,12 @@ final class PeerStream implements ControlledFragmentHandler {
                 throw e;
             }
         } finally {
-            sending.decrementAndGet();
+            // The caller owns its buffers again: keep no reference to them.
+            sendParts[1] = null;
+            sendParts[2] = null;
+            offerViews[1].wrap(EMPTY);
+            offerViews[2].wrap(EMPTY);
+            sending = false;
             sendLock.unlock();
         }
     }
@@ -462,7 +476,7 @@ final class PeerStream implements ControlledFragmentHandler {
         sendIdle.reset();
         long result;
         while ((result = publication.tryClaim(chunk, claim)) <= 0) {
-            backOff("send", result, deadline, timeout, sendIdle);
+            backOff("send", false, result, deadline, timeout, sendIdle);
         }
         int part = firstPart;
         try {
@@ -496,40 +510,54 @@ final class PeerStream implements ControlledFragmentHandler {
      */
     private int offerChunk(int chunk, ByteBuffer[] parts, int[] at, int[] end, int firstPart, long deadline,
             Duration timeout) {
-        DirectBufferVector[] vectors = new DirectBufferVector[3];
+        // How many parts this chunk spans decides which vector array goes to offer (it takes the whole array).
         int count = 0;
         int gathered = 0;
+        for (int p = firstPart; gathered < chunk; p++) {
+            if (at[p] < end[p]) {
+                gathered += Math.min(chunk - gathered, end[p] - at[p]);
+                count++;
+            }
+        }
+        DirectBufferVector[] vectors = offerVectors[count - 1];
+        int used = 0;
+        gathered = 0;
         int p = firstPart;
         while (gathered < chunk) {
             while (at[p] == end[p]) {
                 p++;
             }
             int n = Math.min(chunk - gathered, end[p] - at[p]);
-            UnsafeBuffer source = p == 0 ? headerBytes : new UnsafeBuffer(parts[p]);
-            vectors[count++] = new DirectBufferVector(source, at[p], n);
+            if (p > 0 && offerViews[p].byteBuffer() != parts[p]) {
+                offerViews[p].wrap(parts[p]);
+            }
+            vectors[used++].reset(offerViews[p], at[p], n);
             at[p] += n;
             gathered += n;
         }
-        DirectBufferVector[] used = java.util.Arrays.copyOf(vectors, count);
         sendIdle.reset();
         long result;
-        while ((result = publication.offer(used)) <= 0) {
-            backOff("send", result, deadline, timeout, sendIdle);
+        while ((result = publication.offer(vectors)) <= 0) {
+            backOff("send", false, result, deadline, timeout, sendIdle);
         }
         return p;
     }
 
-    /** Sends a record that is a header alone (barrier, ready, goodbye). */
-    void sendRecord(String operation, int kind, long value, long deadline, Duration timeout, IdleStrategy idle) {
+    /**
+     * Sends a record that is a header alone (barrier, ready, goodbye). A goodbye goes out from
+     * {@code close}, after this rank has closed and whatever the peer's state.
+     */
+    void sendRecord(String operation, int kind, long value, long deadline, Duration timeout) {
+        boolean goodbye = kind == ChunkHeader.GOODBYE;
         lockForSending(operation, deadline, timeout);
         try {
-            if (!operation.equals("close")) {
+            if (!goodbye) {
                 checkPeer(operation);
             }
-            idle.reset();
+            sendIdle.reset();
             long result;
             while ((result = publication.tryClaim(ChunkHeader.LENGTH, claim)) <= 0) {
-                backOff(operation, result, deadline, timeout, idle);
+                backOff(operation, goodbye, result, deadline, timeout, sendIdle);
             }
             ChunkHeader.write(claim.buffer(), claim.offset(), kind, value);
             claim.commit();
@@ -556,9 +584,10 @@ final class PeerStream implements ControlledFragmentHandler {
      * once. An unconnected stream needs nothing here: {@link #checkConnected} fails the peer once
      * it has stayed so for the liveness timeout, and the next round throws that failure.
      */
-    private void backOff(String operation, long result, long deadline, Duration timeout, IdleStrategy idle) {
+    private void backOff(String operation, boolean closing, long result, long deadline, Duration timeout,
+            IdleStrategy idle) {
         // What this rank already knows explains a refusal better than the refusal itself.
-        if (closedHere && !operation.equals("close")) {
+        if (closedHere && !closing) {
             throw new CollectiveException(operation, rank, peer, "this rank closed its transport");
         }
         String known = failure;
@@ -609,6 +638,8 @@ final class PeerStream implements ControlledFragmentHandler {
     int receive(ByteBuffer dst, boolean exact, long deadline, Duration timeout) {
         IdleStrategy idle = receiveIdle;
         idle.reset();
+        // Unbounded, yet short: the receiver thread holds this lock for one poll, and close for at most
+        // its lock-out (about a second); only one caller receives from a peer at a time (the contract).
         pollLock.lock();
         try {
             while (true) {
@@ -672,58 +703,49 @@ final class PeerStream implements ControlledFragmentHandler {
      * {@link #HEAD_INCOMPLETE} while its chunks are still coming. Holds the poll lock.
      */
     private int takeQueued(ByteBuffer dst, boolean exact) {
-        lock.lock();
-        try {
-            if (closedHere) {
-                throw new CollectiveException("recv", rank, peer, "this rank closed its transport");
-            }
-            Inbound head = inbound.peekFirst();
-            if (head != null) {
-                if (exact ? head.length != dst.remaining() : head.length > dst.remaining()) {
-                    throw new CollectiveMismatchException("recv", rank, peer, "the next message from rank " + peer
-                            + " is " + head.length + " bytes, the buffer takes " + (exact ? "exactly " : "at most ")
-                            + dst.remaining());
-                }
-                if (head.complete()) {
-                    inbound.pollFirst();
-                    queuedBytes -= head.length;
-                    dst.put(head.bytes, 0, head.length);
-                    giveBack(head.bytes);
-                    return head.length;
-                }
-                if (failure != null) {
-                    throw new PeerFailureException("recv", rank, peer, failure + "; its message of " + head.length
-                            + " bytes was cut short after " + head.filled);
-                }
-                return HEAD_INCOMPLETE;
-            } else if (failure != null) {
-                throw new PeerFailureException("recv", rank, peer, failure);
-            } else if (peerClosing) {
-                throw new PeerFailureException("recv", rank, peer, "rank " + peer + " closed its transport");
-            }
-            return NOTHING_QUEUED;
-        } finally {
-            lock.unlock();
+        if (closedHere) {
+            throw new CollectiveException("recv", rank, peer, "this rank closed its transport");
         }
+        Inbound head = inbound.peekFirst();
+        if (head != null) {
+            if (exact ? head.length != dst.remaining() : head.length > dst.remaining()) {
+                throw new CollectiveMismatchException("recv", rank, peer, "the next message from rank " + peer
+                        + " is " + head.length + " bytes, the buffer takes " + (exact ? "exactly " : "at most ")
+                        + dst.remaining());
+            }
+            if (head.complete()) {
+                inbound.pollFirst();
+                queuedBytes -= head.length;
+                dst.put(head.bytes, 0, head.length);
+                giveBack(head.bytes);
+                return head.length;
+            }
+            if (failure != null) {
+                throw new PeerFailureException("recv", rank, peer, failure + "; its message of " + head.length
+                        + " bytes was cut short after " + head.filled);
+            }
+            return HEAD_INCOMPLETE;
+        } else if (failure != null) {
+            throw new PeerFailureException("recv", rank, peer, failure);
+        } else if (peerClosing) {
+            throw new PeerFailureException("recv", rank, peer, "rank " + peer + " closed its transport");
+        }
+        return NOTHING_QUEUED;
     }
+
 
     /**
      * The caller leaves (timeout, failure) while its message is half in its buffer: the half moves
      * to the queue, where the rest of the message follows. Holds the poll lock.
      */
     private void queuePartialDirect() {
-        lock.lock();
-        try {
-            byte[] bytes = borrow(directLength);
-            directDst.get(directDst.position(), bytes, 0, directFilled);
-            Inbound message = new Inbound(bytes, directLength);
-            message.filled = directFilled;
-            inbound.addFirst(message);
-            queuedBytes += directLength;
-            current = message;
-        } finally {
-            lock.unlock();
-        }
+        byte[] bytes = borrow(directLength);
+        directDst.get(directDst.position(), bytes, 0, directFilled);
+        Inbound message = new Inbound(bytes, directLength);
+        message.filled = directFilled;
+        inbound.addFirst(message);
+        queuedBytes += directLength;
+        current = message;
     }
 
     private void clearDirect() {
@@ -803,7 +825,7 @@ final class PeerStream implements ControlledFragmentHandler {
         return true;
     }
 
-    /** An array of at least {@code length} bytes, reused from an earlier message where one fits. Holds the lock. */
+    /** An array of at least {@code length} bytes, reused from an earlier message where one fits. Holds the poll lock. */
     private byte[] borrow(int length) {
         if (length == 0) {
             return EMPTY;
