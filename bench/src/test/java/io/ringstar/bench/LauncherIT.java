@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.ringstar.spi.LoopbackPorts;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -113,7 +114,7 @@ class LauncherIT {
             }
             Assumptions.abort("Open MPI's mpirun is not installed (Debian: apt-get install openmpi-bin)");
         }
-        int port = RankPlacement.freeLoopbackPort();
+        int port = LoopbackPorts.free();
         List<String> prefix = List.of(mpirun.toString(), "--allow-run-as-root", "--oversubscribe", "-np", "3",
                 "-x", "OMP_NUM_THREADS", java(), "-jar", jar().toString());
         Outcome outcome = run(command(prefix, command(List.of(SMALL_BENCH), "--coordinator", "127.0.0.1:" + port)
