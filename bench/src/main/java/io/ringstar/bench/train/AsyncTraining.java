@@ -4,6 +4,7 @@ import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
+import io.ringstar.bench.Algorithm;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -130,7 +131,7 @@ final class AsyncTraining {
             double accuracy = network.accuracy(params, x, Trainer.labels(heldOut));
             Network.Scratch.close(x);
             TrainSummary summary = new TrainSummary(rank, settings.steps(), curve[curve.length - 1], accuracy,
-                    elapsed, Trainer.share(commNanos, busyNanos), curve, heldOut.size(), "ps", "async",
+                    elapsed, Trainer.share(commNanos, busyNanos), curve, heldOut.size(), Algorithm.PS.label(), "async",
                     config.worldSize(), -1, -1, -1);
             return new Trainer.Outcome(summary, Trainer.toFloats(params));
         } finally {
@@ -237,7 +238,7 @@ final class AsyncTraining {
                     busy += workerBusy[w];
                 }
                 TrainSummary summary = new TrainSummary(0, settings.steps(), curve[curve.length - 1], accuracy,
-                        elapsed, Trainer.share(comm, busy), curve, heldOut.size(), "ps", "async",
+                        elapsed, Trainer.share(comm, busy), curve, heldOut.size(), Algorithm.PS.label(), "async",
                         config.worldSize(), maxLead, maxGradientAge, heldBack);
                 out.println(summary.describe(settings.model().label()));
                 return new Trainer.Outcome(summary, Trainer.toFloats(params));

@@ -1,12 +1,11 @@
 package io.ringstar.bench.train;
 
-import io.ringstar.AllReduceAggregator;
 import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.LocalAggregator;
-import io.ringstar.ParameterServer;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
+import io.ringstar.bench.Algorithm;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.Locale;
@@ -64,7 +63,7 @@ public final class Trainer {
     }
 
     private final TrainSettings settings;
-    private final String algorithm;
+    private final Algorithm algorithm;
     private final PrintStream out;
     private final StepHook hook;
     private final Object dataLock = new Object();
@@ -72,19 +71,16 @@ public final class Trainer {
 
     /**
      * @param settings what to train
-     * @param algorithm "ps" (parameter server) or "ring" (ring all-reduce)
+     * @param algorithm the aggregator that averages the gradients
      * @param out where rank 0 prints progress; other ranks print nothing
-     * @throws IllegalArgumentException for an unknown algorithm, or async mode with the ring
+     * @throws IllegalArgumentException for async mode with the ring
      */
-    public Trainer(TrainSettings settings, String algorithm, PrintStream out) {
+    public Trainer(TrainSettings settings, Algorithm algorithm, PrintStream out) {
         this(settings, algorithm, out, (rank, step) -> { });
     }
 
-    Trainer(TrainSettings settings, String algorithm, PrintStream out, StepHook hook) {
-        if (!"ps".equals(algorithm) && !"ring".equals(algorithm)) {
-            throw new IllegalArgumentException("algorithm '" + algorithm + "' is not one of ps, ring");
-        }
-        if (settings.mode() == TrainSettings.Mode.ASYNC && !"ps".equals(algorithm)) {
+    Trainer(TrainSettings settings, Algorithm algorithm, PrintStream out, StepHook hook) {
+        if (settings.mode() == TrainSettings.Mode.ASYNC && algorithm != Algorithm.PS) {
             throw new IllegalArgumentException("--mode async needs the parameter server (--algorithm ps); "
                     + "the ring is always synchronous");
         }
@@ -144,9 +140,9 @@ public final class Trainer {
             out.printf(Locale.ROOT, "train: %s on %s; %s %s, %d rank%s, global batch %d (%d per %s), %d steps, "
                     + "lr %s, %d held-out samples%s%n", settings.model().label() + (settings.model()
                     == TrainSettings.Model.MLP ? " (hidden " + settings.hidden() + ")" : ""), settings.describeData(),
-                    algorithm, async ? "async" : "sync", config.worldSize(), config.worldSize() == 1 ? "" : "s",
-                    settings.batchSize(), settings.batchSize() / computing, async ? "worker" : "rank",
-                    settings.steps(), settings.learningRate(), heldOut.size(),
+                    algorithm.label(), async ? "async" : "sync", config.worldSize(),
+                    config.worldSize() == 1 ? "" : "s", settings.batchSize(), settings.batchSize() / computing,
+                    async ? "worker" : "rank", settings.steps(), settings.learningRate(), heldOut.size(),
                     async ? ", max staleness " + settings.maxStaleness() : "");
         }
         if (async) {
@@ -247,7 +243,8 @@ public final class Trainer {
                 Network.Scratch.close(x);
             }
             TrainSummary summary = new TrainSummary(rank, settings.steps(), curve[curve.length - 1], accuracy,
-                    elapsed, share(commNanos, stepNanos), curve, heldOut.size(), algorithm, "sync", world, -1, -1, -1);
+                    elapsed, share(commNanos, stepNanos), curve, heldOut.size(), algorithm.label(), "sync", world,
+                    -1, -1, -1);
             if (rank == 0) {
                 out.println(summary.describe(settings.model().label()));
             }
@@ -289,7 +286,7 @@ public final class Trainer {
         }
         // The aggregator closes what it is given; the transport is only lent to us.
         Transport lent = Transports.borrowed(transport);
-        return "ps".equals(algorithm) ? new ParameterServer(config, lent) : new AllReduceAggregator(config, lent);
+        return algorithm.create(config, lent);
     }
 
     static double share(long part, long whole) {

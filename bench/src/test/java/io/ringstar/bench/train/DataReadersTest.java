@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.DistributedConfig;
+import io.ringstar.bench.Algorithm;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -169,7 +170,7 @@ class DataReadersTest {
         Files.writeString(csv, text);
         TrainSettings settings = TrainSettings.fromFlags(Map.of("csv", csv.toString(), "model", "softmax",
                 "steps", "60", "batch-size", "40", "eval-size", "100", "log-every", "20"));
-        TrainSummary summary = new Trainer(settings, "ring", new PrintStream(new ByteArrayOutputStream(), true))
+        TrainSummary summary = new Trainer(settings, Algorithm.RING, new PrintStream(new ByteArrayOutputStream(), true))
                 .run(DistributedConfig.builder().build(), null);
         assertTrue(summary.heldOutAccuracy() > 0.9, "accuracy " + summary.heldOutAccuracy());
     }
