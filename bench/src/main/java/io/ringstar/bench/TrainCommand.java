@@ -80,7 +80,9 @@ final class TrainCommand implements Command {
             String defaultAlgorithm = settings.mode() == TrainSettings.Mode.ASYNC ? Algorithm.PS.label()
                     : Algorithm.BOTH;
             for (Algorithm algorithm : Algorithm.chosen(arguments, defaultAlgorithm)) {
-                Trainer trainer = new Trainer(settings, algorithm, out);
+                // Every algorithm after the first trains on the first's data: it is read (or generated) once.
+                Trainer trainer = trainers.isEmpty() ? new Trainer(settings, algorithm, out)
+                        : trainers.get(0).withAlgorithm(algorithm);
                 // Reads the data and checks the batch split now, so a bad flag or file stops us before connecting.
                 trainer.validate(placement.config().worldSize());
                 trainers.add(trainer);

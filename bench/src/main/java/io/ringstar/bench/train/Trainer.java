@@ -48,7 +48,8 @@ import org.nd4j.linalg.factory.Nd4j;
  * by {@code config.timeout()}, after which a {@link io.ringstar.CollectiveException} names the
  * operation and the ranks. The transport is borrowed: it is never closed here. A {@code Trainer}
  * holds no per-run state except the loaded data set, which is read-only, so one instance may run
- * every rank of a JVM at once, each on its own thread with its own ND4J arrays. Only rank 0
+ * every rank of a JVM at once, each on its own thread with its own ND4J arrays; the trainers that
+ * {@link #withAlgorithm} makes share that data set too. Only rank 0
  * prints: a start line, a progress line every {@code logEvery} steps and the summary.
  */
 public final class Trainer {
@@ -66,8 +67,7 @@ public final class Trainer {
     private final Algorithm algorithm;
     private final PrintStream out;
     private final StepHook hook;
-    private final Object dataLock = new Object();
-    private Dataset[] data;
+    private final SplitData data;
 
     /**
      * @param settings what to train
@@ -80,6 +80,10 @@ public final class Trainer {
     }
 
     Trainer(TrainSettings settings, Algorithm algorithm, PrintStream out, StepHook hook) {
+        this(settings, algorithm, out, hook, new SplitData(settings));
+    }
+
+    private Trainer(TrainSettings settings, Algorithm algorithm, PrintStream out, StepHook hook, SplitData data) {
         if (settings.mode() == TrainSettings.Mode.ASYNC && algorithm != Algorithm.PS) {
             throw new IllegalArgumentException("--mode async needs the parameter server (--algorithm ps); "
                     + "the ring is always synchronous");
@@ -88,6 +92,18 @@ public final class Trainer {
         this.algorithm = algorithm;
         this.out = out;
         this.hook = hook;
+        this.data = data;
+    }
+
+    /**
+     * A trainer of the same settings with another algorithm that shares this one's data: whichever
+     * of them needs the data first reads (or generates) it, once, and both train on that one copy,
+     * so {@code --algorithm both} neither reads the files twice nor holds the samples twice.
+     *
+     * @throws IllegalArgumentException for async mode with the ring
+     */
+    public Trainer withAlgorithm(Algorithm other) {
+        return new Trainer(settings, other, out, hook, data);
     }
 
     /**
@@ -106,15 +122,16 @@ public final class Trainer {
     }
 
     /**
-     * Loads the data (once per Trainer) and checks that the settings fit a group of
-     * {@code worldSize} ranks, without touching the network: a command line calls this before it
-     * connects so that a bad flag or an unreadable file stops the program at once.
+     * Loads the data (once for this Trainer and those {@link #withAlgorithm} made) and checks that
+     * the settings fit a group of {@code worldSize} ranks, without touching the network: a command
+     * line calls this before it connects so that a bad flag or an unreadable file stops the program
+     * at once.
      *
      * @throws IllegalArgumentException if the data cannot be read or does not fit the settings
      *     (for example a global batch that does not divide evenly among the ranks)
      */
     public void validate(int worldSize) {
-        Dataset train = data()[0];
+        Dataset train = data.get()[0];
         boolean async = settings.mode() == TrainSettings.Mode.ASYNC && worldSize > 1;
         int computing = async ? worldSize - 1 : worldSize;
         if (settings.batchSize() % computing != 0) {
@@ -130,7 +147,7 @@ public final class Trainer {
 
     Outcome runWithParameters(DistributedConfig config, Transport transport) {
         validate(config.worldSize());
-        Dataset[] split = data();
+        Dataset[] split = data.get();
         Dataset train = split[0];
         Dataset heldOut = split[1];
         Network network = new Network(settings.model(), train.featureCount(), settings.hidden(), train.classCount());
@@ -152,29 +169,43 @@ public final class Trainer {
         return runSync(config, transport, network, train, heldOut);
     }
 
-    /** Loads and splits the data once per Trainer; rank threads of one JVM share the read-only result. */
-    private Dataset[] data() {
-        synchronized (dataLock) {
-            if (data == null) {
-                Dataset all;
-                boolean standardise = false;
-                if (settings.images() != null) {
-                    all = IdxReader.read(settings.images(), settings.labels());
-                } else if (settings.csv() != null) {
-                    all = CsvReader.read(settings.csv(), settings.labelColumn());
-                    // CSV columns come in any scale; SGD with one learning rate needs them comparable.
-                    standardise = true;
-                } else {
-                    all = SyntheticData.generate(settings.samples(), settings.features(), settings.classes(),
-                            settings.seed());
-                }
-                Dataset[] split = all.split(settings.evalSize(), settings.seed());
-                if (standardise) {
-                    split = new Dataset[] {split[0].standardisedLike(split[0]), split[1].standardisedLike(split[0])};
-                }
-                data = split;
+    /**
+     * The data of one run, split into {training, held-out}, read on first use and then kept. Rank
+     * threads of one JVM and the trainers of every algorithm of one command share the read-only result.
+     */
+    private static final class SplitData {
+        private final TrainSettings settings;
+        private Dataset[] split;
+
+        SplitData(TrainSettings settings) {
+            this.settings = settings;
+        }
+
+        synchronized Dataset[] get() {
+            if (split == null) {
+                split = load(settings);
             }
-            return data;
+            return split;
+        }
+
+        private static Dataset[] load(TrainSettings settings) {
+            Dataset all;
+            boolean standardise = false;
+            if (settings.images() != null) {
+                all = IdxReader.read(settings.images(), settings.labels());
+            } else if (settings.csv() != null) {
+                all = CsvReader.read(settings.csv(), settings.labelColumn());
+                // CSV columns come in any scale; SGD with one learning rate needs them comparable.
+                standardise = true;
+            } else {
+                all = SyntheticData.generate(settings.samples(), settings.features(), settings.classes(),
+                        settings.seed());
+            }
+            Dataset[] split = all.split(settings.evalSize(), settings.seed());
+            if (standardise) {
+                split = new Dataset[] {split[0].standardisedLike(split[0]), split[1].standardisedLike(split[0])};
+            }
+            return split;
         }
     }
 

@@ -11,6 +11,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -173,6 +174,26 @@ class DataReadersTest {
         TrainSummary summary = new Trainer(settings, Algorithm.RING, new PrintStream(new ByteArrayOutputStream(), true))
                 .run(DistributedConfig.builder().build(), null);
         assertTrue(summary.heldOutAccuracy() > 0.9, "accuracy " + summary.heldOutAccuracy());
+    }
+
+    @Test
+    void aTrainerForAnotherAlgorithmSharesTheDataInsteadOfReadingItAgain() throws IOException {
+        Path csv = dir.resolve("shared.csv");
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i < 50; i++) {
+            text.append(i % 2).append(',').append(i).append('\n');
+        }
+        Files.writeString(csv, text);
+        TrainSettings settings = TrainSettings.fromFlags(Map.of("csv", csv.toString(), "model", "softmax",
+                "batch-size", "10", "eval-size", "10"));
+        Trainer ps = new Trainer(settings, Algorithm.PS, new PrintStream(new ByteArrayOutputStream(), true));
+        ps.validate(2);
+        // Gone from disk: only data read once and shared lets the second trainer validate.
+        Files.delete(csv);
+        ps.withAlgorithm(Algorithm.RING).validate(2);
+        // A trainer of its own reads the file, so the deletion above is what the check rests on.
+        assertThrows(UncheckedIOException.class,
+                () -> new Trainer(settings, Algorithm.RING, System.out).validate(2));
     }
 
     @Test
