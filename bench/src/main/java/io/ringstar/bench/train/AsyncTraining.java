@@ -195,6 +195,9 @@ final class AsyncTraining {
         private long maxGradientAge;
         private long heldBack;
         private long windowStart;
+        /** The held-out accuracy printed with the last round's progress line, and the version it measured. */
+        private double lastRoundAccuracy = Double.NaN;
+        private long lastRoundVersion = -1;
         private CollectiveException failure;
 
         Trainer.Outcome run() {
@@ -230,7 +233,10 @@ final class AsyncTraining {
                     throw failure;
                 }
                 Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
-                double accuracy = network.accuracy(params, heldOutX, heldOutLabels);
+                // Every gradient has been applied, so the last round's progress line measured these very
+                // parameters (no update came after it); evaluate again only if that were not so.
+                double accuracy = lastRoundVersion == version ? lastRoundAccuracy
+                        : network.accuracy(params, heldOutX, heldOutLabels);
                 long comm = 0;
                 long busy = 0;
                 for (int w = 1; w <= workers; w++) {
@@ -363,9 +369,14 @@ final class AsyncTraining {
                     comm += workerComm[w];
                     busy += workerBusy[w];
                 }
-                Trainer.printProgress(out, stepsDone, settings.steps(), curve[round],
-                        network.accuracy(params, heldOutX, heldOutLabels), (now - windowStart) / 1e6 / inWindow,
-                        Trainer.share(comm, busy), String.format(Locale.ROOT, "  version %d", applied));
+                double accuracy = network.accuracy(params, heldOutX, heldOutLabels);
+                if (stepsDone == settings.steps()) {
+                    lastRoundAccuracy = accuracy;
+                    lastRoundVersion = applied;
+                }
+                Trainer.printProgress(out, stepsDone, settings.steps(), curve[round], accuracy,
+                        (now - windowStart) / 1e6 / inWindow, Trainer.share(comm, busy),
+                        String.format(Locale.ROOT, "  version %d", applied));
                 windowStart = now;
             }
         }

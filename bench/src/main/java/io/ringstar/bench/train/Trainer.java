@@ -228,6 +228,9 @@ public final class Trainer {
             long stepNanos = 0;
             long windowComm = 0;
             long windowStep = 0;
+            // Rank 0's progress line at the last step (it always prints one) measures the final
+            // parameters; the summary reuses that value instead of evaluating them a second time.
+            double lastStepAccuracy = Double.NaN;
             for (int step = 0; step < settings.steps(); step++) {
                 callHook(rank, step);
                 long stepStart = System.nanoTime();
@@ -257,18 +260,20 @@ public final class Trainer {
                 boolean last = step + 1 == settings.steps();
                 if (rank == 0 && ((step + 1) % settings.logEvery() == 0 || last)) {
                     int stepsInWindow = (step % settings.logEvery()) + 1;
-                    printProgress(out, step + 1, settings.steps(), curve[step],
-                            network.accuracy(params, heldOutX, heldOutLabels), windowStep / 1e6 / stepsInWindow,
-                            share(windowComm, windowStep), "");
+                    double accuracy = network.accuracy(params, heldOutX, heldOutLabels);
+                    if (last) {
+                        lastStepAccuracy = accuracy;
+                    }
+                    printProgress(out, step + 1, settings.steps(), curve[step], accuracy,
+                            windowStep / 1e6 / stepsInWindow, share(windowComm, windowStep), "");
                     windowComm = 0;
                     windowStep = 0;
                 }
             }
             Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
-            double accuracy;
-            if (heldOutX != null) {
-                accuracy = network.accuracy(params, heldOutX, heldOutLabels);
-            } else {
+            double accuracy = lastStepAccuracy;
+            if (Double.isNaN(accuracy)) {
+                // A rank other than 0 printed no progress, so it measures its final parameters here.
                 INDArray x = heldOut.allFeatures();
                 accuracy = network.accuracy(params, x, heldOutLabels);
                 Network.Scratch.close(x);

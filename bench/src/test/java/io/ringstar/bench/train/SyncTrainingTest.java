@@ -76,6 +76,12 @@ class SyncTrainingTest {
             }
         }
         assertEquals(single.summary().heldOutAccuracy(), result.rank(0).summary().heldOutAccuracy(), 0.01);
+        // Rank 0 takes its final accuracy from its last progress line; the other ranks, holding the
+        // same parameters, evaluate them afresh: the two ways must agree.
+        for (int rank = 1; rank < ranks; rank++) {
+            assertEquals(result.rank(0).summary().heldOutAccuracy(), result.rank(rank).summary().heldOutAccuracy(),
+                    "rank " + rank);
+        }
 
         // Only rank 0 prints: one start line, steps/logEvery progress lines, one summary.
         String text = printed.toString(StandardCharsets.UTF_8);
