@@ -128,9 +128,9 @@ final class AsyncTraining {
             transport.send(0, buffer);
             Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
             INDArray x = heldOut.allFeatures();
-            double accuracy = network.accuracy(params, x, Trainer.labels(heldOut));
+            double accuracy = network.accuracy(params, x, heldOut.labels());
             Network.Scratch.close(x);
-            TrainSummary summary = new TrainSummary(rank, settings.steps(), curve[curve.length - 1], accuracy,
+            TrainSummary summary = new TrainSummary(settings.steps(), curve[curve.length - 1], accuracy,
                     elapsed, Trainer.share(commNanos, busyNanos), curve, heldOut.size(), Algorithm.PS.label(), "async",
                     config.worldSize(), -1, -1, -1);
             return new Trainer.Outcome(summary, Trainer.toFloats(params));
@@ -188,7 +188,7 @@ final class AsyncTraining {
         private final long[] workerBusy = new long[workers + 1];
         private final float[] curve = new float[settings.steps()];
         private final double[] roundLoss = new double[settings.steps()];
-        private final int[] heldOutLabels = Trainer.labels(heldOut);
+        private final int[] heldOutLabels = heldOut.labels();
         private INDArray heldOutX;
         private long version;
         private long maxLead;
@@ -243,7 +243,7 @@ final class AsyncTraining {
                     comm += workerComm[w];
                     busy += workerBusy[w];
                 }
-                TrainSummary summary = new TrainSummary(0, settings.steps(), curve[curve.length - 1], accuracy,
+                TrainSummary summary = new TrainSummary(settings.steps(), curve[curve.length - 1], accuracy,
                         elapsed, Trainer.share(comm, busy), curve, heldOut.size(), Algorithm.PS.label(), "async",
                         config.worldSize(), maxLead, maxGradientAge, heldBack);
                 out.println(summary.describe(settings.model().label()));

@@ -132,8 +132,7 @@ public final class Trainer {
      */
     public void validate(int worldSize) {
         Dataset train = data.get()[0];
-        boolean async = settings.mode() == TrainSettings.Mode.ASYNC && worldSize > 1;
-        int computing = async ? worldSize - 1 : worldSize;
+        int computing = computingRanks(worldSize);
         if (settings.batchSize() % computing != 0) {
             throw new IllegalArgumentException("--batch-size " + settings.batchSize() + " does not split evenly among "
                     + "the " + computing + " ranks that compute gradients (" + settings.mode().label() + ", world size "
@@ -145,14 +144,24 @@ public final class Trainer {
         }
     }
 
+    /** Whether a group of {@code worldSize} trains asynchronously: one rank alone has nobody to wait for. */
+    private boolean isAsync(int worldSize) {
+        return settings.mode() == TrainSettings.Mode.ASYNC && worldSize > 1;
+    }
+
+    /** The ranks that compute gradients: all of them, except the async server (rank 0). */
+    private int computingRanks(int worldSize) {
+        return isAsync(worldSize) ? worldSize - 1 : worldSize;
+    }
+
     Outcome runWithParameters(DistributedConfig config, Transport transport) {
         validate(config.worldSize());
         Dataset[] split = data.get();
         Dataset train = split[0];
         Dataset heldOut = split[1];
         Network network = new Network(settings.model(), train.featureCount(), settings.hidden(), train.classCount());
-        boolean async = settings.mode() == TrainSettings.Mode.ASYNC && config.worldSize() > 1;
-        int computing = async ? config.worldSize() - 1 : config.worldSize();
+        boolean async = isAsync(config.worldSize());
+        int computing = computingRanks(config.worldSize());
         if (config.rank() == 0) {
             out.printf(Locale.ROOT, "train: %s on %s; %s %s, %d rank%s, global batch %d (%d per %s), %d steps, "
                     + "lr %s, %d held-out samples%s%n", settings.model().label() + (settings.model()
@@ -216,7 +225,7 @@ public final class Trainer {
         int shard = settings.batchSize() / world;
         BatchSchedule schedule = new BatchSchedule(train.size(), settings.batchSize(), settings.seed());
         INDArray heldOutX = rank == 0 ? heldOut.allFeatures() : null;
-        int[] heldOutLabels = labels(heldOut);
+        int[] heldOutLabels = heldOut.labels();
         float[] curve = new float[settings.steps()];
         INDArray[] params = null;
         try (GradientAggregator aggregator = aggregator(config, transport)) {
@@ -278,7 +287,7 @@ public final class Trainer {
                 accuracy = network.accuracy(params, x, heldOutLabels);
                 Network.Scratch.close(x);
             }
-            TrainSummary summary = new TrainSummary(rank, settings.steps(), curve[curve.length - 1], accuracy,
+            TrainSummary summary = new TrainSummary(settings.steps(), curve[curve.length - 1], accuracy,
                     elapsed, share(commNanos, stepNanos), curve, heldOut.size(), algorithm.label(), "sync", world,
                     -1, -1, -1);
             if (rank == 0) {
@@ -306,14 +315,6 @@ public final class Trainer {
         } catch (Exception e) {
             throw new IllegalStateException("step hook of rank " + rank + " failed at step " + step, e);
         }
-    }
-
-    static int[] labels(Dataset data) {
-        int[] labels = new int[data.size()];
-        for (int i = 0; i < labels.length; i++) {
-            labels[i] = data.label(i);
-        }
-        return labels;
     }
 
     private GradientAggregator aggregator(DistributedConfig config, Transport transport) {

@@ -208,7 +208,7 @@ class DataReadersTest {
         Dataset[] splitA = a.split(100, 1);
         Dataset[] splitB = b.split(100, 1);
         assertEquals(400, splitA[0].size());
-        assertArrayEquals(Trainer.labels(splitA[1]), Trainer.labels(splitB[1]));
+        assertArrayEquals(splitA[1].labels(), splitB[1].labels());
         assertThrows(IllegalArgumentException.class, () -> a.split(500, 1));
     }
 }
