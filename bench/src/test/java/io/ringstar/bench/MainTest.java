@@ -10,8 +10,12 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
+// The bench and train tests run whole groups of ranks; a hang in one must fail it, not stall the build.
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
 class MainTest {
     private final ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
     private final ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
