@@ -5,6 +5,7 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.ParameterServer;
 import io.ringstar.Transport;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
@@ -14,6 +15,11 @@ public enum Algorithm {
     PS("ps"),
     /** {@link AllReduceAggregator}: the ring all-reduce. */
     RING("ring");
+
+    /** The flag that picks the algorithms, shared by {@code bench} and {@code train}. */
+    static final String FLAG = "--algorithm";
+    /** The flag's value that picks every algorithm, one after the other in declaration order. */
+    static final String BOTH = "both";
 
     private final String label;
 
@@ -57,5 +63,19 @@ public enum Algorithm {
 
     static List<String> labels() {
         return Arrays.stream(values()).map(Algorithm::label).toList();
+    }
+
+    /**
+     * The algorithms that {@link #FLAG} picks, {@code defaultChoice} when it is absent: one label,
+     * or {@link #BOTH} for all of them (ps, then ring). Both commands parse it here so that they
+     * accept the same values and say the same thing about a wrong one.
+     *
+     * @throws UsageException if the value is neither a label nor {@link #BOTH}
+     */
+    static List<Algorithm> chosen(CommandArguments arguments, String defaultChoice) throws UsageException {
+        List<String> choices = new ArrayList<>(labels());
+        choices.add(BOTH);
+        String text = arguments.choice(FLAG, defaultChoice, choices);
+        return text.equals(BOTH) ? List.of(values()) : List.of(of(text));
     }
 }

@@ -28,7 +28,6 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * ({@link ClosedFormPattern}) on every rank, then timed; a wrong element anywhere fails the run.
  */
 final class BenchCommand implements Command {
-    static final String ALGORITHM = "--algorithm";
     static final String OP = "--op";
     static final String TYPE = "--type";
     static final String MIN_BYTES = "--min-bytes";
@@ -37,7 +36,7 @@ final class BenchCommand implements Command {
     static final String WARMUP = "--warmup";
     static final String CHUNK_BYTES = "--chunk-bytes";
     private static final List<String> FLAGS = Stream.concat(RankPlacement.FLAGS.stream(),
-            Stream.of(ALGORITHM, OP, TYPE, MIN_BYTES, MAX_BYTES, ITERS, WARMUP, CHUNK_BYTES)).toList();
+            Stream.of(Algorithm.FLAG, OP, TYPE, MIN_BYTES, MAX_BYTES, ITERS, WARMUP, CHUNK_BYTES)).toList();
     private static final String IN_PROCESS = InProcessTransportProvider.NAME;
     private static final int DEFAULT_WORLD_SIZE = 4;
     private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
@@ -272,11 +271,7 @@ final class BenchCommand implements Command {
             throw new UsageException("world size " + placement.config().worldSize() + " is more than this benchmark"
                     + " runs (" + LARGEST_WORLD_SIZE + ")");
         }
-        List<String> algorithmChoices = new ArrayList<>(Algorithm.labels());
-        algorithmChoices.add("both");
-        String algorithmText = arguments.choice(ALGORITHM, "both", algorithmChoices);
-        List<Algorithm> algorithms = algorithmText.equals("both")
-                ? List.of(Algorithm.values()) : List.of(Algorithm.of(algorithmText));
+        List<Algorithm> algorithms = Algorithm.chosen(arguments, Algorithm.BOTH);
         List<Operation> operations = switch (arguments.choice(OP, "reduce", List.of("reduce", "broadcast", "all"))) {
             case "broadcast" -> List.of(Operation.BROADCAST);
             case "all" -> List.of(Operation.REDUCE, Operation.BROADCAST);

@@ -1,5 +1,6 @@
 package io.ringstar.bench;
 
+import io.ringstar.spi.LoopbackPorts;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
@@ -127,7 +128,7 @@ final class LaunchCommand implements Command {
     public int run(List<String> args, PrintStream out, PrintStream err) throws UsageException {
         Settings settings = parse(args);
         List<String> commandLine = commandLine(settings.command(), env.getOrDefault(JAVA_OPTS, ""));
-        int port = RankPlacement.freeLoopbackPort();
+        int port = LoopbackPorts.free();
         err.println("ringstar launch: " + settings.nproc() + " ranks, MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port
                 + (settings.transport() == null ? "" : " RINGSTAR_TRANSPORT=" + settings.transport()) + ": "
                 + String.join(" ", settings.command()));

@@ -80,7 +80,8 @@ record RankPlacement(DistributedConfig config, boolean oneRankPerProcess, String
                 throw new UsageException("--coordinator is for network transports; drop it or add --transport "
                         + defaultTransport);
             }
-            flags.putIfAbsent(ConfigSources.COORDINATOR, "127.0.0.1:" + freeLoopbackPort());
+            // Outside the ephemeral range, so no rank's own connection can take it before rank 0 binds it.
+            flags.putIfAbsent(ConfigSources.COORDINATOR, "127.0.0.1:" + LoopbackPorts.free());
         }
         ConfigSources.Resolved resolved;
         try {
@@ -128,10 +129,5 @@ record RankPlacement(DistributedConfig config, boolean oneRankPerProcess, String
         out.println("  PMI_RANK, PMI_SIZE; RINGSTAR_TRANSPORT, RINGSTAR_TIMEOUT, RINGSTAR_SECRET_FILE. A flag and a");
         out.println("  variable that disagree stop the program before it connects. Under a launcher on one host");
         out.println("  without MASTER_ADDR, rank 0 listens on " + DistributedConfig.DEFAULT_COORDINATOR_ADDR + ".");
-    }
-
-    /** A free loopback port for rank 0, outside the ephemeral range (see {@link LoopbackPorts}). */
-    static int freeLoopbackPort() {
-        return LoopbackPorts.free();
     }
 }

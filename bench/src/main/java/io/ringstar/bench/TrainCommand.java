@@ -19,12 +19,11 @@ import java.util.stream.Stream;
  * opens their transports once for every algorithm, and prints what rank 0 reports.
  */
 final class TrainCommand implements Command {
-    static final String ALGORITHM = "--algorithm";
     private static final int DEFAULT_WORLD_SIZE = 4;
     private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
     private static final List<String> TRAIN_FLAGS = TrainSettings.flagNames().stream().map(name -> "--" + name)
             .toList();
-    private static final List<String> FLAGS = Stream.of(RankPlacement.FLAGS, List.of(ALGORITHM), TRAIN_FLAGS)
+    private static final List<String> FLAGS = Stream.of(RankPlacement.FLAGS, List.of(Algorithm.FLAG), TRAIN_FLAGS)
             .flatMap(List::stream).toList();
 
     private final Map<String, String> env;
@@ -78,10 +77,12 @@ final class TrainCommand implements Command {
         try {
             settings = TrainSettings.fromFlags(arguments.valuesOf(TrainSettings.flagNames()));
             // The ring is always synchronous, so async mode without an explicit algorithm means the star alone.
-            String defaultAlgorithm = settings.mode() == TrainSettings.Mode.ASYNC ? "ps" : "both";
-            String algorithmText = arguments.choice(ALGORITHM, defaultAlgorithm, List.of("ps", "ring", "both"));
-            for (String algorithm : algorithmText.equals("both") ? List.of("ps", "ring") : List.of(algorithmText)) {
-                Trainer trainer = new Trainer(settings, algorithm, out);
+            String defaultAlgorithm = settings.mode() == TrainSettings.Mode.ASYNC ? Algorithm.PS.label()
+                    : Algorithm.BOTH;
+            for (Algorithm algorithm : Algorithm.chosen(arguments, defaultAlgorithm)) {
+                // Every algorithm after the first trains on the first's data: it is read (or generated) once.
+                Trainer trainer = trainers.isEmpty() ? new Trainer(settings, algorithm, out)
+                        : trainers.get(0).withAlgorithm(algorithm);
                 // Reads the data and checks the batch split now, so a bad flag or file stops us before connecting.
                 trainer.validate(placement.config().worldSize());
                 trainers.add(trainer);

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.ringstar.spi.LoopbackPorts;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -41,18 +42,30 @@ class LauncherIT {
         return Paths.get(System.getProperty("java.home"), "bin", "java").toString();
     }
 
+    /**
+     * Runs {@code command} to its end, at most 200 s. The output goes to a file, not a pipe: reading
+     * a pipe to its end waits, with no bound, until every process holding it (the ranks too) has
+     * closed it, so a hung rank would hang the test before the bounded wait even began.
+     */
     private static Outcome run(List<String> command) throws IOException, InterruptedException {
+        Path output = Files.createTempFile("launcher-it-", ".out");
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(output.toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         builder.environment().put("OMP_NUM_THREADS", "1");
         Process process = builder.start();
         try {
-            byte[] output = process.getInputStream().readAllBytes();
-            assertTrue(process.waitFor(200, TimeUnit.SECONDS), "finished within 200 s: " + command);
-            return new Outcome(process.exitValue(), new String(output, StandardCharsets.UTF_8));
+            if (!process.waitFor(200, TimeUnit.SECONDS)) {
+                process.descendants().forEach(ProcessHandle::destroyForcibly);
+                process.destroyForcibly();
+                fail("not finished within 200 s: " + command + "; output so far:\n"
+                        + new String(Files.readAllBytes(output), StandardCharsets.UTF_8));
+            }
+            return new Outcome(process.exitValue(), new String(Files.readAllBytes(output), StandardCharsets.UTF_8));
         } finally {
             process.descendants().forEach(ProcessHandle::destroyForcibly);
             process.destroyForcibly();
+            Files.deleteIfExists(output);
         }
     }
 
@@ -113,7 +126,7 @@ class LauncherIT {
             }
             Assumptions.abort("Open MPI's mpirun is not installed (Debian: apt-get install openmpi-bin)");
         }
-        int port = RankPlacement.freeLoopbackPort();
+        int port = LoopbackPorts.free();
         List<String> prefix = List.of(mpirun.toString(), "--allow-run-as-root", "--oversubscribe", "-np", "3",
                 "-x", "OMP_NUM_THREADS", java(), "-jar", jar().toString());
         Outcome outcome = run(command(prefix, command(List.of(SMALL_BENCH), "--coordinator", "127.0.0.1:" + port)
@@ -148,7 +161,9 @@ class LauncherIT {
             List<ProcessHandle> ranks = launcher.descendants().toList();
             assertTrue(ranks.size() >= 3, "three ranks run under the launcher: " + ranks);
             // What a terminal sends on Ctrl-C.
-            assertEquals(0, new ProcessBuilder("kill", "-INT", Long.toString(launcher.pid())).start().waitFor());
+            Process kill = new ProcessBuilder("kill", "-INT", Long.toString(launcher.pid())).start();
+            assertTrue(kill.waitFor(10, TimeUnit.SECONDS), "kill -INT finished within 10 s");
+            assertEquals(0, kill.exitValue());
             assertTrue(launcher.waitFor(20, TimeUnit.SECONDS), "the launcher exited after SIGINT");
             for (ProcessHandle rank : ranks) {
                 rank.onExit().get(10, TimeUnit.SECONDS);

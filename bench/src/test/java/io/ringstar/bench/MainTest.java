@@ -4,13 +4,18 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ringstar.spi.LoopbackPorts;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
+// The bench and train tests run whole groups of ranks; a hang in one must fail it, not stall the build.
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
 class MainTest {
     private final ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
     private final ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
@@ -118,7 +123,7 @@ class MainTest {
     void aLaunchersVariablesMakeThisProcessOneRankAndArePrinted() {
         // A group of one over Netty, placed by Open MPI's variables, with the default coordinator port
         // replaced by a free one through torchrun's MASTER_* (both sources are read together).
-        int port = RankPlacement.freeLoopbackPort();
+        int port = LoopbackPorts.free();
         int status = runWithEnv(Map.of("OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_SIZE", "1", "MASTER_ADDR",
                 "127.0.0.1", "MASTER_PORT", Integer.toString(port)), "bench", "--max-bytes", "64", "--iters", "1");
         assertEquals(0, status, out() + err());

@@ -3,6 +3,7 @@ package io.ringstar.bench;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ringstar.spi.LoopbackPorts;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -52,7 +53,7 @@ class RingstarJarIT {
 
     @Test
     void twoProcessesFormAGroupOverTcp() throws Exception {
-        int port = RankPlacement.freeLoopbackPort();
+        int port = LoopbackPorts.free();
         String[][] ranks = new String[2][];
         Process[] processes = new Process[2];
         try {

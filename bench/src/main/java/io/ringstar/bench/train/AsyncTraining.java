@@ -4,6 +4,7 @@ import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
+import io.ringstar.bench.Algorithm;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -127,10 +128,10 @@ final class AsyncTraining {
             transport.send(0, buffer);
             Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
             INDArray x = heldOut.allFeatures();
-            double accuracy = network.accuracy(params, x, Trainer.labels(heldOut));
+            double accuracy = network.accuracy(params, x, heldOut.labels());
             Network.Scratch.close(x);
-            TrainSummary summary = new TrainSummary(rank, settings.steps(), curve[curve.length - 1], accuracy,
-                    elapsed, Trainer.share(commNanos, busyNanos), curve, heldOut.size(), "ps", "async",
+            TrainSummary summary = new TrainSummary(settings.steps(), curve[curve.length - 1], accuracy,
+                    elapsed, Trainer.share(commNanos, busyNanos), curve, heldOut.size(), Algorithm.PS.label(), "async",
                     config.worldSize(), -1, -1, -1);
             return new Trainer.Outcome(summary, Trainer.toFloats(params));
         } finally {
@@ -187,13 +188,16 @@ final class AsyncTraining {
         private final long[] workerBusy = new long[workers + 1];
         private final float[] curve = new float[settings.steps()];
         private final double[] roundLoss = new double[settings.steps()];
-        private final int[] heldOutLabels = Trainer.labels(heldOut);
+        private final int[] heldOutLabels = heldOut.labels();
         private INDArray heldOutX;
         private long version;
         private long maxLead;
         private long maxGradientAge;
         private long heldBack;
         private long windowStart;
+        /** The held-out accuracy printed with the last round's progress line, and the version it measured. */
+        private double lastRoundAccuracy = Double.NaN;
+        private long lastRoundVersion = -1;
         private CollectiveException failure;
 
         Trainer.Outcome run() {
@@ -229,15 +233,18 @@ final class AsyncTraining {
                     throw failure;
                 }
                 Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
-                double accuracy = network.accuracy(params, heldOutX, heldOutLabels);
+                // Every gradient has been applied, so the last round's progress line measured these very
+                // parameters (no update came after it); evaluate again only if that were not so.
+                double accuracy = lastRoundVersion == version ? lastRoundAccuracy
+                        : network.accuracy(params, heldOutX, heldOutLabels);
                 long comm = 0;
                 long busy = 0;
                 for (int w = 1; w <= workers; w++) {
                     comm += workerComm[w];
                     busy += workerBusy[w];
                 }
-                TrainSummary summary = new TrainSummary(0, settings.steps(), curve[curve.length - 1], accuracy,
-                        elapsed, Trainer.share(comm, busy), curve, heldOut.size(), "ps", "async",
+                TrainSummary summary = new TrainSummary(settings.steps(), curve[curve.length - 1], accuracy,
+                        elapsed, Trainer.share(comm, busy), curve, heldOut.size(), Algorithm.PS.label(), "async",
                         config.worldSize(), maxLead, maxGradientAge, heldBack);
                 out.println(summary.describe(settings.model().label()));
                 return new Trainer.Outcome(summary, Trainer.toFloats(params));
@@ -362,9 +369,14 @@ final class AsyncTraining {
                     comm += workerComm[w];
                     busy += workerBusy[w];
                 }
-                Trainer.printProgress(out, stepsDone, settings.steps(), curve[round],
-                        network.accuracy(params, heldOutX, heldOutLabels), (now - windowStart) / 1e6 / inWindow,
-                        Trainer.share(comm, busy), String.format(Locale.ROOT, "  version %d", applied));
+                double accuracy = network.accuracy(params, heldOutX, heldOutLabels);
+                if (stepsDone == settings.steps()) {
+                    lastRoundAccuracy = accuracy;
+                    lastRoundVersion = applied;
+                }
+                Trainer.printProgress(out, stepsDone, settings.steps(), curve[round], accuracy,
+                        (now - windowStart) / 1e6 / inWindow, Trainer.share(comm, busy),
+                        String.format(Locale.ROOT, "  version %d", applied));
                 windowStart = now;
             }
         }

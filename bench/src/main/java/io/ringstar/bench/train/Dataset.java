@@ -1,7 +1,6 @@
 package io.ringstar.bench.train;
 
 import java.util.Random;
-import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 
@@ -51,6 +50,11 @@ final class Dataset {
 
     int label(int sample) {
         return labels[sample];
+    }
+
+    /** Every sample's class, in order: this dataset's own array, not a copy, so callers must not change it. */
+    int[] labels() {
+        return labels;
     }
 
     /** The samples at {@code indices[from, to)}, in that order, as a new dataset. */
@@ -116,7 +120,9 @@ final class Dataset {
 
     /** All features as a new FLOAT matrix. */
     INDArray allFeatures() {
-        return Nd4j.create(features.clone(), new long[] {size(), featureCount}, 'c').castTo(DataType.FLOAT);
+        // Nd4j.create copies the values into its own buffer, and from a float[] it makes a FLOAT array,
+        // so neither a clone of the samples nor a cast is needed.
+        return Nd4j.create(features, new long[] {size(), featureCount}, 'c');
     }
 
     /**

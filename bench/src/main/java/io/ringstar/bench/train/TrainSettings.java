@@ -2,11 +2,10 @@ package io.ringstar.bench.train;
 
 import java.io.PrintStream;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * What one training run does, the same on every rank: the model, the data, the optimiser's
@@ -123,18 +122,6 @@ public record TrainSettings(Model model, Path images, Path labels, Path csv, Str
                 2000, 20000, 256, 10);
     }
 
-    /** A copy with other step count and logging interval (tests keep runs short). */
-    public TrainSettings withSteps(int newSteps, int newLogEvery) {
-        return new TrainSettings(model, images, labels, csv, labelColumn, newSteps, batchSize, learningRate, hidden,
-                mode, maxStaleness, newLogEvery, seed, evalSize, samples, features, classes);
-    }
-
-    /** A copy with another model and mode. */
-    public TrainSettings with(Model newModel, Mode newMode) {
-        return new TrainSettings(newModel, images, labels, csv, labelColumn, steps, batchSize, learningRate, hidden,
-                newMode, maxStaleness, logEvery, seed, evalSize, samples, features, classes);
-    }
-
     /** Where the data comes from, for report headers. */
     public String describeData() {
         if (images != null) {
@@ -147,40 +134,49 @@ public record TrainSettings(Model model, Path images, Path labels, Path csv, Str
                 + seed + ")";
     }
 
-    private static final String[][] FLAGS = {
-        {"model", "softmax|mlp", "network: softmax regression or one hidden tanh layer", "mlp"},
-        {"data", "PATH", "MNIST-format IDX images file (.gz allowed); labels file found next to it", "none: synthetic"},
-        {"labels", "PATH", "IDX labels file, if not derivable from --data's name", "derived from --data"},
-        {"csv", "PATH", "CSV file: label column first (or --label-column), then numeric features", "none"},
-        {"label-column", "NAME", "CSV header name of the label column", "first column"},
-        {"steps", "N", "optimiser steps (async: per worker)", "1500"},
-        {"batch-size", "N", "global batch, split evenly across the ranks computing gradients", "240"},
-        {"lr", "X", "SGD learning rate", "0.05"},
-        {"hidden", "N", "hidden units of the mlp", "256"},
-        {"mode", "sync|async", "async: parameter server applies each worker's gradient as it comes (ps only)",
-            "sync"},
-        {"max-staleness", "K", "async: a worker may be at most K steps ahead of the slowest worker", "4"},
-        {"log-every", "N", "a progress line every N steps", "100"},
-        {"seed", "N", "seeds data, held-out split, batch order and initial parameters", "42"},
-        {"eval-size", "N", "held-out samples for accuracy", "2000"},
-        {"samples", "N", "synthetic set: samples (held-out included)", "20000"},
-        {"features", "N", "synthetic set: features per sample", "256"},
-        {"classes", "N", "synthetic set: classes", "10"},
-    };
+    /**
+     * One train flag's help line. {@code shownDefault} reads the default from {@link #defaults()}, so
+     * the help cannot drift from what an absent flag really gives; flags whose default is "absent"
+     * (null in the record) describe that in words instead.
+     */
+    private record Flag(String name, String value, String description, Function<TrainSettings, Object> shownDefault) {
+    }
+
+    private static final List<Flag> FLAGS = List.of(
+        new Flag("model", "softmax|mlp", "network: softmax regression or one hidden tanh layer",
+            d -> d.model().label()),
+        new Flag("data", "PATH", "MNIST-format IDX images file (.gz allowed); labels file found next to it",
+            d -> "none: synthetic"),
+        new Flag("labels", "PATH", "IDX labels file, if not derivable from --data's name", d -> "derived from --data"),
+        new Flag("csv", "PATH", "CSV file: label column first (or --label-column), then numeric features", d -> "none"),
+        new Flag("label-column", "NAME", "CSV header name of the label column", d -> "first column"),
+        new Flag("steps", "N", "optimiser steps (async: per worker)", TrainSettings::steps),
+        new Flag("batch-size", "N", "global batch, split evenly across the ranks computing gradients",
+            TrainSettings::batchSize),
+        new Flag("lr", "X", "SGD learning rate", TrainSettings::learningRate),
+        new Flag("hidden", "N", "hidden units of the mlp", TrainSettings::hidden),
+        new Flag("mode", "sync|async", "async: parameter server applies each worker's gradient as it comes (ps only)",
+            d -> d.mode().label()),
+        new Flag("max-staleness", "K", "async: a worker may be at most K steps ahead of the slowest worker",
+            TrainSettings::maxStaleness),
+        new Flag("log-every", "N", "a progress line every N steps", TrainSettings::logEvery),
+        new Flag("seed", "N", "seeds data, held-out split, batch order and initial parameters", TrainSettings::seed),
+        new Flag("eval-size", "N", "held-out samples for accuracy", TrainSettings::evalSize),
+        new Flag("samples", "N", "synthetic set: samples (held-out included)", TrainSettings::samples),
+        new Flag("features", "N", "synthetic set: features per sample", TrainSettings::features),
+        new Flag("classes", "N", "synthetic set: classes", TrainSettings::classes));
 
     /** The train-only flag names, without "--", in help order. */
     public static List<String> flagNames() {
-        List<String> names = new ArrayList<>();
-        for (String[] flag : FLAGS) {
-            names.add(flag[0]);
-        }
-        return Collections.unmodifiableList(names);
+        return FLAGS.stream().map(Flag::name).toList();
     }
 
-    /** One line per train-only flag, with its default. */
+    /** One line per train-only flag, with its default as {@link #defaults()} has it. */
     public static void printFlagHelp(PrintStream out) {
-        for (String[] flag : FLAGS) {
-            out.printf("  --%-19s %s (default: %s)%n", flag[0] + " " + flag[1], flag[2], flag[3]);
+        TrainSettings d = defaults();
+        for (Flag flag : FLAGS) {
+            out.printf("  --%-19s %s (default: %s)%n", flag.name() + " " + flag.value(), flag.description(),
+                    flag.shownDefault().apply(d));
         }
     }
 

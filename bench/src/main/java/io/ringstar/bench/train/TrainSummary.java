@@ -7,7 +7,6 @@ import java.util.Locale;
  * What one rank's training came to. Plain data; {@code lossCurve} is the rank's own array, and
  * equality of two summaries compares it by identity, as records do with arrays.
  *
- * @param rank the rank that reports
  * @param steps steps taken (async: per worker; the server reports the workers' count)
  * @param finalLoss mean training loss of the last step (async server: of the last round of updates)
  * @param heldOutAccuracy accuracy of this rank's final parameters on the held-out samples, in [0, 1]
@@ -25,7 +24,7 @@ import java.util.Locale;
  *     gradient was computed on and its own application; -1 otherwise
  * @param heldBackReplies async server: replies delayed by the staleness bound; -1 otherwise
  */
-public record TrainSummary(int rank, int steps, double finalLoss, double heldOutAccuracy, Duration elapsed,
+public record TrainSummary(int steps, double finalLoss, double heldOutAccuracy, Duration elapsed,
         double communicationShare, float[] lossCurve, int heldOutSize, String algorithm, String mode, int worldSize,
         long maxStepLead, long maxGradientStaleness, long heldBackReplies) {
 

@@ -1,12 +1,11 @@
 package io.ringstar.bench.train;
 
-import io.ringstar.AllReduceAggregator;
 import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.LocalAggregator;
-import io.ringstar.ParameterServer;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
+import io.ringstar.bench.Algorithm;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.Locale;
@@ -49,7 +48,8 @@ import org.nd4j.linalg.factory.Nd4j;
  * by {@code config.timeout()}, after which a {@link io.ringstar.CollectiveException} names the
  * operation and the ranks. The transport is borrowed: it is never closed here. A {@code Trainer}
  * holds no per-run state except the loaded data set, which is read-only, so one instance may run
- * every rank of a JVM at once, each on its own thread with its own ND4J arrays. Only rank 0
+ * every rank of a JVM at once, each on its own thread with its own ND4J arrays; the trainers that
+ * {@link #withAlgorithm} makes share that data set too. Only rank 0
  * prints: a start line, a progress line every {@code logEvery} steps and the summary.
  */
 public final class Trainer {
@@ -64,27 +64,27 @@ public final class Trainer {
     }
 
     private final TrainSettings settings;
-    private final String algorithm;
+    private final Algorithm algorithm;
     private final PrintStream out;
     private final StepHook hook;
-    private final Object dataLock = new Object();
-    private Dataset[] data;
+    private final SplitData data;
 
     /**
      * @param settings what to train
-     * @param algorithm "ps" (parameter server) or "ring" (ring all-reduce)
+     * @param algorithm the aggregator that averages the gradients
      * @param out where rank 0 prints progress; other ranks print nothing
-     * @throws IllegalArgumentException for an unknown algorithm, or async mode with the ring
+     * @throws IllegalArgumentException for async mode with the ring
      */
-    public Trainer(TrainSettings settings, String algorithm, PrintStream out) {
+    public Trainer(TrainSettings settings, Algorithm algorithm, PrintStream out) {
         this(settings, algorithm, out, (rank, step) -> { });
     }
 
-    Trainer(TrainSettings settings, String algorithm, PrintStream out, StepHook hook) {
-        if (!"ps".equals(algorithm) && !"ring".equals(algorithm)) {
-            throw new IllegalArgumentException("algorithm '" + algorithm + "' is not one of ps, ring");
-        }
-        if (settings.mode() == TrainSettings.Mode.ASYNC && !"ps".equals(algorithm)) {
+    Trainer(TrainSettings settings, Algorithm algorithm, PrintStream out, StepHook hook) {
+        this(settings, algorithm, out, hook, new SplitData(settings));
+    }
+
+    private Trainer(TrainSettings settings, Algorithm algorithm, PrintStream out, StepHook hook, SplitData data) {
+        if (settings.mode() == TrainSettings.Mode.ASYNC && algorithm != Algorithm.PS) {
             throw new IllegalArgumentException("--mode async needs the parameter server (--algorithm ps); "
                     + "the ring is always synchronous");
         }
@@ -92,6 +92,18 @@ public final class Trainer {
         this.algorithm = algorithm;
         this.out = out;
         this.hook = hook;
+        this.data = data;
+    }
+
+    /**
+     * A trainer of the same settings with another algorithm that shares this one's data: whichever
+     * of them needs the data first reads (or generates) it, once, and both train on that one copy,
+     * so {@code --algorithm both} neither reads the files twice nor holds the samples twice.
+     *
+     * @throws IllegalArgumentException for async mode with the ring
+     */
+    public Trainer withAlgorithm(Algorithm other) {
+        return new Trainer(settings, other, out, hook, data);
     }
 
     /**
@@ -110,17 +122,17 @@ public final class Trainer {
     }
 
     /**
-     * Loads the data (once per Trainer) and checks that the settings fit a group of
-     * {@code worldSize} ranks, without touching the network: a command line calls this before it
-     * connects so that a bad flag or an unreadable file stops the program at once.
+     * Loads the data (once for this Trainer and those {@link #withAlgorithm} made) and checks that
+     * the settings fit a group of {@code worldSize} ranks, without touching the network: a command
+     * line calls this before it connects so that a bad flag or an unreadable file stops the program
+     * at once.
      *
      * @throws IllegalArgumentException if the data cannot be read or does not fit the settings
      *     (for example a global batch that does not divide evenly among the ranks)
      */
     public void validate(int worldSize) {
-        Dataset train = data()[0];
-        boolean async = settings.mode() == TrainSettings.Mode.ASYNC && worldSize > 1;
-        int computing = async ? worldSize - 1 : worldSize;
+        Dataset train = data.get()[0];
+        int computing = computingRanks(worldSize);
         if (settings.batchSize() % computing != 0) {
             throw new IllegalArgumentException("--batch-size " + settings.batchSize() + " does not split evenly among "
                     + "the " + computing + " ranks that compute gradients (" + settings.mode().label() + ", world size "
@@ -132,21 +144,31 @@ public final class Trainer {
         }
     }
 
+    /** Whether a group of {@code worldSize} trains asynchronously: one rank alone has nobody to wait for. */
+    private boolean isAsync(int worldSize) {
+        return settings.mode() == TrainSettings.Mode.ASYNC && worldSize > 1;
+    }
+
+    /** The ranks that compute gradients: all of them, except the async server (rank 0). */
+    private int computingRanks(int worldSize) {
+        return isAsync(worldSize) ? worldSize - 1 : worldSize;
+    }
+
     Outcome runWithParameters(DistributedConfig config, Transport transport) {
         validate(config.worldSize());
-        Dataset[] split = data();
+        Dataset[] split = data.get();
         Dataset train = split[0];
         Dataset heldOut = split[1];
         Network network = new Network(settings.model(), train.featureCount(), settings.hidden(), train.classCount());
-        boolean async = settings.mode() == TrainSettings.Mode.ASYNC && config.worldSize() > 1;
-        int computing = async ? config.worldSize() - 1 : config.worldSize();
+        boolean async = isAsync(config.worldSize());
+        int computing = computingRanks(config.worldSize());
         if (config.rank() == 0) {
             out.printf(Locale.ROOT, "train: %s on %s; %s %s, %d rank%s, global batch %d (%d per %s), %d steps, "
                     + "lr %s, %d held-out samples%s%n", settings.model().label() + (settings.model()
                     == TrainSettings.Model.MLP ? " (hidden " + settings.hidden() + ")" : ""), settings.describeData(),
-                    algorithm, async ? "async" : "sync", config.worldSize(), config.worldSize() == 1 ? "" : "s",
-                    settings.batchSize(), settings.batchSize() / computing, async ? "worker" : "rank",
-                    settings.steps(), settings.learningRate(), heldOut.size(),
+                    algorithm.label(), async ? "async" : "sync", config.worldSize(),
+                    config.worldSize() == 1 ? "" : "s", settings.batchSize(), settings.batchSize() / computing,
+                    async ? "worker" : "rank", settings.steps(), settings.learningRate(), heldOut.size(),
                     async ? ", max staleness " + settings.maxStaleness() : "");
         }
         if (async) {
@@ -156,29 +178,43 @@ public final class Trainer {
         return runSync(config, transport, network, train, heldOut);
     }
 
-    /** Loads and splits the data once per Trainer; rank threads of one JVM share the read-only result. */
-    private Dataset[] data() {
-        synchronized (dataLock) {
-            if (data == null) {
-                Dataset all;
-                boolean standardise = false;
-                if (settings.images() != null) {
-                    all = IdxReader.read(settings.images(), settings.labels());
-                } else if (settings.csv() != null) {
-                    all = CsvReader.read(settings.csv(), settings.labelColumn());
-                    // CSV columns come in any scale; SGD with one learning rate needs them comparable.
-                    standardise = true;
-                } else {
-                    all = SyntheticData.generate(settings.samples(), settings.features(), settings.classes(),
-                            settings.seed());
-                }
-                Dataset[] split = all.split(settings.evalSize(), settings.seed());
-                if (standardise) {
-                    split = new Dataset[] {split[0].standardisedLike(split[0]), split[1].standardisedLike(split[0])};
-                }
-                data = split;
+    /**
+     * The data of one run, split into {training, held-out}, read on first use and then kept. Rank
+     * threads of one JVM and the trainers of every algorithm of one command share the read-only result.
+     */
+    private static final class SplitData {
+        private final TrainSettings settings;
+        private Dataset[] split;
+
+        SplitData(TrainSettings settings) {
+            this.settings = settings;
+        }
+
+        synchronized Dataset[] get() {
+            if (split == null) {
+                split = load(settings);
             }
-            return data;
+            return split;
+        }
+
+        private static Dataset[] load(TrainSettings settings) {
+            Dataset all;
+            boolean standardise = false;
+            if (settings.images() != null) {
+                all = IdxReader.read(settings.images(), settings.labels());
+            } else if (settings.csv() != null) {
+                all = CsvReader.read(settings.csv(), settings.labelColumn());
+                // CSV columns come in any scale; SGD with one learning rate needs them comparable.
+                standardise = true;
+            } else {
+                all = SyntheticData.generate(settings.samples(), settings.features(), settings.classes(),
+                        settings.seed());
+            }
+            Dataset[] split = all.split(settings.evalSize(), settings.seed());
+            if (standardise) {
+                split = new Dataset[] {split[0].standardisedLike(split[0]), split[1].standardisedLike(split[0])};
+            }
+            return split;
         }
     }
 
@@ -189,7 +225,7 @@ public final class Trainer {
         int shard = settings.batchSize() / world;
         BatchSchedule schedule = new BatchSchedule(train.size(), settings.batchSize(), settings.seed());
         INDArray heldOutX = rank == 0 ? heldOut.allFeatures() : null;
-        int[] heldOutLabels = labels(heldOut);
+        int[] heldOutLabels = heldOut.labels();
         float[] curve = new float[settings.steps()];
         INDArray[] params = null;
         try (GradientAggregator aggregator = aggregator(config, transport)) {
@@ -201,6 +237,9 @@ public final class Trainer {
             long stepNanos = 0;
             long windowComm = 0;
             long windowStep = 0;
+            // Rank 0's progress line at the last step (it always prints one) measures the final
+            // parameters; the summary reuses that value instead of evaluating them a second time.
+            double lastStepAccuracy = Double.NaN;
             for (int step = 0; step < settings.steps(); step++) {
                 callHook(rank, step);
                 long stepStart = System.nanoTime();
@@ -230,24 +269,27 @@ public final class Trainer {
                 boolean last = step + 1 == settings.steps();
                 if (rank == 0 && ((step + 1) % settings.logEvery() == 0 || last)) {
                     int stepsInWindow = (step % settings.logEvery()) + 1;
-                    printProgress(out, step + 1, settings.steps(), curve[step],
-                            network.accuracy(params, heldOutX, heldOutLabels), windowStep / 1e6 / stepsInWindow,
-                            share(windowComm, windowStep), "");
+                    double accuracy = network.accuracy(params, heldOutX, heldOutLabels);
+                    if (last) {
+                        lastStepAccuracy = accuracy;
+                    }
+                    printProgress(out, step + 1, settings.steps(), curve[step], accuracy,
+                            windowStep / 1e6 / stepsInWindow, share(windowComm, windowStep), "");
                     windowComm = 0;
                     windowStep = 0;
                 }
             }
             Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
-            double accuracy;
-            if (heldOutX != null) {
-                accuracy = network.accuracy(params, heldOutX, heldOutLabels);
-            } else {
+            double accuracy = lastStepAccuracy;
+            if (Double.isNaN(accuracy)) {
+                // A rank other than 0 printed no progress, so it measures its final parameters here.
                 INDArray x = heldOut.allFeatures();
                 accuracy = network.accuracy(params, x, heldOutLabels);
                 Network.Scratch.close(x);
             }
-            TrainSummary summary = new TrainSummary(rank, settings.steps(), curve[curve.length - 1], accuracy,
-                    elapsed, share(commNanos, stepNanos), curve, heldOut.size(), algorithm, "sync", world, -1, -1, -1);
+            TrainSummary summary = new TrainSummary(settings.steps(), curve[curve.length - 1], accuracy,
+                    elapsed, share(commNanos, stepNanos), curve, heldOut.size(), algorithm.label(), "sync", world,
+                    -1, -1, -1);
             if (rank == 0) {
                 out.println(summary.describe(settings.model().label()));
             }
@@ -275,21 +317,13 @@ public final class Trainer {
         }
     }
 
-    static int[] labels(Dataset data) {
-        int[] labels = new int[data.size()];
-        for (int i = 0; i < labels.length; i++) {
-            labels[i] = data.label(i);
-        }
-        return labels;
-    }
-
     private GradientAggregator aggregator(DistributedConfig config, Transport transport) {
         if (config.worldSize() == 1) {
             return new LocalAggregator();
         }
         // The aggregator closes what it is given; the transport is only lent to us.
         Transport lent = Transports.borrowed(transport);
-        return "ps".equals(algorithm) ? new ParameterServer(config, lent) : new AllReduceAggregator(config, lent);
+        return algorithm.create(config, lent);
     }
 
     static double share(long part, long whole) {

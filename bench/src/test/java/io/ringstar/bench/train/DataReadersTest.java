@@ -6,10 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.DistributedConfig;
+import io.ringstar.bench.Algorithm;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -169,9 +171,29 @@ class DataReadersTest {
         Files.writeString(csv, text);
         TrainSettings settings = TrainSettings.fromFlags(Map.of("csv", csv.toString(), "model", "softmax",
                 "steps", "60", "batch-size", "40", "eval-size", "100", "log-every", "20"));
-        TrainSummary summary = new Trainer(settings, "ring", new PrintStream(new ByteArrayOutputStream(), true))
+        TrainSummary summary = new Trainer(settings, Algorithm.RING, new PrintStream(new ByteArrayOutputStream(), true))
                 .run(DistributedConfig.builder().build(), null);
         assertTrue(summary.heldOutAccuracy() > 0.9, "accuracy " + summary.heldOutAccuracy());
+    }
+
+    @Test
+    void aTrainerForAnotherAlgorithmSharesTheDataInsteadOfReadingItAgain() throws IOException {
+        Path csv = dir.resolve("shared.csv");
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i < 50; i++) {
+            text.append(i % 2).append(',').append(i).append('\n');
+        }
+        Files.writeString(csv, text);
+        TrainSettings settings = TrainSettings.fromFlags(Map.of("csv", csv.toString(), "model", "softmax",
+                "batch-size", "10", "eval-size", "10"));
+        Trainer ps = new Trainer(settings, Algorithm.PS, new PrintStream(new ByteArrayOutputStream(), true));
+        ps.validate(2);
+        // Gone from disk: only data read once and shared lets the second trainer validate.
+        Files.delete(csv);
+        ps.withAlgorithm(Algorithm.RING).validate(2);
+        // A trainer of its own reads the file, so the deletion above is what the check rests on.
+        assertThrows(UncheckedIOException.class,
+                () -> new Trainer(settings, Algorithm.RING, System.out).validate(2));
     }
 
     @Test
@@ -186,7 +208,7 @@ class DataReadersTest {
         Dataset[] splitA = a.split(100, 1);
         Dataset[] splitB = b.split(100, 1);
         assertEquals(400, splitA[0].size());
-        assertArrayEquals(Trainer.labels(splitA[1]), Trainer.labels(splitB[1]));
+        assertArrayEquals(splitA[1].labels(), splitB[1].labels());
         assertThrows(IllegalArgumentException.class, () -> a.split(500, 1));
     }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.DistributedConfig;
+import io.ringstar.bench.Algorithm;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -32,7 +33,7 @@ class SyncTrainingTest {
 
     static Trainer.Outcome reference(TrainSettings settings) {
         // One process, the same code path, LocalAggregator: the trajectory to match.
-        return new Trainer(settings, "ring", new PrintStream(new ByteArrayOutputStream(), true))
+        return new Trainer(settings, Algorithm.RING, new PrintStream(new ByteArrayOutputStream(), true))
                 .runWithParameters(DistributedConfig.builder().build(), null);
     }
 
@@ -44,7 +45,7 @@ class SyncTrainingTest {
         Trainer.Outcome single = reference(settings);
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         TrainGroup.Result result = TrainGroup.run(ranks, TIMEOUT,
-                new Trainer(settings, algorithm, new PrintStream(printed, true, StandardCharsets.UTF_8)));
+                new Trainer(settings, Algorithm.of(algorithm), new PrintStream(printed, true, StandardCharsets.UTF_8)));
 
         float[] expected = single.summary().lossCurve();
         for (int rank = 0; rank < ranks; rank++) {
@@ -75,6 +76,12 @@ class SyncTrainingTest {
             }
         }
         assertEquals(single.summary().heldOutAccuracy(), result.rank(0).summary().heldOutAccuracy(), 0.01);
+        // Rank 0 takes its final accuracy from its last progress line; the other ranks, holding the
+        // same parameters, evaluate them afresh: the two ways must agree.
+        for (int rank = 1; rank < ranks; rank++) {
+            assertEquals(result.rank(0).summary().heldOutAccuracy(), result.rank(rank).summary().heldOutAccuracy(),
+                    "rank " + rank);
+        }
 
         // Only rank 0 prints: one start line, steps/logEvery progress lines, one summary.
         String text = printed.toString(StandardCharsets.UTF_8);
@@ -105,7 +112,7 @@ class SyncTrainingTest {
     void aGlobalBatchThatDoesNotSplitEvenlyIsRefusedNamingTheFlag() throws Exception {
         TrainSettings settings = TrainSettings.fromFlags(Map.of("samples", "1000", "features", "8", "steps", "2",
                 "batch-size", "64", "eval-size", "100"));
-        TrainGroup.Result result = TrainGroup.run(3, TIMEOUT, new Trainer(settings, "ring", System.out));
+        TrainGroup.Result result = TrainGroup.run(3, TIMEOUT, new Trainer(settings, Algorithm.RING, System.out));
         Throwable error = result.errors().get(0);
         assertTrue(error instanceof IllegalArgumentException && error.getMessage().contains("--batch-size 64")
                 && error.getMessage().contains("multiple of 3"), String.valueOf(error));

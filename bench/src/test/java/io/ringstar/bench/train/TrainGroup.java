@@ -2,16 +2,11 @@ package io.ringstar.bench.train;
 
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
+import io.ringstar.bench.RankThreads;
 import io.ringstar.transport.inproc.InProcessTransport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /** Runs one {@link Trainer} per rank as threads of this JVM over the in-process transport, as TrainCommand will. */
 final class TrainGroup {
@@ -28,46 +23,40 @@ final class TrainGroup {
         }
     }
 
-    static Result run(int worldSize, Duration timeout, Trainer trainer) throws InterruptedException {
+    /** One rank's run: its outcome, or what it threw instead. */
+    private record Attempt(Trainer.Outcome outcome, Throwable error) {
+    }
+
+    /**
+     * Runs every rank and waits for all of them, at most three timeouts (each rank's own waits are
+     * bounded by one); a rank still running then fails the test with a RankFailureException naming it.
+     */
+    static Result run(int worldSize, Duration timeout, Trainer trainer) {
         List<Transport> transports = InProcessTransport.createGroup(worldSize, timeout);
-        ExecutorService pool = Executors.newFixedThreadPool(worldSize, runnable -> {
-            Thread thread = new Thread(runnable, "train-test-rank");
-            thread.setDaemon(true);
-            return thread;
-        });
-        try {
-            List<Future<Trainer.Outcome>> futures = new ArrayList<>();
-            for (int rank = 0; rank < worldSize; rank++) {
-                int r = rank;
-                futures.add(pool.submit(() -> {
-                    Transport transport = transports.get(r);
-                    try {
-                        DistributedConfig config = DistributedConfig.builder().worldSize(worldSize).rank(r)
-                                .timeout(timeout).build();
-                        return trainer.runWithParameters(config, transport);
-                    } finally {
-                        // As the command does: a rank that ends, well or not, closes its transport.
-                        transport.close();
-                    }
-                }));
-            }
-            List<Trainer.Outcome> outcomes = new ArrayList<>();
-            List<Throwable> errors = new ArrayList<>();
-            long deadline = System.nanoTime() + timeout.multipliedBy(3).toNanos();
-            for (int rank = 0; rank < worldSize; rank++) {
+        List<Attempt> attempts;
+        try (RankThreads threads = new RankThreads(worldSize)) {
+            // RankThreads stops at the first rank that throws; the tests want every rank's outcome or
+            // error (a failure's effect on the others is what some of them check), so no rank throws.
+            attempts = threads.run(rank -> {
+                Transport transport = transports.get(rank);
                 try {
-                    outcomes.add(futures.get(rank).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS));
-                    errors.add(null);
-                } catch (ExecutionException e) {
-                    outcomes.add(null);
-                    errors.add(e.getCause());
-                } catch (TimeoutException e) {
-                    throw new AssertionError("rank " + rank + " did not finish", e);
+                    DistributedConfig config = DistributedConfig.builder().worldSize(worldSize).rank(rank)
+                            .timeout(timeout).build();
+                    return new Attempt(trainer.runWithParameters(config, transport), null);
+                } catch (Throwable e) {
+                    return new Attempt(null, e);
+                } finally {
+                    // As the command does: a rank that ends, well or not, closes its transport.
+                    transport.close();
                 }
-            }
-            return new Result(outcomes, errors);
-        } finally {
-            pool.shutdownNow();
+            }, timeout.multipliedBy(3));
         }
+        List<Trainer.Outcome> outcomes = new ArrayList<>();
+        List<Throwable> errors = new ArrayList<>();
+        for (Attempt attempt : attempts) {
+            outcomes.add(attempt.outcome());
+            errors.add(attempt.error());
+        }
+        return new Result(outcomes, errors);
     }
 }
