@@ -31,8 +31,9 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  *
  * <p>Prints {@code IPC <rank> <peers over IPC>} once the group formed, {@code ITER <rank> <alg> <i>}
  * every few calls, {@code OK <rank> <alg> iterations=<n> elements=<m>} per algorithm, then
- * {@code DONE <rank>}; on failure {@code FAIL <rank> <exception class> peer=<p> :: <message>} and
- * an exit status per kind of failure. Ends by itself when its stdin closes (the test JVM died).
+ * {@code DONE <rank>}; on failure {@code FAIL <rank> <exception class> peer=<p> :: <message>}
+ * (printed before the group is closed; {@code CLOSE-FAILED <rank> <alg> <exception>} if closing then
+ * fails too) and an exit status per kind of failure. Ends by itself when its stdin closes (the test JVM died).
  */
 public final class AeronRankProcess {
     static final int EXIT_OK = 0;
@@ -64,16 +65,21 @@ public final class AeronRankProcess {
             OUT.println("DONE " + rank);
             code = EXIT_OK;
         } catch (Throwable e) {
-            int peer = e instanceof CollectiveException ? ((CollectiveException) e).peerRank() : -1;
-            OUT.println("FAIL " + rank + " " + e.getClass().getSimpleName() + " peer=" + peer + " :: "
-                    + String.valueOf(e.getMessage()).replace('\n', ' '));
-            code = e instanceof PeerFailureException ? EXIT_PEER_FAILURE
-                    : e instanceof CollectiveTimeoutException ? EXIT_TIMEOUT
-                    : e instanceof AssertionError ? EXIT_WRONG_RESULT : EXIT_OTHER;
+            code = report(rank, e);
         }
         OUT.flush();
         // halt, not exit: the transports are closed by now, and ND4J's shutdown hooks only add time.
         Runtime.getRuntime().halt(code);
+    }
+
+    /** Prints the FAIL line for {@code e}; returns the exit status for its kind. */
+    private static int report(int rank, Throwable e) {
+        int peer = e instanceof CollectiveException ? ((CollectiveException) e).peerRank() : -1;
+        OUT.println("FAIL " + rank + " " + e.getClass().getSimpleName() + " peer=" + peer + " :: "
+                + String.valueOf(e.getMessage()).replace('\n', ' '));
+        return e instanceof PeerFailureException ? EXIT_PEER_FAILURE
+                : e instanceof CollectiveTimeoutException ? EXIT_TIMEOUT
+                : e instanceof AssertionError ? EXIT_WRONG_RESULT : EXIT_OTHER;
     }
 
     private static void run(Map<String, String> args, int rank, String algorithm, String coordinator) {
@@ -119,8 +125,26 @@ public final class AeronRankProcess {
                 }
             }
             OUT.println("OK " + rank + " " + algorithm + " iterations=" + iterations + " elements=" + checked);
-        } finally {
+        } catch (Throwable e) {
+            // Report before closing, as Netty's RankProcess does: a close that throws must not replace
+            // the failure, and the kill test times the FAIL line, which closing would only delay.
+            int code = report(rank, e);
+            try {
+                close(aggregator, transport);
+            } catch (RuntimeException closeFailure) {
+                OUT.println("CLOSE-FAILED " + rank + " " + algorithm + " "
+                        + String.valueOf(closeFailure).replace('\n', ' '));
+            }
+            OUT.flush();
+            Runtime.getRuntime().halt(code);
+        }
+        close(aggregator, transport);
+    }
+
+    private static void close(GradientAggregator aggregator, AeronTransport transport) {
+        try {
             aggregator.close();
+        } finally {
             transport.close();
         }
     }
