@@ -3,7 +3,6 @@ package io.ringstar.transport.aeron;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import io.aeron.driver.MediaDriver;
 import io.aeron.driver.ext.DebugReceiveChannelEndpoint;
@@ -16,6 +15,7 @@ import io.ringstar.ParameterServer;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
+import io.ringstar.testing.ClosedForm;
 import io.ringstar.testing.Ranks;
 import io.ringstar.testing.TensorFixtures;
 import java.nio.ByteBuffer;
@@ -95,8 +95,9 @@ class AeronLossTest {
                     try (aggregator) {
                         for (int step = 0; step < 3; step++) {
                             DataType type = step % 2 == 0 ? DataType.FLOAT : DataType.DOUBLE;
-                            INDArray[] averaged = aggregator.reduceGradients(TensorFixtures.callTensors(type, rank, count));
-                            check(aggregator + " step " + step + " on rank " + rank, type, averaged,
+                            INDArray[] inputs = TensorFixtures.callTensors(type, rank, count);
+                            INDArray[] averaged = aggregator.reduceGradients(inputs);
+                            ClosedForm.check(aggregator + " step " + step, rank, averaged, inputs, type,
                                     (t, i) -> TensorFixtures.average(worldSize, t, i));
                         }
                     }
@@ -142,22 +143,6 @@ class AeronLossTest {
             assertTrue(millis < 10_000, "noticed after " + millis + " ms");
         } finally {
             group.forEach(Transport::close);
-        }
-    }
-
-    private interface Expected {
-        double at(int tensor, long index);
-    }
-
-    private static void check(String what, DataType type, INDArray[] results, Expected expected) {
-        for (int t = 0; t < results.length; t++) {
-            double[] actual = TensorFixtures.values(results[t]);
-            for (int i = 0; i < actual.length; i++) {
-                double want = type == DataType.FLOAT ? (float) expected.at(t, i) : expected.at(t, i);
-                if (actual[i] != want) {
-                    fail(what + ": tensor " + t + " element " + i + " is " + actual[i] + ", expected " + want);
-                }
-            }
         }
     }
 }

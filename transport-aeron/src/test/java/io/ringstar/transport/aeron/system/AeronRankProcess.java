@@ -8,6 +8,7 @@ import io.ringstar.GradientAggregator;
 import io.ringstar.ParameterServer;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transports;
+import io.ringstar.testing.ClosedForm;
 import io.ringstar.testing.TensorFixtures;
 import io.ringstar.transport.aeron.AeronTransport;
 import java.io.IOException;
@@ -24,10 +25,11 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 /**
  * One rank of a system test, as a JVM of its own: opens the Aeron transport through
  * {@link Transports#open}, runs each algorithm named for a number of calls, and checks every
- * element of every result against its closed form. Arguments are {@code --name value} pairs:
- * {@code rank}, {@code world-size}, {@code coordinators} (one per algorithm), {@code algorithms}
- * ({@code ring}, {@code ps}), {@code iterations}, {@code counts}, {@code timeout-ms}, and any
- * {@code --option.<name> <value>} passed on as a transport option.
+ * result against its closed form with {@link ClosedForm} (count, shape, type and every element).
+ * Arguments are {@code --name value} pairs: {@code rank}, {@code world-size}, {@code coordinators}
+ * (one per algorithm), {@code algorithms} ({@code ring}, {@code ps}), {@code iterations},
+ * {@code counts}, {@code timeout-ms}, and any {@code --option.<name> <value>} passed on as a
+ * transport option.
  *
  * <p>Prints {@code IPC <rank> <peers over IPC>} once the group formed, {@code ITER <rank> <alg> <i>}
  * every few calls, {@code OK <rank> <alg> iterations=<n> elements=<m>} per algorithm, then
@@ -77,6 +79,7 @@ public final class AeronRankProcess {
         int peer = e instanceof CollectiveException ? ((CollectiveException) e).peerRank() : -1;
         OUT.println("FAIL " + rank + " " + e.getClass().getSimpleName() + " peer=" + peer + " :: "
                 + String.valueOf(e.getMessage()).replace('\n', ' '));
+        // A wrong result is an AssertionError: ClosedForm.check fails with JUnit's AssertionFailedError.
         return e instanceof PeerFailureException ? EXIT_PEER_FAILURE
                 : e instanceof CollectiveTimeoutException ? EXIT_TIMEOUT
                 : e instanceof AssertionError ? EXIT_WRONG_RESULT : EXIT_OTHER;
@@ -116,12 +119,12 @@ public final class AeronRankProcess {
                 DataType type = iteration % 2 == 0 ? DataType.FLOAT : DataType.DOUBLE;
                 INDArray[] inputs = TensorFixtures.callTensors(type, rank, count);
                 INDArray[] averaged = aggregator.reduceGradients(inputs);
-                checked += check("reduceGradients #" + iteration, rank, type, averaged,
-                        (t, i) -> TensorFixtures.average(worldSize, t, i));
+                checked += ClosedForm.elements(ClosedForm.check("reduceGradients #" + iteration, rank, averaged,
+                        inputs, type, (t, i) -> TensorFixtures.average(worldSize, t, i)));
                 if (iteration % 5 == 0) {
                     INDArray[] broadcast = aggregator.broadcastParams(inputs);
-                    checked += check("broadcastParams #" + iteration, rank, type, broadcast,
-                            (t, i) -> TensorFixtures.value(0, t, i));
+                    checked += ClosedForm.elements(ClosedForm.check("broadcastParams #" + iteration, rank, broadcast,
+                            inputs, type, (t, i) -> TensorFixtures.value(0, t, i)));
                 }
             }
             OUT.println("OK " + rank + " " + algorithm + " iterations=" + iterations + " elements=" + checked);
@@ -147,26 +150,6 @@ public final class AeronRankProcess {
         } finally {
             transport.close();
         }
-    }
-
-    private interface Expected {
-        double at(int tensor, long index);
-    }
-
-    private static long check(String call, int rank, DataType type, INDArray[] results, Expected expected) {
-        long checked = 0;
-        for (int t = 0; t < results.length; t++) {
-            double[] actual = TensorFixtures.values(results[t]);
-            for (int i = 0; i < actual.length; i++) {
-                double want = type == DataType.FLOAT ? (float) expected.at(t, i) : expected.at(t, i);
-                if (Double.doubleToRawLongBits(actual[i]) != Double.doubleToRawLongBits(want)) {
-                    throw new AssertionError(call + " on rank " + rank + ": tensor " + t + " element " + i + " is "
-                            + actual[i] + ", expected " + want);
-                }
-            }
-            checked += actual.length;
-        }
-        return checked;
     }
 
     /** Ends this JVM when its stdin closes: the test that started it has gone. */
