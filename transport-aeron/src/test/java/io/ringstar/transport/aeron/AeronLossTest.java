@@ -85,6 +85,7 @@ class AeronLossTest {
         // 8 KiB frames rather than loopback's 64 KiB: more frames, so more gaps for Aeron to repair.
         List<Transport> transports = AeronGroups.open(worldSize, timeout, Map.of(AeronTransport.MTU_OPTION, "8192"), lossy);
         long start = System.nanoTime();
+        long jobNanos;
         try {
             Ranks.runAll(worldSize, Duration.ofSeconds(90), rank -> {
                 DistributedConfig config = DistributedConfig.builder().worldSize(worldSize).rank(rank).timeout(timeout)
@@ -104,6 +105,7 @@ class AeronLossTest {
                 }
                 return null;
             });
+            jobNanos = System.nanoTime() - start;
         } finally {
             transports.forEach(Transport::close);
         }
@@ -113,11 +115,16 @@ class AeronLossTest {
             frames += loss.frames.get();
             dropped += loss.dropped.get();
         }
-        double rate = (double) dropped / frames;
-        System.out.printf("loss: %d of %d data frames dropped (%.1f%%) in %d ms%n", dropped, frames, rate * 100,
-                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+        Duration job = Duration.ofNanos(jobNanos);
+        System.out.printf("loss: %d of %d data frames dropped (%.1f%%) in %d ms%n", dropped, frames,
+                100.0 * dropped / frames, job.toMillis());
         assertTrue(frames > 3000, "the job moved data through the lossy endpoints: " + frames + " frames");
-        assertTrue(rate >= 0.05, "at least 5% were dropped: " + rate);
+        // The drop rate itself is the seeded random's, not the transport's; what matters is that frames
+        // were lost (so the exact results above needed Aeron's repair) and that the repair was prompt:
+        // a gap that waited for a timeout, or a retry after one, would take most of the 60 s.
+        assertTrue(dropped > 0, "no frame was dropped, so nothing was repaired");
+        assertTrue(job.compareTo(timeout.dividedBy(2)) < 0, "the lossy job took " + job + " of its " + timeout
+                + " timeout");
     }
 
     @Test
