@@ -286,15 +286,20 @@ class AeronTransportTest {
     @Test
     void aMalformedRecordFromTheCoordinatorEndsTheRegistrationNamingTheRank() throws Exception {
         try (ServerSocket fake = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            // Bounded accept and read, and a daemon thread: if the rank never connects or never hangs up,
+            // the fake ends by itself instead of outliving the test.
+            fake.setSoTimeout(5_000);
             Thread answer = new Thread(() -> {
                 try (Socket socket = fake.accept()) {
+                    socket.setSoTimeout(5_000);
                     // A CHALLENGE of two bytes, where magic, version and nonce should be.
                     socket.getOutputStream().write(new byte[] {3, 0, 0, 0, Rendezvous.CHALLENGE, 0, 0});
                     socket.getInputStream().read();
                 } catch (IOException e) {
-                    // the rank hung up; nothing more to answer
+                    // the rank hung up (or the timeouts above ran out); nothing more to answer
                 }
-            });
+            }, "fake-coordinator");
+            answer.setDaemon(true);
             answer.start();
             long start = System.nanoTime();
             CollectiveException refused = assertThrows(CollectiveException.class, () -> Rendezvous.register(
@@ -308,12 +313,15 @@ class AeronTransportTest {
             assertEquals(0, refused.peerRank());
             assertTrue(refused.getMessage().contains("malformed"), refused.getMessage());
             answer.join(5_000);
+            assertFalse(answer.isAlive(), "the fake coordinator still waits for the rank to hang up");
         }
     }
 
     @Test
     void anEmbeddedDriverLivesInItsOwnDirectoryUntilCloseAndStaleOnesAreRemoved(@TempDir Path root) throws Exception {
-        long deadPid = new ProcessBuilder("true").start().onExit().get().pid();
+        Process gone = new ProcessBuilder("true").start();
+        assertTrue(gone.waitFor(10, TimeUnit.SECONDS), "'true' did not end within 10 s");
+        long deadPid = gone.pid();
         Path stale = Files.createDirectories(root.resolve(DriverHandle.DIR_PREFIX + "old-r0-p" + deadPid + "-1"));
         Files.writeString(stale.resolve("cnc.dat"), "left by a killed rank");
         Path live = Files.createDirectories(root.resolve(DriverHandle.DIR_PREFIX + "other-r0-p"
