@@ -65,6 +65,9 @@ class AeronLossTest {
     }
 
     @Test
+    // Above the group's watchdog (60 s timeout + 20 s) plus the job's (90 s), so that a hang is reported
+    // by the watchdog that names the ranks, not by this.
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void bothAlgorithmsStayExactWhenATenthOfTheDataFramesIsLost() {
         int worldSize = 3;
         int count = 200_003;

@@ -39,7 +39,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** What the conformance suite does not cover: options, the rendezvous's checks, chunking paths, bounds and driver directories. */
-@Timeout(value = 60, unit = TimeUnit.SECONDS)
+// Above the sum of any one test's watchdogs (ranksMayStartInAnyOrder...: 40 s + 2 x 30 s; the others
+// AeronGroups.open's timeout + 20 s plus at most 40 s of Ranks.run), so that a hang is reported by the
+// watchdog that names the ranks, not by this.
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
 class AeronTransportTest {
     private static ByteBuffer pattern(int seed, int length) {
         ByteBuffer buffer = ByteBuffer.allocate(length);
