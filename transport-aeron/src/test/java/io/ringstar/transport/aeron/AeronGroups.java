@@ -35,23 +35,8 @@ final class AeronGroups {
     static List<Transport> open(int worldSize, Duration timeout, Map<String, String> options,
             UnaryOperator<MediaDriver.Context> driver) {
         String coordinator = "127.0.0.1:" + Ports.freeLoopbackPort();
-        List<Ranks.Outcome<Transport>> outcomes = Ranks.run(worldSize, timeout.plusSeconds(20),
+        return Ranks.openAll(worldSize, timeout.plusSeconds(20),
                 rank -> new AeronTransport(config(worldSize, rank, coordinator, timeout, options), driver));
-        Throwable failure = null;
-        for (Ranks.Outcome<Transport> outcome : outcomes) {
-            if (outcome.error != null && failure == null) {
-                failure = outcome.error;
-            }
-        }
-        if (failure != null) {
-            for (Ranks.Outcome<Transport> outcome : outcomes) {
-                if (outcome.value != null) {
-                    outcome.value.close();
-                }
-            }
-            throw new AssertionError("the group of " + worldSize + " did not form: " + failure, failure);
-        }
-        return outcomes.stream().map(outcome -> outcome.value).toList();
     }
 
     /** Over UDP on loopback, each rank with its own embedded driver. */

@@ -262,11 +262,7 @@ class AeronTransportTest {
             outcomes.get(2).value.recv(1, into);
             assertArrayEquals(pattern(3, 10).array(), into.array());
         } finally {
-            outcomes.forEach(outcome -> {
-                if (outcome.value != null) {
-                    outcome.value.close();
-                }
-            });
+            Ranks.closeValues(outcomes);
         }
         // A rank with another secret, or of another job, is refused by rank 0 and told why.
         for (Map<String, String> wrong : List.of(Map.of(AeronTransport.SECRET_OPTION, "guess"),
@@ -274,11 +270,7 @@ class AeronTransportTest {
             String at = "127.0.0.1:" + Ports.freeLoopbackPort();
             List<Ranks.Outcome<Transport>> pair = Ranks.run(2, Duration.ofSeconds(30), rank -> new AeronTransport(
                     AeronGroups.config(2, rank, at, Duration.ofSeconds(3), rank == 0 ? secret : wrong)));
-            pair.forEach(outcome -> {
-                if (outcome.value != null) {
-                    outcome.value.close();
-                }
-            });
+            Ranks.closeValues(pair);
             CollectiveException refused = assertInstanceOf(CollectiveException.class, pair.get(1).error);
             assertEquals(1, refused.rank());
             assertTrue(refused.getMessage().contains("refused"), refused.getMessage());
