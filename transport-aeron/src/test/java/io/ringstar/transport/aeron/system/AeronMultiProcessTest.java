@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ringstar.testing.ChildProcess;
 import io.ringstar.testing.Ports;
 import io.ringstar.transport.aeron.SharedMediaDriver;
 import java.nio.file.Files;
@@ -11,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
@@ -30,23 +32,41 @@ import org.junit.jupiter.params.provider.ValueSource;
 class AeronMultiProcessTest {
     private static final int WORLD_SIZE = 3;
     private static final Duration STARTUP = Duration.ofSeconds(90);
-    private final List<Jvm> jvms = new ArrayList<>();
+    private final List<ChildProcess> children = new ArrayList<>();
 
+    /** Kills whatever still runs, so a test that fails half-way leaves no JVM behind, and keeps every transcript. */
     @AfterEach
     void killEverything() {
-        jvms.forEach(Jvm::close);
+        RuntimeException failure = null;
+        for (ChildProcess child : children) {
+            try {
+                child.kill();
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+            child.save(ChildProcess.logDirectory().resolve(child.name() + ".log"));
+        }
+        if (failure != null) {
+            throw failure;
+        }
     }
 
-    private Jvm start(String name, Class<?> main, List<String> args) {
-        Jvm jvm = Jvm.start(name, main, args);
-        jvms.add(jvm);
-        return jvm;
+    private ChildProcess start(String name, Class<?> main, List<String> args) {
+        List<String> command = new ArrayList<>(ChildProcess.javaCommand(main));
+        command.addAll(args);
+        ChildProcess child = ChildProcess.start(name, command, Map.of("OMP_NUM_THREADS", "1"));
+        children.add(child);
+        return child;
     }
 
-    private List<Jvm> startRanks(String test, String algorithms, int iterations, String counts, List<String> extra) {
+    private List<ChildProcess> startRanks(String test, String algorithms, int iterations, String counts, List<String> extra) {
         int[] ports = Ports.freeLoopbackPorts(2);
         String coordinators = "127.0.0.1:" + ports[0] + ",127.0.0.1:" + ports[1];
-        List<Jvm> ranks = new ArrayList<>();
+        List<ChildProcess> ranks = new ArrayList<>();
         // Started in reverse order: the later ranks must wait for rank 0 to come up.
         for (int rank = WORLD_SIZE - 1; rank >= 0; rank--) {
             List<String> args = new ArrayList<>(List.of("--rank", Integer.toString(rank),
@@ -59,13 +79,13 @@ class AeronMultiProcessTest {
         return ranks;
     }
 
-    private static void assertExact(List<Jvm> ranks, int iterations) {
+    private static void assertExact(List<ChildProcess> ranks, int iterations) {
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
-            Jvm jvm = ranks.get(rank);
-            jvm.await("DONE " + rank, STARTUP);
-            assertEquals(AeronRankProcess.EXIT_OK, jvm.awaitExit(Duration.ofSeconds(30)), jvm.transcript());
+            ChildProcess child = ranks.get(rank);
+            child.awaitPrefix("DONE " + rank, STARTUP);
+            assertEquals(AeronRankProcess.EXIT_OK, child.awaitExit(Duration.ofSeconds(30)), child.transcript());
             for (String algorithm : List.of("ring", "ps")) {
-                String ok = jvm.await("OK " + rank + " " + algorithm + " ", Duration.ZERO);
+                String ok = child.awaitPrefix("OK " + rank + " " + algorithm + " ", Duration.ZERO).text();
                 assertTrue(ok.startsWith("OK " + rank + " " + algorithm + " iterations=" + iterations + " elements="), ok);
                 assertTrue(Long.parseLong(ok.substring(ok.indexOf("elements=") + 9)) > 0, ok);
             }
@@ -76,10 +96,10 @@ class AeronMultiProcessTest {
     @Test
     void bothAlgorithmsAreExactOverUdpWithEmbeddedDrivers() {
         int iterations = 20;
-        List<Jvm> ranks = startRanks("udp", "ring,ps", iterations, "0,1,1009,65537,7", List.of());
+        List<ChildProcess> ranks = startRanks("udp", "ring,ps", iterations, "0,1,1009,65537,7", List.of());
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
-            assertEquals("IPC " + rank + " []", ranks.get(rank).await("IPC " + rank + " ", STARTUP), "rank " + rank
-                    + " talks UDP to every peer");
+            assertEquals("IPC " + rank + " []", ranks.get(rank).awaitPrefix("IPC " + rank + " ", STARTUP).text(),
+                    "rank " + rank + " talks UDP to every peer");
         }
         assertExact(ranks, iterations);
     }
@@ -92,11 +112,11 @@ class AeronMultiProcessTest {
     void bothAlgorithmsAreExactOverIpcWithOneSharedDriver() throws Exception {
         Path dir = Path.of(Files.isDirectory(Path.of("/dev/shm")) ? "/dev/shm" : System.getProperty("java.io.tmpdir"),
                 "ringstar-test-shared-" + ProcessHandle.current().pid());
-        Jvm driver = start("ipc-driver", SharedMediaDriver.class, List.of("--dir", dir.toString(), "--term-length",
+        ChildProcess driver = start("ipc-driver", SharedMediaDriver.class, List.of("--dir", dir.toString(), "--term-length",
                 Integer.toString(256 << 10)));
-        driver.await("media driver ready in ", STARTUP);
+        driver.awaitPrefix("media driver ready in ", STARTUP);
         int iterations = 20;
-        List<Jvm> ranks = startRanks("ipc", "ring,ps", iterations, "0,1,1009,65537,7",
+        List<ChildProcess> ranks = startRanks("ipc", "ring,ps", iterations, "0,1,1009,65537,7",
                 List.of("--option.aeron.dir", dir.toString()));
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             List<Integer> others = new ArrayList<>();
@@ -105,7 +125,7 @@ class AeronMultiProcessTest {
                     others.add(peer);
                 }
             }
-            assertEquals("IPC " + rank + " " + others, ranks.get(rank).await("IPC " + rank + " ", STARTUP),
+            assertEquals("IPC " + rank + " " + others, ranks.get(rank).awaitPrefix("IPC " + rank + " ", STARTUP).text(),
                     "rank " + rank + " talks IPC to every peer");
         }
         assertExact(ranks, iterations);
@@ -127,20 +147,20 @@ class AeronMultiProcessTest {
         List<String> extra = new ArrayList<>(List.of("--option.aeron.livenessTimeoutMs", "2000"));
         Path dir = Path.of(Files.isDirectory(Path.of("/dev/shm")) ? "/dev/shm" : System.getProperty("java.io.tmpdir"),
                 "ringstar-test-kill-" + ProcessHandle.current().pid());
-        Jvm driver = null;
+        ChildProcess driver = null;
         if (medium.equals("ipc")) {
             driver = start("kill-driver", SharedMediaDriver.class, List.of("--dir", dir.toString(),
                     "--term-length", Integer.toString(256 << 10), "--liveness-ms", "2000"));
-            driver.await("media driver ready in ", STARTUP);
+            driver.awaitPrefix("media driver ready in ", STARTUP);
             extra.addAll(List.of("--option.aeron.dir", dir.toString()));
         }
-        List<Jvm> ranks = startRanks("kill-" + medium, "ring", 1_000_000, "1009,65537", extra);
+        List<ChildProcess> ranks = startRanks("kill-" + medium, "ring", 1_000_000, "1009,65537", extra);
         int victim = 1;
-        ranks.get(victim).await("ITER " + victim + " ring 100", STARTUP);
+        ranks.get(victim).awaitPrefix("ITER " + victim + " ring 100", STARTUP);
         long killedAt = System.nanoTime();
-        ranks.get(victim).kill();
+        ranks.get(victim).killAbruptly();
         for (int rank : new int[] {0, 2}) {
-            String failure = ranks.get(rank).await("FAIL " + rank + " ", Duration.ofSeconds(45));
+            String failure = ranks.get(rank).awaitPrefix("FAIL " + rank + " ", Duration.ofSeconds(45)).text();
             Duration detection = Duration.ofNanos(System.nanoTime() - killedAt);
             System.out.printf("kill over %s: rank %d reported after %d ms: %s%n", medium, rank, detection.toMillis(),
                     failure);
