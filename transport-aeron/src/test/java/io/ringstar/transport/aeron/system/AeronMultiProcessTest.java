@@ -159,15 +159,22 @@ class AeronMultiProcessTest {
         ranks.get(victim).awaitPrefix("ITER " + victim + " ring 100", STARTUP);
         long killedAt = System.nanoTime();
         ranks.get(victim).killAbruptly();
-        for (int rank : new int[] {0, 2}) {
-            String failure = ranks.get(rank).awaitPrefix("FAIL " + rank + " ", Duration.ofSeconds(45)).text();
-            Duration detection = Duration.ofNanos(System.nanoTime() - killedAt);
+        int[] survivors = {0, 2};
+        // Every survivor's FAIL line first, each timed by when it arrived, and only then the exits: waiting
+        // for one survivor's exit must not count towards the next one's detection time.
+        for (int rank : survivors) {
+            ChildProcess.Line failure = ranks.get(rank).awaitPrefix("FAIL " + rank + " ", Duration.ofSeconds(45));
+            Duration detection = Duration.ofNanos(failure.nanos() - killedAt);
             System.out.printf("kill over %s: rank %d reported after %d ms: %s%n", medium, rank, detection.toMillis(),
-                    failure);
-            assertTrue(failure.startsWith("FAIL " + rank + " PeerFailureException "), ranks.get(rank).transcript());
-            assertTrue(failure.contains("rank " + victim), "names the killed rank: " + failure);
+                    failure.text());
+            assertTrue(failure.text().startsWith("FAIL " + rank + " PeerFailureException "),
+                    ranks.get(rank).transcript());
+            assertTrue(failure.text().contains("rank " + victim), "names the killed rank: " + failure.text());
             assertTrue(detection.compareTo(Duration.ofSeconds(15)) < 0, "took " + detection);
-            assertEquals(AeronRankProcess.EXIT_PEER_FAILURE, ranks.get(rank).awaitExit(Duration.ofSeconds(30)));
+        }
+        for (int rank : survivors) {
+            assertEquals(AeronRankProcess.EXIT_PEER_FAILURE, ranks.get(rank).awaitExit(Duration.ofSeconds(30)),
+                    ranks.get(rank).transcript());
         }
         if (driver != null) {
             driver.terminate();
