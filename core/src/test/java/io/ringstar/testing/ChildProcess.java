@@ -59,10 +59,6 @@ public final class ChildProcess {
         return name;
     }
 
-    public long pid() {
-        return process.pid();
-    }
-
     private void readOutput() {
         try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             String text;

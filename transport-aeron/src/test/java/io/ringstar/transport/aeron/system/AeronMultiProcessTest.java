@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.testing.ChildProcess;
 import io.ringstar.testing.Ports;
+import io.ringstar.transport.aeron.AeronGroups;
 import io.ringstar.transport.aeron.SharedMediaDriver;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -72,7 +73,8 @@ class AeronMultiProcessTest {
             List<String> args = new ArrayList<>(List.of("--rank", Integer.toString(rank),
                     "--world-size", Integer.toString(WORLD_SIZE), "--algorithms", algorithms,
                     "--coordinators", coordinators, "--iterations", Integer.toString(iterations), "--counts", counts,
-                    "--timeout-ms", "60000", "--job", test, "--option.aeron.termLength", Integer.toString(256 << 10)));
+                    "--timeout-ms", "60000", "--job", test, "--option.aeron.termLength",
+                    Integer.toString(AeronGroups.TEST_TERM_LENGTH)));
             args.addAll(extra);
             ranks.add(0, start(test + "-rank" + rank, AeronRankProcess.class, args));
         }
@@ -110,10 +112,9 @@ class AeronMultiProcessTest {
      */
     @Test
     void bothAlgorithmsAreExactOverIpcWithOneSharedDriver() throws Exception {
-        Path dir = Path.of(Files.isDirectory(Path.of("/dev/shm")) ? "/dev/shm" : System.getProperty("java.io.tmpdir"),
-                "ringstar-test-shared-" + ProcessHandle.current().pid());
+        Path dir = AeronGroups.driverDirectory("ringstar-test-shared");
         ChildProcess driver = start("ipc-driver", SharedMediaDriver.class, List.of("--dir", dir.toString(), "--term-length",
-                Integer.toString(256 << 10)));
+                Integer.toString(AeronGroups.TEST_TERM_LENGTH)));
         driver.awaitPrefix("media driver ready in ", STARTUP);
         int iterations = 20;
         List<ChildProcess> ranks = startRanks("ipc", "ring,ps", iterations, "0,1,1009,65537,7",
@@ -145,12 +146,11 @@ class AeronMultiProcessTest {
     @ValueSource(strings = {"udp", "ipc"})
     void aKilledRankFailsTheOthersPromptly(String medium) throws Exception {
         List<String> extra = new ArrayList<>(List.of("--option.aeron.livenessTimeoutMs", "2000"));
-        Path dir = Path.of(Files.isDirectory(Path.of("/dev/shm")) ? "/dev/shm" : System.getProperty("java.io.tmpdir"),
-                "ringstar-test-kill-" + ProcessHandle.current().pid());
+        Path dir = AeronGroups.driverDirectory("ringstar-test-kill");
         ChildProcess driver = null;
         if (medium.equals("ipc")) {
             driver = start("kill-driver", SharedMediaDriver.class, List.of("--dir", dir.toString(),
-                    "--term-length", Integer.toString(256 << 10), "--liveness-ms", "2000"));
+                    "--term-length", Integer.toString(AeronGroups.TEST_TERM_LENGTH), "--liveness-ms", "2000"));
             driver.awaitPrefix("media driver ready in ", STARTUP);
             extra.addAll(List.of("--option.aeron.dir", dir.toString()));
         }
