@@ -162,9 +162,9 @@ public abstract class AggregatorConformanceTest {
         INDArray[] shapes = callTensors(type, 0, count);
         for (Ranks.Outcome<INDArray[][]> outcome : outcomes) {
             INDArray[][] results = outcome.valueOrFail();
-            averages.add(checkResults("reduceGradients", outcome.rank, results[0], shapes, type,
+            averages.add(ClosedForm.check("reduceGradients", outcome.rank, results[0], shapes, type,
                     (t, i) -> average(worldSize, t, i)));
-            broadcasts.add(checkResults("broadcastParams", outcome.rank, results[1], shapes, type,
+            broadcasts.add(ClosedForm.check("broadcastParams", outcome.rank, results[1], shapes, type,
                     (t, i) -> value(0, t, i)));
         }
         for (int rank = 1; rank < worldSize; rank++) {
@@ -175,35 +175,6 @@ public abstract class AggregatorConformanceTest {
                         + " on rank " + rank + " and rank 0");
             }
         }
-    }
-
-    /** The closed form of element {@code i} of tensor {@code t}. */
-    @FunctionalInterface
-    private interface Expected {
-        double at(int tensor, long index);
-    }
-
-    private static double[][] checkResults(String operation, int rank, INDArray[] results, INDArray[] shapes,
-            DataType type, Expected expected) {
-        assertEquals(shapes.length, results.length, operation + " result count on rank " + rank);
-        double[][] all = new double[results.length][];
-        for (int t = 0; t < results.length; t++) {
-            INDArray result = results[t];
-            assertNotNull(result, operation + " result " + t + " on rank " + rank);
-            assertArrayEquals(shapes[t].shape(), result.shape(), operation + " shape of tensor " + t + " on rank "
-                    + rank);
-            assertEquals(type, result.dataType(), operation + " type of tensor " + t);
-            double[] actual = values(result);
-            for (int i = 0; i < actual.length; i++) {
-                double want = type == DataType.FLOAT ? (float) expected.at(t, i) : expected.at(t, i);
-                if (actual[i] != want) {
-                    fail(operation + " on rank " + rank + ": tensor " + t + " element " + i + " is " + actual[i]
-                            + ", expected " + want);
-                }
-            }
-            all[t] = actual;
-        }
-        return all;
     }
 
     private static void assertBitIdentical(double[] a, double[] b, String what) {

@@ -1,5 +1,6 @@
 package io.ringstar.testing;
 
+import io.ringstar.Transport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -94,6 +95,53 @@ public final class Ranks {
             return outcomes;
         } finally {
             pool.shutdownNow();
+        }
+    }
+
+    /**
+     * Opens one transport per rank at once, each on its own thread (every rank's constructor waits
+     * for the others to form the group), and returns them by rank. If any rank failed, closes the
+     * transports that did open and fails naming the first rank's error.
+     */
+    public static List<Transport> openAll(int worldSize, Duration limit, Body<Transport> open) {
+        List<Outcome<Transport>> outcomes = run(worldSize, limit, open);
+        for (Outcome<Transport> outcome : outcomes) {
+            if (outcome.error != null) {
+                AssertionError failed = new AssertionError("the group of " + worldSize + " did not form: rank "
+                        + outcome.rank + " failed: " + outcome.error, outcome.error);
+                try {
+                    closeValues(outcomes);
+                } catch (RuntimeException e) {
+                    failed.addSuppressed(e);
+                }
+                throw failed;
+            }
+        }
+        return outcomes.stream().map(outcome -> outcome.value).toList();
+    }
+
+    /**
+     * Closes every transport that a rank returned (one that failed returned none). All are closed
+     * even if one close fails; that failure is thrown afterwards, with any later ones suppressed.
+     */
+    public static void closeValues(List<Outcome<Transport>> outcomes) {
+        RuntimeException failure = null;
+        for (Outcome<Transport> outcome : outcomes) {
+            if (outcome.value == null) {
+                continue;
+            }
+            try {
+                outcome.value.close();
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
         }
     }
 

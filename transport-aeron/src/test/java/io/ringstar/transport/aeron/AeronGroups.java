@@ -5,6 +5,7 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
 import io.ringstar.testing.Ports;
 import io.ringstar.testing.Ranks;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -12,10 +13,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.UnaryOperator;
 
-/** Groups of {@link AeronTransport}s in one JVM: over UDP with a driver per rank, or over IPC through one shared driver. */
-final class AeronGroups {
+/**
+ * Groups of {@link AeronTransport}s in one JVM: over UDP with a driver per rank, or over IPC through
+ * one shared driver; and the term length and driver directories that the system tests use too.
+ */
+public final class AeronGroups {
     /** Small terms, so that many ranks' drivers fit in a test JVM and /dev/shm. */
-    static final String TEST_TERM_LENGTH = Integer.toString(256 << 10);
+    public static final int TEST_TERM_LENGTH = 256 << 10;
 
     private AeronGroups() {
     }
@@ -26,7 +30,7 @@ final class AeronGroups {
         DistributedConfig.Builder builder = DistributedConfig.builder()
                 .worldSize(worldSize).rank(rank).coordinatorAddr(coordinator).transport(AeronTransport.NAME)
                 .timeout(timeout)
-                .option(AeronTransport.TERM_LENGTH_OPTION, TEST_TERM_LENGTH);
+                .option(AeronTransport.TERM_LENGTH_OPTION, Integer.toString(TEST_TERM_LENGTH));
         options.forEach(builder::option);
         return builder.build();
     }
@@ -35,23 +39,8 @@ final class AeronGroups {
     static List<Transport> open(int worldSize, Duration timeout, Map<String, String> options,
             UnaryOperator<MediaDriver.Context> driver) {
         String coordinator = "127.0.0.1:" + Ports.freeLoopbackPort();
-        List<Ranks.Outcome<Transport>> outcomes = Ranks.run(worldSize, timeout.plusSeconds(20),
+        return Ranks.openAll(worldSize, timeout.plusSeconds(20),
                 rank -> new AeronTransport(config(worldSize, rank, coordinator, timeout, options), driver));
-        Throwable failure = null;
-        for (Ranks.Outcome<Transport> outcome : outcomes) {
-            if (outcome.error != null && failure == null) {
-                failure = outcome.error;
-            }
-        }
-        if (failure != null) {
-            for (Ranks.Outcome<Transport> outcome : outcomes) {
-                if (outcome.value != null) {
-                    outcome.value.close();
-                }
-            }
-            throw new AssertionError("the group of " + worldSize + " did not form: " + failure, failure);
-        }
-        return outcomes.stream().map(outcome -> outcome.value).toList();
     }
 
     /** Over UDP on loopback, each rank with its own embedded driver. */
@@ -68,9 +57,18 @@ final class AeronGroups {
 
     /** One embedded driver that a test class's ranks share, with the transport's defaults. */
     static MediaDriver launchShared(String name) {
-        String dir = Path.of("/dev/shm").toFile().isDirectory() ? "/dev/shm/" + name + "-" + ProcessHandle.current().pid()
-                : System.getProperty("java.io.tmpdir") + "/" + name + "-" + ProcessHandle.current().pid();
-        return MediaDriver.launch(DriverHandle.driverContext(dir, io.aeron.driver.ThreadingMode.SHARED, "backoff",
-                256 << 10, Duration.ofSeconds(5)));
+        return MediaDriver.launch(DriverHandle.driverContext(driverDirectory(name).toString(),
+                io.aeron.driver.ThreadingMode.SHARED, "backoff", TEST_TERM_LENGTH, Duration.ofSeconds(5)));
+    }
+
+    /**
+     * A directory for a media driver named {@code name} and this JVM's pid: under {@code /dev/shm}
+     * (memory, not disk) where it exists and is writable, else under the temporary directory, as the
+     * transport's own default root.
+     */
+    public static Path driverDirectory(String name) {
+        Path shm = Path.of("/dev/shm");
+        Path root = Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
+        return root.resolve(name + "-" + ProcessHandle.current().pid());
     }
 }

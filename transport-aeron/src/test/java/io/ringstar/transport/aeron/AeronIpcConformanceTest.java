@@ -16,8 +16,20 @@ class AeronIpcConformanceTest extends TransportConformanceTest {
     @Override
     protected List<Transport> createGroup(int worldSize, Duration timeout) {
         List<Transport> group = AeronGroups.ipc(DRIVER.driver(), worldSize, timeout);
-        for (int rank = 1; rank < worldSize; rank++) {
-            assertTrue(((AeronTransport) group.get(0)).usesIpc(rank), "rank 0 talks to rank " + rank + " over IPC");
+        try {
+            for (int rank = 1; rank < worldSize; rank++) {
+                assertTrue(((AeronTransport) group.get(0)).usesIpc(rank), "rank 0 talks to rank " + rank + " over IPC");
+            }
+        } catch (Throwable e) {
+            // The suite never sees a group that failed this check, so it is closed here, or its ranks linger.
+            for (Transport transport : group) {
+                try {
+                    transport.close();
+                } catch (RuntimeException closeFailure) {
+                    e.addSuppressed(closeFailure);
+                }
+            }
+            throw e;
         }
         return group;
     }

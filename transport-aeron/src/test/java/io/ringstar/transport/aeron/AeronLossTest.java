@@ -3,7 +3,6 @@ package io.ringstar.transport.aeron;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import io.aeron.driver.MediaDriver;
 import io.aeron.driver.ext.DebugReceiveChannelEndpoint;
@@ -16,6 +15,7 @@ import io.ringstar.ParameterServer;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
+import io.ringstar.testing.ClosedForm;
 import io.ringstar.testing.Ranks;
 import io.ringstar.testing.TensorFixtures;
 import java.nio.ByteBuffer;
@@ -65,6 +65,9 @@ class AeronLossTest {
     }
 
     @Test
+    // Above the group's watchdog (60 s timeout + 20 s) plus the job's (90 s), so that a hang is reported
+    // by the watchdog that names the ranks, not by this.
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void bothAlgorithmsStayExactWhenATenthOfTheDataFramesIsLost() {
         int worldSize = 3;
         int count = 200_003;
@@ -85,6 +88,7 @@ class AeronLossTest {
         // 8 KiB frames rather than loopback's 64 KiB: more frames, so more gaps for Aeron to repair.
         List<Transport> transports = AeronGroups.open(worldSize, timeout, Map.of(AeronTransport.MTU_OPTION, "8192"), lossy);
         long start = System.nanoTime();
+        long jobNanos;
         try {
             Ranks.runAll(worldSize, Duration.ofSeconds(90), rank -> {
                 DistributedConfig config = DistributedConfig.builder().worldSize(worldSize).rank(rank).timeout(timeout)
@@ -95,14 +99,16 @@ class AeronLossTest {
                     try (aggregator) {
                         for (int step = 0; step < 3; step++) {
                             DataType type = step % 2 == 0 ? DataType.FLOAT : DataType.DOUBLE;
-                            INDArray[] averaged = aggregator.reduceGradients(TensorFixtures.callTensors(type, rank, count));
-                            check(aggregator + " step " + step + " on rank " + rank, type, averaged,
+                            INDArray[] inputs = TensorFixtures.callTensors(type, rank, count);
+                            INDArray[] averaged = aggregator.reduceGradients(inputs);
+                            ClosedForm.check(aggregator + " step " + step, rank, averaged, inputs, type,
                                     (t, i) -> TensorFixtures.average(worldSize, t, i));
                         }
                     }
                 }
                 return null;
             });
+            jobNanos = System.nanoTime() - start;
         } finally {
             transports.forEach(Transport::close);
         }
@@ -112,11 +118,16 @@ class AeronLossTest {
             frames += loss.frames.get();
             dropped += loss.dropped.get();
         }
-        double rate = (double) dropped / frames;
-        System.out.printf("loss: %d of %d data frames dropped (%.1f%%) in %d ms%n", dropped, frames, rate * 100,
-                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+        Duration job = Duration.ofNanos(jobNanos);
+        System.out.printf("loss: %d of %d data frames dropped (%.1f%%) in %d ms%n", dropped, frames,
+                100.0 * dropped / frames, job.toMillis());
         assertTrue(frames > 3000, "the job moved data through the lossy endpoints: " + frames + " frames");
-        assertTrue(rate >= 0.05, "at least 5% were dropped: " + rate);
+        // The drop rate itself is the seeded random's, not the transport's; what matters is that frames
+        // were lost (so the exact results above needed Aeron's repair) and that the repair was prompt:
+        // a gap that waited for a timeout, or a retry after one, would take most of the 60 s.
+        assertTrue(dropped > 0, "no frame was dropped, so nothing was repaired");
+        assertTrue(job.compareTo(timeout.dividedBy(2)) < 0, "the lossy job took " + job + " of its " + timeout
+                + " timeout");
     }
 
     @Test
@@ -142,22 +153,6 @@ class AeronLossTest {
             assertTrue(millis < 10_000, "noticed after " + millis + " ms");
         } finally {
             group.forEach(Transport::close);
-        }
-    }
-
-    private interface Expected {
-        double at(int tensor, long index);
-    }
-
-    private static void check(String what, DataType type, INDArray[] results, Expected expected) {
-        for (int t = 0; t < results.length; t++) {
-            double[] actual = TensorFixtures.values(results[t]);
-            for (int i = 0; i < actual.length; i++) {
-                double want = type == DataType.FLOAT ? (float) expected.at(t, i) : expected.at(t, i);
-                if (actual[i] != want) {
-                    fail(what + ": tensor " + t + " element " + i + " is " + actual[i] + ", expected " + want);
-                }
-            }
         }
     }
 }

@@ -39,7 +39,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** What the conformance suite does not cover: options, the rendezvous's checks, chunking paths, bounds and driver directories. */
-@Timeout(value = 60, unit = TimeUnit.SECONDS)
+// Above the sum of any one test's watchdogs (ranksMayStartInAnyOrder...: 40 s + 2 x 30 s; the others
+// AeronGroups.open's timeout + 20 s plus at most 40 s of Ranks.run), so that a hang is reported by the
+// watchdog that names the ranks, not by this.
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
 class AeronTransportTest {
     private static ByteBuffer pattern(int seed, int length) {
         ByteBuffer buffer = ByteBuffer.allocate(length);
@@ -259,11 +262,7 @@ class AeronTransportTest {
             outcomes.get(2).value.recv(1, into);
             assertArrayEquals(pattern(3, 10).array(), into.array());
         } finally {
-            outcomes.forEach(outcome -> {
-                if (outcome.value != null) {
-                    outcome.value.close();
-                }
-            });
+            Ranks.closeValues(outcomes);
         }
         // A rank with another secret, or of another job, is refused by rank 0 and told why.
         for (Map<String, String> wrong : List.of(Map.of(AeronTransport.SECRET_OPTION, "guess"),
@@ -271,11 +270,7 @@ class AeronTransportTest {
             String at = "127.0.0.1:" + Ports.freeLoopbackPort();
             List<Ranks.Outcome<Transport>> pair = Ranks.run(2, Duration.ofSeconds(30), rank -> new AeronTransport(
                     AeronGroups.config(2, rank, at, Duration.ofSeconds(3), rank == 0 ? secret : wrong)));
-            pair.forEach(outcome -> {
-                if (outcome.value != null) {
-                    outcome.value.close();
-                }
-            });
+            Ranks.closeValues(pair);
             CollectiveException refused = assertInstanceOf(CollectiveException.class, pair.get(1).error);
             assertEquals(1, refused.rank());
             assertTrue(refused.getMessage().contains("refused"), refused.getMessage());
@@ -286,15 +281,20 @@ class AeronTransportTest {
     @Test
     void aMalformedRecordFromTheCoordinatorEndsTheRegistrationNamingTheRank() throws Exception {
         try (ServerSocket fake = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            // Bounded accept and read, and a daemon thread: if the rank never connects or never hangs up,
+            // the fake ends by itself instead of outliving the test.
+            fake.setSoTimeout(5_000);
             Thread answer = new Thread(() -> {
                 try (Socket socket = fake.accept()) {
+                    socket.setSoTimeout(5_000);
                     // A CHALLENGE of two bytes, where magic, version and nonce should be.
                     socket.getOutputStream().write(new byte[] {3, 0, 0, 0, Rendezvous.CHALLENGE, 0, 0});
                     socket.getInputStream().read();
                 } catch (IOException e) {
-                    // the rank hung up; nothing more to answer
+                    // the rank hung up (or the timeouts above ran out); nothing more to answer
                 }
-            });
+            }, "fake-coordinator");
+            answer.setDaemon(true);
             answer.start();
             long start = System.nanoTime();
             CollectiveException refused = assertThrows(CollectiveException.class, () -> Rendezvous.register(
@@ -308,12 +308,15 @@ class AeronTransportTest {
             assertEquals(0, refused.peerRank());
             assertTrue(refused.getMessage().contains("malformed"), refused.getMessage());
             answer.join(5_000);
+            assertFalse(answer.isAlive(), "the fake coordinator still waits for the rank to hang up");
         }
     }
 
     @Test
     void anEmbeddedDriverLivesInItsOwnDirectoryUntilCloseAndStaleOnesAreRemoved(@TempDir Path root) throws Exception {
-        long deadPid = new ProcessBuilder("true").start().onExit().get().pid();
+        Process gone = new ProcessBuilder("true").start();
+        assertTrue(gone.waitFor(10, TimeUnit.SECONDS), "'true' did not end within 10 s");
+        long deadPid = gone.pid();
         Path stale = Files.createDirectories(root.resolve(DriverHandle.DIR_PREFIX + "old-r0-p" + deadPid + "-1"));
         Files.writeString(stale.resolve("cnc.dat"), "left by a killed rank");
         Path live = Files.createDirectories(root.resolve(DriverHandle.DIR_PREFIX + "other-r0-p"

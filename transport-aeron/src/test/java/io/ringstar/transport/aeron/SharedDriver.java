@@ -25,7 +25,11 @@ final class SharedDriver implements BeforeAllCallback, AfterAllCallback {
 
     @Override
     public void afterAll(ExtensionContext context) {
-        driver.close();
+        // Null if beforeAll failed to launch it: that failure is the one to report, not an NPE here.
+        if (driver != null) {
+            driver.close();
+            driver = null;
+        }
     }
 
     MediaDriver driver() {

@@ -31,23 +31,8 @@ final class NettyGroups {
     /** Opens {@code worldSize} ranks at once on a fresh loopback port; element r is rank r. */
     static List<Transport> open(int worldSize, Duration timeout, Map<String, String> options) {
         String coordinator = "127.0.0.1:" + freePort();
-        List<Ranks.Outcome<Transport>> outcomes = Ranks.run(worldSize, timeout.plusSeconds(10),
+        return Ranks.openAll(worldSize, timeout.plusSeconds(10),
                 rank -> new NettyTransport(config(worldSize, rank, coordinator, timeout, options)));
-        Throwable failure = null;
-        for (Ranks.Outcome<Transport> outcome : outcomes) {
-            if (outcome.error != null && failure == null) {
-                failure = outcome.error;
-            }
-        }
-        if (failure != null) {
-            for (Ranks.Outcome<Transport> outcome : outcomes) {
-                if (outcome.value != null) {
-                    outcome.value.close();
-                }
-            }
-            throw new AssertionError("the group of " + worldSize + " did not form: " + failure, failure);
-        }
-        return outcomes.stream().map(outcome -> outcome.value).toList();
     }
 
     static List<Transport> open(int worldSize, Duration timeout) {

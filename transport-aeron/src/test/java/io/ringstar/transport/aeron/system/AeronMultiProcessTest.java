@@ -4,13 +4,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ringstar.testing.ChildProcess;
 import io.ringstar.testing.Ports;
+import io.ringstar.transport.aeron.AeronGroups;
 import io.ringstar.transport.aeron.SharedMediaDriver;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
@@ -30,42 +33,61 @@ import org.junit.jupiter.params.provider.ValueSource;
 class AeronMultiProcessTest {
     private static final int WORLD_SIZE = 3;
     private static final Duration STARTUP = Duration.ofSeconds(90);
-    private final List<Jvm> jvms = new ArrayList<>();
+    private final List<ChildProcess> children = new ArrayList<>();
 
+    /** Kills whatever still runs, so a test that fails half-way leaves no JVM behind, and keeps every transcript. */
     @AfterEach
     void killEverything() {
-        jvms.forEach(Jvm::close);
+        RuntimeException failure = null;
+        for (ChildProcess child : children) {
+            try {
+                child.kill();
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+            child.save(ChildProcess.logDirectory().resolve(child.name() + ".log"));
+        }
+        if (failure != null) {
+            throw failure;
+        }
     }
 
-    private Jvm start(String name, Class<?> main, List<String> args) {
-        Jvm jvm = Jvm.start(name, main, args);
-        jvms.add(jvm);
-        return jvm;
+    private ChildProcess start(String name, Class<?> main, List<String> args) {
+        List<String> command = new ArrayList<>(ChildProcess.javaCommand(main));
+        command.addAll(args);
+        ChildProcess child = ChildProcess.start(name, command, Map.of("OMP_NUM_THREADS", "1"));
+        children.add(child);
+        return child;
     }
 
-    private List<Jvm> startRanks(String test, String algorithms, int iterations, String counts, List<String> extra) {
+    private List<ChildProcess> startRanks(String test, String algorithms, int iterations, String counts, List<String> extra) {
         int[] ports = Ports.freeLoopbackPorts(2);
         String coordinators = "127.0.0.1:" + ports[0] + ",127.0.0.1:" + ports[1];
-        List<Jvm> ranks = new ArrayList<>();
+        List<ChildProcess> ranks = new ArrayList<>();
         // Started in reverse order: the later ranks must wait for rank 0 to come up.
         for (int rank = WORLD_SIZE - 1; rank >= 0; rank--) {
             List<String> args = new ArrayList<>(List.of("--rank", Integer.toString(rank),
                     "--world-size", Integer.toString(WORLD_SIZE), "--algorithms", algorithms,
                     "--coordinators", coordinators, "--iterations", Integer.toString(iterations), "--counts", counts,
-                    "--timeout-ms", "60000", "--job", test, "--option.aeron.termLength", Integer.toString(256 << 10)));
+                    "--timeout-ms", "60000", "--job", test, "--option.aeron.termLength",
+                    Integer.toString(AeronGroups.TEST_TERM_LENGTH)));
             args.addAll(extra);
             ranks.add(0, start(test + "-rank" + rank, AeronRankProcess.class, args));
         }
         return ranks;
     }
 
-    private static void assertExact(List<Jvm> ranks, int iterations) {
+    private static void assertExact(List<ChildProcess> ranks, int iterations) {
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
-            Jvm jvm = ranks.get(rank);
-            jvm.await("DONE " + rank, STARTUP);
-            assertEquals(AeronRankProcess.EXIT_OK, jvm.awaitExit(Duration.ofSeconds(30)), jvm.transcript());
+            ChildProcess child = ranks.get(rank);
+            child.awaitPrefix("DONE " + rank, STARTUP);
+            assertEquals(AeronRankProcess.EXIT_OK, child.awaitExit(Duration.ofSeconds(30)), child.transcript());
             for (String algorithm : List.of("ring", "ps")) {
-                String ok = jvm.await("OK " + rank + " " + algorithm + " ", Duration.ZERO);
+                String ok = child.awaitPrefix("OK " + rank + " " + algorithm + " ", Duration.ZERO).text();
                 assertTrue(ok.startsWith("OK " + rank + " " + algorithm + " iterations=" + iterations + " elements="), ok);
                 assertTrue(Long.parseLong(ok.substring(ok.indexOf("elements=") + 9)) > 0, ok);
             }
@@ -76,10 +98,10 @@ class AeronMultiProcessTest {
     @Test
     void bothAlgorithmsAreExactOverUdpWithEmbeddedDrivers() {
         int iterations = 20;
-        List<Jvm> ranks = startRanks("udp", "ring,ps", iterations, "0,1,1009,65537,7", List.of());
+        List<ChildProcess> ranks = startRanks("udp", "ring,ps", iterations, "0,1,1009,65537,7", List.of());
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
-            assertEquals("IPC " + rank + " []", ranks.get(rank).await("IPC " + rank + " ", STARTUP), "rank " + rank
-                    + " talks UDP to every peer");
+            assertEquals("IPC " + rank + " []", ranks.get(rank).awaitPrefix("IPC " + rank + " ", STARTUP).text(),
+                    "rank " + rank + " talks UDP to every peer");
         }
         assertExact(ranks, iterations);
     }
@@ -90,13 +112,12 @@ class AeronMultiProcessTest {
      */
     @Test
     void bothAlgorithmsAreExactOverIpcWithOneSharedDriver() throws Exception {
-        Path dir = Path.of(Files.isDirectory(Path.of("/dev/shm")) ? "/dev/shm" : System.getProperty("java.io.tmpdir"),
-                "ringstar-test-shared-" + ProcessHandle.current().pid());
-        Jvm driver = start("ipc-driver", SharedMediaDriver.class, List.of("--dir", dir.toString(), "--term-length",
-                Integer.toString(256 << 10)));
-        driver.await("media driver ready in ", STARTUP);
+        Path dir = AeronGroups.driverDirectory("ringstar-test-shared");
+        ChildProcess driver = start("ipc-driver", SharedMediaDriver.class, List.of("--dir", dir.toString(), "--term-length",
+                Integer.toString(AeronGroups.TEST_TERM_LENGTH)));
+        driver.awaitPrefix("media driver ready in ", STARTUP);
         int iterations = 20;
-        List<Jvm> ranks = startRanks("ipc", "ring,ps", iterations, "0,1,1009,65537,7",
+        List<ChildProcess> ranks = startRanks("ipc", "ring,ps", iterations, "0,1,1009,65537,7",
                 List.of("--option.aeron.dir", dir.toString()));
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             List<Integer> others = new ArrayList<>();
@@ -105,7 +126,7 @@ class AeronMultiProcessTest {
                     others.add(peer);
                 }
             }
-            assertEquals("IPC " + rank + " " + others, ranks.get(rank).await("IPC " + rank + " ", STARTUP),
+            assertEquals("IPC " + rank + " " + others, ranks.get(rank).awaitPrefix("IPC " + rank + " ", STARTUP).text(),
                     "rank " + rank + " talks IPC to every peer");
         }
         assertExact(ranks, iterations);
@@ -125,29 +146,35 @@ class AeronMultiProcessTest {
     @ValueSource(strings = {"udp", "ipc"})
     void aKilledRankFailsTheOthersPromptly(String medium) throws Exception {
         List<String> extra = new ArrayList<>(List.of("--option.aeron.livenessTimeoutMs", "2000"));
-        Path dir = Path.of(Files.isDirectory(Path.of("/dev/shm")) ? "/dev/shm" : System.getProperty("java.io.tmpdir"),
-                "ringstar-test-kill-" + ProcessHandle.current().pid());
-        Jvm driver = null;
+        Path dir = AeronGroups.driverDirectory("ringstar-test-kill");
+        ChildProcess driver = null;
         if (medium.equals("ipc")) {
             driver = start("kill-driver", SharedMediaDriver.class, List.of("--dir", dir.toString(),
-                    "--term-length", Integer.toString(256 << 10), "--liveness-ms", "2000"));
-            driver.await("media driver ready in ", STARTUP);
+                    "--term-length", Integer.toString(AeronGroups.TEST_TERM_LENGTH), "--liveness-ms", "2000"));
+            driver.awaitPrefix("media driver ready in ", STARTUP);
             extra.addAll(List.of("--option.aeron.dir", dir.toString()));
         }
-        List<Jvm> ranks = startRanks("kill-" + medium, "ring", 1_000_000, "1009,65537", extra);
+        List<ChildProcess> ranks = startRanks("kill-" + medium, "ring", 1_000_000, "1009,65537", extra);
         int victim = 1;
-        ranks.get(victim).await("ITER " + victim + " ring 100", STARTUP);
+        ranks.get(victim).awaitPrefix("ITER " + victim + " ring 100", STARTUP);
         long killedAt = System.nanoTime();
-        ranks.get(victim).kill();
-        for (int rank : new int[] {0, 2}) {
-            String failure = ranks.get(rank).await("FAIL " + rank + " ", Duration.ofSeconds(45));
-            Duration detection = Duration.ofNanos(System.nanoTime() - killedAt);
+        ranks.get(victim).killAbruptly();
+        int[] survivors = {0, 2};
+        // Every survivor's FAIL line first, each timed by when it arrived, and only then the exits: waiting
+        // for one survivor's exit must not count towards the next one's detection time.
+        for (int rank : survivors) {
+            ChildProcess.Line failure = ranks.get(rank).awaitPrefix("FAIL " + rank + " ", Duration.ofSeconds(45));
+            Duration detection = Duration.ofNanos(failure.nanos() - killedAt);
             System.out.printf("kill over %s: rank %d reported after %d ms: %s%n", medium, rank, detection.toMillis(),
-                    failure);
-            assertTrue(failure.startsWith("FAIL " + rank + " PeerFailureException "), ranks.get(rank).transcript());
-            assertTrue(failure.contains("rank " + victim), "names the killed rank: " + failure);
+                    failure.text());
+            assertTrue(failure.text().startsWith("FAIL " + rank + " PeerFailureException "),
+                    ranks.get(rank).transcript());
+            assertTrue(failure.text().contains("rank " + victim), "names the killed rank: " + failure.text());
             assertTrue(detection.compareTo(Duration.ofSeconds(15)) < 0, "took " + detection);
-            assertEquals(AeronRankProcess.EXIT_PEER_FAILURE, ranks.get(rank).awaitExit(Duration.ofSeconds(30)));
+        }
+        for (int rank : survivors) {
+            assertEquals(AeronRankProcess.EXIT_PEER_FAILURE, ranks.get(rank).awaitExit(Duration.ofSeconds(30)),
+                    ranks.get(rank).transcript());
         }
         if (driver != null) {
             driver.terminate();

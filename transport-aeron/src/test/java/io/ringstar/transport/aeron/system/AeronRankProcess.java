@@ -8,6 +8,7 @@ import io.ringstar.GradientAggregator;
 import io.ringstar.ParameterServer;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transports;
+import io.ringstar.testing.ClosedForm;
 import io.ringstar.testing.TensorFixtures;
 import io.ringstar.transport.aeron.AeronTransport;
 import java.io.IOException;
@@ -24,15 +25,17 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 /**
  * One rank of a system test, as a JVM of its own: opens the Aeron transport through
  * {@link Transports#open}, runs each algorithm named for a number of calls, and checks every
- * element of every result against its closed form. Arguments are {@code --name value} pairs:
- * {@code rank}, {@code world-size}, {@code coordinators} (one per algorithm), {@code algorithms}
- * ({@code ring}, {@code ps}), {@code iterations}, {@code counts}, {@code timeout-ms}, and any
- * {@code --option.<name> <value>} passed on as a transport option.
+ * result against its closed form with {@link ClosedForm} (count, shape, type and every element).
+ * Arguments are {@code --name value} pairs: {@code rank}, {@code world-size}, {@code coordinators}
+ * (one per algorithm), {@code algorithms} ({@code ring}, {@code ps}), {@code iterations},
+ * {@code counts}, {@code timeout-ms}, and any {@code --option.<name> <value>} passed on as a
+ * transport option.
  *
  * <p>Prints {@code IPC <rank> <peers over IPC>} once the group formed, {@code ITER <rank> <alg> <i>}
  * every few calls, {@code OK <rank> <alg> iterations=<n> elements=<m>} per algorithm, then
- * {@code DONE <rank>}; on failure {@code FAIL <rank> <exception class> peer=<p> :: <message>} and
- * an exit status per kind of failure. Ends by itself when its stdin closes (the test JVM died).
+ * {@code DONE <rank>}; on failure {@code FAIL <rank> <exception class> peer=<p> :: <message>}
+ * (printed before the group is closed; {@code CLOSE-FAILED <rank> <alg> <exception>} if closing then
+ * fails too) and an exit status per kind of failure. Ends by itself when its stdin closes (the test JVM died).
  */
 public final class AeronRankProcess {
     static final int EXIT_OK = 0;
@@ -64,16 +67,22 @@ public final class AeronRankProcess {
             OUT.println("DONE " + rank);
             code = EXIT_OK;
         } catch (Throwable e) {
-            int peer = e instanceof CollectiveException ? ((CollectiveException) e).peerRank() : -1;
-            OUT.println("FAIL " + rank + " " + e.getClass().getSimpleName() + " peer=" + peer + " :: "
-                    + String.valueOf(e.getMessage()).replace('\n', ' '));
-            code = e instanceof PeerFailureException ? EXIT_PEER_FAILURE
-                    : e instanceof CollectiveTimeoutException ? EXIT_TIMEOUT
-                    : e instanceof AssertionError ? EXIT_WRONG_RESULT : EXIT_OTHER;
+            code = report(rank, e);
         }
         OUT.flush();
         // halt, not exit: the transports are closed by now, and ND4J's shutdown hooks only add time.
         Runtime.getRuntime().halt(code);
+    }
+
+    /** Prints the FAIL line for {@code e}; returns the exit status for its kind. */
+    private static int report(int rank, Throwable e) {
+        int peer = e instanceof CollectiveException ? ((CollectiveException) e).peerRank() : -1;
+        OUT.println("FAIL " + rank + " " + e.getClass().getSimpleName() + " peer=" + peer + " :: "
+                + String.valueOf(e.getMessage()).replace('\n', ' '));
+        // A wrong result is an AssertionError: ClosedForm.check fails with JUnit's AssertionFailedError.
+        return e instanceof PeerFailureException ? EXIT_PEER_FAILURE
+                : e instanceof CollectiveTimeoutException ? EXIT_TIMEOUT
+                : e instanceof AssertionError ? EXIT_WRONG_RESULT : EXIT_OTHER;
     }
 
     private static void run(Map<String, String> args, int rank, String algorithm, String coordinator) {
@@ -110,39 +119,37 @@ public final class AeronRankProcess {
                 DataType type = iteration % 2 == 0 ? DataType.FLOAT : DataType.DOUBLE;
                 INDArray[] inputs = TensorFixtures.callTensors(type, rank, count);
                 INDArray[] averaged = aggregator.reduceGradients(inputs);
-                checked += check("reduceGradients #" + iteration, rank, type, averaged,
-                        (t, i) -> TensorFixtures.average(worldSize, t, i));
+                checked += ClosedForm.elements(ClosedForm.check("reduceGradients #" + iteration, rank, averaged,
+                        inputs, type, (t, i) -> TensorFixtures.average(worldSize, t, i)));
                 if (iteration % 5 == 0) {
                     INDArray[] broadcast = aggregator.broadcastParams(inputs);
-                    checked += check("broadcastParams #" + iteration, rank, type, broadcast,
-                            (t, i) -> TensorFixtures.value(0, t, i));
+                    checked += ClosedForm.elements(ClosedForm.check("broadcastParams #" + iteration, rank, broadcast,
+                            inputs, type, (t, i) -> TensorFixtures.value(0, t, i)));
                 }
             }
             OUT.println("OK " + rank + " " + algorithm + " iterations=" + iterations + " elements=" + checked);
-        } finally {
+        } catch (Throwable e) {
+            // Report before closing, as Netty's RankProcess does: a close that throws must not replace
+            // the failure, and the kill test times the FAIL line, which closing would only delay.
+            int code = report(rank, e);
+            try {
+                close(aggregator, transport);
+            } catch (RuntimeException closeFailure) {
+                OUT.println("CLOSE-FAILED " + rank + " " + algorithm + " "
+                        + String.valueOf(closeFailure).replace('\n', ' '));
+            }
+            OUT.flush();
+            Runtime.getRuntime().halt(code);
+        }
+        close(aggregator, transport);
+    }
+
+    private static void close(GradientAggregator aggregator, AeronTransport transport) {
+        try {
             aggregator.close();
+        } finally {
             transport.close();
         }
-    }
-
-    private interface Expected {
-        double at(int tensor, long index);
-    }
-
-    private static long check(String call, int rank, DataType type, INDArray[] results, Expected expected) {
-        long checked = 0;
-        for (int t = 0; t < results.length; t++) {
-            double[] actual = TensorFixtures.values(results[t]);
-            for (int i = 0; i < actual.length; i++) {
-                double want = type == DataType.FLOAT ? (float) expected.at(t, i) : expected.at(t, i);
-                if (Double.doubleToRawLongBits(actual[i]) != Double.doubleToRawLongBits(want)) {
-                    throw new AssertionError(call + " on rank " + rank + ": tensor " + t + " element " + i + " is "
-                            + actual[i] + ", expected " + want);
-                }
-            }
-            checked += actual.length;
-        }
-        return checked;
     }
 
     /** Ends this JVM when its stdin closes: the test that started it has gone. */

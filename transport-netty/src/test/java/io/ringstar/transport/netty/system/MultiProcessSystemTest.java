@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.ringstar.CollectiveException;
 import io.ringstar.DistributedConfig;
+import io.ringstar.testing.ChildProcess;
 import io.ringstar.testing.Ports;
 import io.ringstar.transport.netty.HandshakeException;
 import io.ringstar.transport.netty.NettyTransport;

@@ -3,6 +3,7 @@ package io.ringstar.transport.netty.system;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ringstar.testing.ChildProcess;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

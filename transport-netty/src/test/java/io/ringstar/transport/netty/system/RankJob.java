@@ -1,10 +1,9 @@
 package io.ringstar.transport.netty.system;
 
-import java.io.File;
+import io.ringstar.testing.ChildProcess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -62,7 +61,7 @@ final class RankJob implements AutoCloseable {
     /** Starts one rank; {@code args} must include {@code rank}. */
     ChildProcess start(Args args) {
         List<String> command = new ArrayList<>(args.prefix);
-        command.addAll(javaCommand());
+        command.addAll(ChildProcess.javaCommand(RankProcess.class));
         args.values.forEach((name, value) -> {
             command.add("--" + name);
             command.add(value);
@@ -119,43 +118,13 @@ final class RankJob implements AutoCloseable {
                 }
             }
         }
-        Path logs = logDirectory();
+        Path logs = ChildProcess.logDirectory();
         for (int i = 0; i < ranks.size(); i++) {
             ranks.get(i).save(logs.resolve(testName + "-rank" + i + ".log"));
         }
         if (failure != null) {
             throw failure;
         }
-    }
-
-    /** The child JVM: this JVM's java, class path, module flags and logging configuration. */
-    static List<String> javaCommand() {
-        String java = ProcessHandle.current().info().command()
-                .orElse(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-        List<String> command = new ArrayList<>(List.of(java,
-                "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-                "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-                "--add-opens", "java.base/java.nio=ALL-UNNAMED",
-                "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-Dorg.bytedeco.javacpp.nopointergc=true"));
-        String logging = System.getProperty("java.util.logging.config.file");
-        if (logging == null) {
-            File here = new File("src/test/resources/logging.properties");
-            logging = here.isFile() ? here.getAbsolutePath() : null;
-        }
-        if (logging != null) {
-            command.add("-Djava.util.logging.config.file=" + logging);
-        }
-        command.add("-cp");
-        command.add(System.getProperty("java.class.path"));
-        command.add(RankProcess.class.getName());
-        return command;
-    }
-
-    /** Where the children's output is kept after each test: target/system-tests. */
-    static Path logDirectory() {
-        String base = System.getProperty("basedir", ".");
-        return Paths.get(base, "target", "system-tests");
     }
 
     /** A file holding {@code text}, deleted when this JVM exits. */

@@ -1,6 +1,7 @@
-package io.ringstar.transport.netty.system;
+package io.ringstar.testing;
 
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
@@ -9,6 +10,7 @@ import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,11 +21,12 @@ import java.util.function.Predicate;
 
 /**
  * One child process of a system test: its output lines (stdout and stderr merged) with the moment
- * each arrived, its stdin, and a forced end that also works on a stopped process.
+ * each arrived, its stdin, and a forced end that also works on a stopped process. Shared by the
+ * Netty and Aeron system tests; {@link #javaCommand} builds the command of a child JVM.
  */
-final class ChildProcess {
+public final class ChildProcess {
     /** A line of output and when this JVM read it ({@link System#nanoTime()}). */
-    record Line(long nanos, String text) {
+    public record Line(long nanos, String text) {
     }
 
     private final String name;
@@ -42,7 +45,7 @@ final class ChildProcess {
         reader.start();
     }
 
-    static ChildProcess start(String name, List<String> command, Map<String, String> environment) {
+    public static ChildProcess start(String name, List<String> command, Map<String, String> environment) {
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         builder.environment().putAll(environment);
         try {
@@ -52,12 +55,8 @@ final class ChildProcess {
         }
     }
 
-    String name() {
+    public String name() {
         return name;
-    }
-
-    long pid() {
-        return process.pid();
     }
 
     private void readOutput() {
@@ -85,7 +84,7 @@ final class ChildProcess {
      * @throws AssertionError with the output so far if none came within {@code limit} or the
      *     output ended without one
      */
-    Line await(String what, Predicate<String> match, Duration limit) {
+    public Line await(String what, Predicate<String> match, Duration limit) {
         long deadline = System.nanoTime() + limit.toNanos();
         synchronized (lines) {
             int scanned = 0;
@@ -112,30 +111,30 @@ final class ChildProcess {
         }
     }
 
-    Line awaitPrefix(String prefix, Duration limit) {
+    public Line awaitPrefix(String prefix, Duration limit) {
         return await("line starting '" + prefix + "'", text -> text.startsWith(prefix), limit);
     }
 
-    Optional<Line> find(Predicate<String> match) {
+    public Optional<Line> find(Predicate<String> match) {
         synchronized (lines) {
             return lines.stream().filter(line -> match.test(line.text())).findFirst();
         }
     }
 
-    List<String> lines(Predicate<String> match) {
+    public List<String> lines(Predicate<String> match) {
         synchronized (lines) {
             return lines.stream().map(Line::text).filter(match).toList();
         }
     }
 
-    long count(Predicate<String> match) {
+    public long count(Predicate<String> match) {
         synchronized (lines) {
             return lines.stream().filter(line -> match.test(line.text())).count();
         }
     }
 
     /** Sends one line to the process's stdin. */
-    void send(String line) {
+    public void send(String line) {
         try {
             stdin.write(line + "\n");
             stdin.flush();
@@ -144,12 +143,12 @@ final class ChildProcess {
         }
     }
 
-    boolean isAlive() {
+    public boolean isAlive() {
         return process.isAlive();
     }
 
     /** Waits for the process to end; returns its exit code, or fails with its output. */
-    int awaitExit(Duration limit) {
+    public int awaitExit(Duration limit) {
         try {
             if (!process.waitFor(limit.toNanos(), TimeUnit.NANOSECONDS)) {
                 throw new AssertionError(name + " still runs after " + limit + "\n" + transcript());
@@ -168,7 +167,7 @@ final class ChildProcess {
     }
 
     /** Sends a signal by name ({@code STOP}, {@code CONT}) with kill(1). */
-    void signal(String signal) {
+    public void signal(String signal) {
         try {
             Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid()))
                     .redirectErrorStream(true).start();
@@ -185,7 +184,7 @@ final class ChildProcess {
     }
 
     /** SIGKILL (a stopped process is woken first, for tidiness), then waits until it is gone. */
-    void kill() {
+    public void kill() {
         if (process.isAlive()) {
             try {
                 signal("CONT");
@@ -209,12 +208,50 @@ final class ChildProcess {
     }
 
     /** SIGKILL without any preliminaries: the fault the kill test injects. */
-    void killAbruptly() {
+    public void killAbruptly() {
         process.destroyForcibly();
     }
 
+    /** SIGTERM: how a process that cleans up after itself (an external media driver) is stopped. */
+    public void terminate() {
+        process.destroy();
+    }
+
+    /**
+     * The command of a child JVM running {@code main}: this JVM's java and class path, the module
+     * flags that ND4J and Agrona need, and the logging configuration (this JVM's, else the module's
+     * {@code src/test/resources/logging.properties}). Arguments go after it.
+     */
+    public static List<String> javaCommand(Class<?> main) {
+        String java = ProcessHandle.current().info().command()
+                .orElse(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        List<String> command = new ArrayList<>(List.of(java,
+                "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+                "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
+                "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+                "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-Dorg.bytedeco.javacpp.nopointergc=true"));
+        String logging = System.getProperty("java.util.logging.config.file");
+        if (logging == null) {
+            File here = new File("src/test/resources/logging.properties");
+            logging = here.isFile() ? here.getAbsolutePath() : null;
+        }
+        if (logging != null) {
+            command.add("-Djava.util.logging.config.file=" + logging);
+        }
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add(main.getName());
+        return command;
+    }
+
+    /** Where children's transcripts are kept after each test: the module's target/system-tests. */
+    public static Path logDirectory() {
+        return Paths.get(System.getProperty("basedir", "."), "target", "system-tests");
+    }
+
     /** Every line so far, prefixed with the process's name. */
-    String transcript() {
+    public String transcript() {
         StringBuilder text = new StringBuilder();
         synchronized (lines) {
             for (Line line : lines) {
@@ -225,7 +262,7 @@ final class ChildProcess {
     }
 
     /** Writes the transcript to {@code file}, for the report of a failed run. */
-    void save(Path file) {
+    public void save(Path file) {
         try {
             Files.createDirectories(file.getParent());
             Files.writeString(file, transcript(), StandardCharsets.UTF_8);
