@@ -69,7 +69,7 @@ abstract class TransportAggregator implements GradientAggregator {
             throw new InvalidConfigException("option " + BUCKET_BYTES_OPTION, bucketBytes, "must be "
                     + Double.BYTES + " to " + TensorLayout.MAX_GROUP_BYTES + " bytes");
         }
-        this.checksummed = checksumOption(config);
+        this.checksummed = checksummed(config);
         this.headerBuffer = ByteBuffer.allocateDirect(MessageHeader.LENGTH);
         this.receiveBuffer = ByteBuffer.allocateDirect(
                 CollectiveCall.minimumReceiveBytes(Math.max(chunkBytes, Double.BYTES)));
@@ -78,7 +78,12 @@ abstract class TransportAggregator implements GradientAggregator {
         }
     }
 
-    private static boolean checksumOption(DistributedConfig config) {
+    /**
+     * Whether the configuration turns the checksum on.
+     *
+     * @throws InvalidConfigException if {@link DistributedConfig#CHECKSUM_OPTION} has an unknown value
+     */
+    static boolean checksummed(DistributedConfig config) {
         String value = config.option(DistributedConfig.CHECKSUM_OPTION).orElse(DistributedConfig.CHECKSUM_NONE)
                 .trim().toLowerCase(Locale.ROOT);
         if (value.equals(DistributedConfig.CHECKSUM_CRC32C)) {
