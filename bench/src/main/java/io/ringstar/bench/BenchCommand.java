@@ -299,6 +299,8 @@ final class BenchCommand implements Command {
                     .worldSize(settings.worldSize())
                     .rank(settings.groupRank(local))
                     .timeout(settings.timeout());
+            // Options from the flags and environment (--checksum, say) reach the aggregators too.
+            settings.placement().config().options().forEach(config::option);
             if (settings.chunkBytes() != Settings.AUTO) {
                 config.option(AllReduceAggregator.CHUNK_BYTES_OPTION, Integer.toString(settings.chunkBytes()));
             }
