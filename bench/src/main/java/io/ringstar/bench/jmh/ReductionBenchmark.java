@@ -25,8 +25,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * speed, so {@code add} should come close to {@code copy}: per byte of the buffer, {@code add}
  * reads two and writes one, {@code copy} reads one and writes one.
  *
- * <p>Each result has a secondary score {@code :bytes}, the buffer bytes processed per second;
- * compare those of {@code addFloat}, {@code addDouble} and {@code copy} at one size.
+ * <p>Each result has a secondary score {@code :bytes}, the buffer bytes processed per second
+ * (divide by 1e9 for GB/s); compare those of {@code addFloat}, {@code addDouble} and {@code copy}
+ * at one size. The primary score counts calls, which differ in bytes between sizes.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
@@ -39,8 +40,12 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 5, time = 1)
 public class ReductionBenchmark {
 
-    /** Size of each buffer in bytes: in cache, around the default chunk size, and far beyond the caches. */
-    @Param({"65536", "1048576", "16777216"})
+    /**
+     * Size of each buffer in bytes: in the first-level cache, the size of one ring chunk, and far
+     * beyond the caches (the two buffers of 64 MiB are four times this machine's 32 MiB L3; 16 MiB
+     * ones would still fit in it).
+     */
+    @Param({"4096", "1048576", "67108864"})
     public int bytes;
 
     private ByteBuffer dst;
