@@ -10,15 +10,12 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
@@ -31,13 +28,7 @@ import org.openjdk.jmh.infra.Blackhole;
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Fork(value = 1, jvmArgsAppend = {
-        "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-        "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-        "--add-opens", "java.base/java.nio=ALL-UNNAMED"})
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-public class MessageHeaderBenchmark {
+public class MessageHeaderBenchmark extends BenchmarkDefaults {
     private static final int PAYLOAD_BYTES = 8;
     private static final long ELEMENT_COUNT = 1_000_003;
     private static final long FINGERPRINT = 0x5DEECE66DL;

@@ -5,9 +5,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
@@ -15,7 +13,6 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Round-trip latency of one message between 2 ranks of this JVM, per transport: rank 0 sends
@@ -30,13 +27,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SampleTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Fork(value = 1, jvmArgsAppend = {
-        "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-        "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-        "--add-opens", "java.base/java.nio=ALL-UNNAMED"})
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-public class PingPongBenchmark {
+public class PingPongBenchmark extends BenchmarkDefaults {
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
     /** One of {@link PingPongPair#MEDIA}. */
@@ -59,12 +50,21 @@ public class PingPongBenchmark {
             ping.put(i, (byte) (i * 31 + 7));
         }
         pong = ByteBuffer.allocateDirect(bytes);
-        pair.roundTrip(ping, pong);
-        pong.flip();
-        if (!pong.equals(ping)) {
-            pair.close();
-            throw new IllegalStateException(transport + " ping-pong of " + bytes + " B came back different, first"
-                    + " difference at byte " + pong.mismatch(ping));
+        try {
+            pair.roundTrip(ping, pong);
+            pong.flip();
+            if (!pong.equals(ping)) {
+                throw new IllegalStateException(transport + " ping-pong of " + bytes + " B came back different, first"
+                        + " difference at byte " + pong.mismatch(ping));
+            }
+        } catch (RuntimeException | Error e) {
+            // JMH runs no tear-down after a failed set-up; the pair's threads and driver must not outlive it.
+            try {
+                pair.close();
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e;
         }
     }
 

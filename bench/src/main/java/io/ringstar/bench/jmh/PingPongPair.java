@@ -8,6 +8,7 @@ import io.ringstar.bench.RankThreads;
 import io.ringstar.spi.LoopbackPorts;
 import io.ringstar.transport.aeron.AeronTransport;
 import io.ringstar.transport.inproc.InProcessTransport;
+import io.ringstar.transport.netty.NettyTransport;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
@@ -77,7 +78,7 @@ public final class PingPongPair implements AutoCloseable {
             List<Transport> transports = openNetworked(rank -> {
                 DistributedConfig.Builder config = DistributedConfig.builder().worldSize(2).rank(rank)
                         .coordinatorAddr(coordinator).timeout(timeout)
-                        .transport(name.equals("netty") ? "netty" : AeronTransport.NAME);
+                        .transport(name.equals("netty") ? NettyTransport.NAME : AeronTransport.NAME);
                 if (driver != null) {
                     config.option(AeronTransport.DIR_OPTION, driver.directory());
                 }
@@ -92,8 +93,7 @@ public final class PingPongPair implements AutoCloseable {
         }
     }
 
-    private static List<Transport> openNetworked(IntFunction<DistributedConfig> config,
-            Duration timeout) {
+    private static List<Transport> openNetworked(IntFunction<DistributedConfig> config, Duration timeout) {
         try (RankThreads threads = new RankThreads(2)) {
             Transport[] opened = new Transport[2];
             try {

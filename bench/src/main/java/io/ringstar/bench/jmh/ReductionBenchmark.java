@@ -8,16 +8,13 @@ import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The reduction kernels against a plain copy of the same bytes, on direct little-endian buffers
@@ -32,13 +29,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
-@Fork(value = 1, jvmArgsAppend = {
-        "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-        "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-        "--add-opens", "java.base/java.nio=ALL-UNNAMED"})
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-public class ReductionBenchmark {
+public class ReductionBenchmark extends BenchmarkDefaults {
 
     /**
      * Size of each buffer in bytes: in the first-level cache, the size of one ring chunk, and far

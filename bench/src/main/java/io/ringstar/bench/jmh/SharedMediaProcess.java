@@ -17,8 +17,9 @@ import java.util.stream.Stream;
  * talk over IPC.
  *
  * <p>Ownership: this object owns the child process, its output file and its directory; {@link #close}
- * removes all three. Blocking: {@link #start} waits until the driver says it is ready, at most the
- * limit given; {@code close} at most {@link #STOP_LIMIT} twice.
+ * removes all three, and so does a shutdown hook should this JVM end without {@code close} (a
+ * failed benchmark fork, Ctrl-C). Blocking: {@link #start} waits until the driver says it is ready,
+ * at most the limit given; {@code close} at most {@link #STOP_LIMIT} twice.
  */
 final class SharedMediaProcess implements AutoCloseable {
     /** How long the child has to stop after SIGTERM, and again after SIGKILL. */
@@ -29,11 +30,14 @@ final class SharedMediaProcess implements AutoCloseable {
     private final Process process;
     private final Path directory;
     private final Path output;
+    private final Thread orphanGuard;
 
     private SharedMediaProcess(Process process, Path directory, Path output) {
         this.process = process;
         this.directory = directory;
         this.output = output;
+        this.orphanGuard = new Thread(this::stop, "ringstar-jmh-driver-guard");
+        Runtime.getRuntime().addShutdownHook(orphanGuard);
     }
 
     /**
@@ -98,6 +102,16 @@ final class SharedMediaProcess implements AutoCloseable {
      */
     @Override
     public void close() {
+        try {
+            Runtime.getRuntime().removeShutdownHook(orphanGuard);
+        } catch (IllegalStateException shuttingDown) {
+            // The hook is running or about to: it stops the driver itself.
+            return;
+        }
+        stop();
+    }
+
+    private void stop() {
         process.destroy();
         try {
             if (!process.waitFor(STOP_LIMIT.toMillis(), TimeUnit.MILLISECONDS)) {

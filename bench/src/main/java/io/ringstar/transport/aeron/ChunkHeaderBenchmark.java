@@ -1,16 +1,14 @@
 package io.ringstar.transport.aeron;
 
+import io.ringstar.bench.jmh.BenchmarkDefaults;
 import java.util.concurrent.TimeUnit;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
-import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The Aeron transport's 16-byte {@link ChunkHeader}: {@code writeAndRead} writes a DATA header as
@@ -21,10 +19,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED"})
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-public class ChunkHeaderBenchmark {
+public class ChunkHeaderBenchmark extends BenchmarkDefaults {
     private final UnsafeBuffer buffer = new UnsafeBuffer(new byte[ChunkHeader.LENGTH]);
     private long length;
 
