@@ -27,15 +27,25 @@ final class JmhCommand implements Command {
         out.println("Usage: " + Main.PROGRAM + " jmh [JMH options] [benchmark regex...]");
         out.println();
         out.println("Runs the JMH benchmarks compiled into this jar; every argument goes to JMH unchanged.");
-        out.println("  ReductionBenchmark    Reduction.add (float, double) against Reduction.copy, 64K/1M/16M");
-        out.println("  AggregatorBenchmark   reduceGradients of ps and ring, 4 ranks as threads, 4M/64M floats");
+        out.println("  ReductionBenchmark      Reduction.add (float, double) against Reduction.copy, 4K/1M/64M;");
+        out.println("                          compare the :bytes scores (buffer bytes per second)");
+        out.println("  AggregatorBenchmark     reduceGradients of ps and ring, 4 ranks as threads, 4M/64M floats");
+        out.println("  PingPongBenchmark       round trip of 8 B/1 KiB/64 KiB between 2 ranks, per transport:");
+        out.println("                          inproc, netty (loopback TCP), aeron-udp (a driver per rank),");
+        out.println("                          aeron-ipc (both ranks on a shared driver process); us, p50/p99");
+        out.println("  MessageHeaderBenchmark  the 48-byte collective header: write, read, and one message");
+        out.println("                          sent and checked by CollectiveCall through memory; ns");
+        out.println("  ChunkHeaderBenchmark    the Aeron transport's 16-byte chunk header, write and read back; ns");
+        out.println("  FrameHeaderBenchmark    the Netty transport's 16-byte frame header, write; ns");
         out.println("Defaults per benchmark: 1 fork, warmup 3 x 1 s, measurement 5 x 1 s; the forked JVM gets");
-        out.println("the --add-exports/--add-opens flags that ND4J needs. Run with OMP_NUM_THREADS=1.");
+        out.println("the --add-exports/--add-opens flags that ND4J and Agrona need. Run with OMP_NUM_THREADS=1.");
         out.println();
         out.println("Examples:");
         out.println("  " + Main.PROGRAM + " jmh -l");
         out.println("  " + Main.PROGRAM + " jmh ReductionBenchmark");
         out.println("  " + Main.PROGRAM + " jmh -f 1 -wi 2 -i 3 AggregatorBenchmark -p algorithm=ring");
+        out.println("  " + Main.PROGRAM + " jmh PingPong -p transport=netty,aeron-ipc -p bytes=8");
+        out.println("  " + Main.PROGRAM + " jmh 'Header' -f 1 -wi 1 -i 2 -w 1s -r 1s");
         out.println();
         out.println("JMH's options:");
         try {
