@@ -33,10 +33,12 @@ final class JmhCommand implements Command {
         out.println("  PingPongBenchmark       round trip of 8 B/1 KiB/64 KiB between 2 ranks, per transport:");
         out.println("                          inproc, netty (loopback TCP), aeron-udp (a driver per rank),");
         out.println("                          aeron-ipc (both ranks on a shared driver process); us, p50/p99");
-        out.println("  MessageHeaderBenchmark  the 48-byte collective header: write, read, and one message");
+        out.println("  MessageHeaderBenchmark  the 56-byte collective header: write, read, and one message");
         out.println("                          sent and checked by CollectiveCall through memory; ns");
         out.println("  ChunkHeaderBenchmark    the Aeron transport's 16-byte chunk header, write and read back; ns");
         out.println("  FrameHeaderBenchmark    the Netty transport's 16-byte frame header, write; ns");
+        out.println("  ChecksumBenchmark       ring reduceGradients of 16 MiB, 3 ranks as threads, checksum none");
+        out.println("                          against crc32c in one run; ms per call");
         out.println("Defaults per benchmark: 1 fork, warmup 3 x 1 s, measurement 5 x 1 s; the forked JVM gets");
         out.println("the --add-exports/--add-opens flags that ND4J and Agrona need. Run with OMP_NUM_THREADS=1.");
         out.println();

@@ -19,7 +19,7 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
- * What the 48-byte collective header costs per message: {@code write} encodes every field,
+ * What the 56-byte collective header costs per message: {@code write} encodes every field,
  * {@code read} decodes every field, and {@code sendAndCheck} is the collectives' own per-message
  * path ({@link CollectiveCall#send} on rank 0 and {@link CollectiveCall#receive} on rank 1, which
  * checks every field against the call) with an 8-byte payload handed over through one slot in
@@ -35,6 +35,8 @@ public class MessageHeaderBenchmark extends BenchmarkDefaults {
     private static final int TENSOR_COUNT = 3;
     /** Far beyond any run, so that the call's deadline never ends one. */
     private static final Duration CALL_TIMEOUT = Duration.ofDays(1);
+    /** Without the optional checksum: ChecksumBenchmark measures that. */
+    private static final int NO_FLAGS = 0;
 
     private final MessageHeader header = new MessageHeader();
     private long sequence;
@@ -45,7 +47,7 @@ public class MessageHeaderBenchmark extends BenchmarkDefaults {
     @Setup(Level.Trial)
     public void open() {
         header.wrap(ByteBuffer.allocateDirect(MessageHeader.LENGTH));
-        header.write(MessageKind.RING_ALL_REDUCE, ElementType.FLOAT.code(), 2, 5, 41, ELEMENT_COUNT, FINGERPRINT,
+        header.write(MessageKind.RING_ALL_REDUCE, ElementType.FLOAT.code(), NO_FLAGS, 2, 5, 41, ELEMENT_COUNT, FINGERPRINT,
                 TENSOR_COUNT, PAYLOAD_BYTES);
         Transport[] ranks = OneSlotTransport.pair(MessageHeader.LENGTH + PAYLOAD_BYTES);
         sender = call(ranks[0]);
@@ -55,7 +57,7 @@ public class MessageHeaderBenchmark extends BenchmarkDefaults {
 
     private static CollectiveCall call(Transport transport) {
         return new CollectiveCall(transport, "reduceGradients", 41, ElementType.FLOAT, ELEMENT_COUNT, FINGERPRINT,
-                TENSOR_COUNT, "(3 tensors)", System.nanoTime() + CALL_TIMEOUT.toNanos(), CALL_TIMEOUT,
+                TENSOR_COUNT, "(3 tensors)", System.nanoTime() + CALL_TIMEOUT.toNanos(), CALL_TIMEOUT, false,
                 ByteBuffer.allocateDirect(MessageHeader.LENGTH),
                 ByteBuffer.allocateDirect(CollectiveCall.minimumReceiveBytes(PAYLOAD_BYTES)));
     }
@@ -63,7 +65,7 @@ public class MessageHeaderBenchmark extends BenchmarkDefaults {
     @Benchmark
     public MessageHeader write() {
         // A changing sequence number, so that the stores cannot be hoisted out of the loop.
-        return header.write(MessageKind.RING_ALL_REDUCE, ElementType.FLOAT.code(), 2, 5, ++sequence, ELEMENT_COUNT,
+        return header.write(MessageKind.RING_ALL_REDUCE, ElementType.FLOAT.code(), NO_FLAGS, 2, 5, ++sequence, ELEMENT_COUNT,
                 FINGERPRINT, TENSOR_COUNT, PAYLOAD_BYTES);
     }
 
