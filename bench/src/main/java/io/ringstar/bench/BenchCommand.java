@@ -47,7 +47,7 @@ final class BenchCommand implements Command {
     static final String OUTPUT = "--output";
     static final String PLOT = "--plot";
     private static final String TRANSPORT = "--" + ConfigSources.TRANSPORT;
-    private static final List<String> FLAGS = Stream.concat(RankPlacement.FLAGS.stream(), Stream.of(Algorithm.FLAG,
+    static final List<String> FLAGS = Stream.concat(RankPlacement.FLAGS.stream(), Stream.of(Algorithm.FLAG,
             OP, TYPE, MIN_BYTES, MAX_BYTES, ITERS, WARMUP, CHUNK_BYTES, OUTPUT, PLOT)).toList();
     private static final String IN_PROCESS = InProcessTransportProvider.NAME;
     private static final int DEFAULT_WORLD_SIZE = 4;
@@ -440,13 +440,13 @@ final class BenchCommand implements Command {
                 throw new UsageException(TRANSPORT + " takes transports separated by commas, each once; was '"
                         + transportList.get() + "'");
             }
+            if (ConfigSources.rankGiven(arguments.valuesOf(ConfigSources.FLAGS), env)) {
+                throw new UsageException(TRANSPORT + " " + transportList.get() + ": one rank per process runs one"
+                        + " transport (every rank must use the same); a list is for ranks as threads (no rank given)");
+            }
             for (String transport : transports) {
                 placements.add(RankPlacement.resolve(CommandArguments.parse(withTransport(args, transport), FLAGS),
                         env, DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT));
-            }
-            if (placements.get(0).oneRankPerProcess()) {
-                throw new UsageException(TRANSPORT + " " + transportList.get() + ": one rank per process runs one"
-                        + " transport (every rank must use the same); a list is for ranks as threads (no rank given)");
             }
         } else {
             placements.add(RankPlacement.resolve(arguments, env, DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT));
