@@ -409,11 +409,11 @@ final class BenchCommand implements Command {
         meta.put("types", settings.types().stream().map(BenchCommand::typeName).toList());
         meta.put("algorithms", settings.algorithms().stream().map(Algorithm::label).toList());
         meta.put("ops", settings.operations().stream().map(Operation::label).toList());
-        for (PlanEntry entry : settings.plan()) {
-            if (!entry.flag().equals(TYPE) && !entry.flag().equals(Algorithm.FLAG) && !entry.flag().equals(OP)) {
-                meta.put(entry.flag().substring(2).replace('-', '_'), entry.describe(entry.value()));
-            }
-        }
+        meta.put("min_bytes", settings.minBytes());
+        meta.put("max_bytes", settings.maxBytes());
+        meta.put("iters", settings.iters() == Settings.AUTO ? "auto" : settings.iters());
+        meta.put("warmup", settings.warmup() == Settings.AUTO ? "auto" : settings.warmup());
+        meta.put("chunk_bytes", settings.chunkBytes() == Settings.AUTO ? "default" : settings.chunkBytes());
         meta.put("timeout_s", settings.timeout().toSeconds());
         meta.put("time", "nearest-rank percentiles of the per-call times; threads: the slowest rank's time of"
                 + " each call, processes: rank 0's");

@@ -71,20 +71,25 @@ final class TransportSweep implements AutoCloseable {
             throw e;
         }
         TransportSweep sweep = new TransportSweep(settings, placement, memory, threads, transports);
-        for (int local = 0; local < transports.size(); local++) {
-            sweep.control.add(new AllReduceAggregator(sweep.aggregatorConfig(local, false),
-                    Transports.borrowed(transports.get(local))));
-        }
-        for (Algorithm algorithm : settings.algorithms()) {
-            List<GradientAggregator> aggregators = new ArrayList<>();
+        try {
             for (int local = 0; local < transports.size(); local++) {
-                // The algorithms take turns on the same transports, so none of them may close them.
-                aggregators.add(algorithm.create(sweep.aggregatorConfig(local, true),
+                sweep.control.add(new AllReduceAggregator(sweep.aggregatorConfig(local, false),
                         Transports.borrowed(transports.get(local))));
             }
-            sweep.groups.put(algorithm, aggregators);
+            for (Algorithm algorithm : settings.algorithms()) {
+                List<GradientAggregator> aggregators = new ArrayList<>();
+                sweep.groups.put(algorithm, aggregators);
+                for (int local = 0; local < transports.size(); local++) {
+                    // The algorithms take turns on the same transports, so none of them may close them.
+                    aggregators.add(algorithm.create(sweep.aggregatorConfig(local, true),
+                            Transports.borrowed(transports.get(local))));
+                }
+            }
+            return sweep;
+        } catch (RuntimeException e) {
+            sweep.close();
+            throw e;
         }
-        return sweep;
     }
 
     private DistributedConfig aggregatorConfig(int local, boolean withFlags) {

@@ -194,6 +194,8 @@ class BenchCommandTest {
         JsonNode document = new ObjectMapper().readTree(json.toFile());
         assertEquals(3, document.get("meta").get("world_size").asInt());
         assertEquals("jvm", document.get("meta").get("memory_per").asText());
+        assertEquals(3, document.get("meta").get("iters").asInt());
+        assertEquals(1024, document.get("meta").get("max_bytes").asLong());
         JsonNode rows = document.get("rows");
         assertEquals(9, rows.size()); // 4 B .. 1 KiB
         List<String> keys = new ArrayList<>();
