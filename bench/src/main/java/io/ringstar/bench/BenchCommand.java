@@ -248,7 +248,8 @@ final class BenchCommand implements Command {
         out.println("                         upper bound that includes uncollected garbage");
         out.println("  offheap(MiB) [offheap_peak_bytes]  peak off-heap during the row, sampled every "
                 + JvmMemoryMeter.PERIOD.toMillis() + " ms: ND4J's");
-        out.println("                         native host memory (libnd4j's counter) + JDK direct buffers + Netty's");
+        out.println("                         native host memory (libnd4j's counter; includes arrays waiting for the");
+        out.println("                         garbage collector to free them) + JDK direct buffers + Netty's");
         out.println("                         cleaner-less direct memory + JavaCPP's own; not memory-mapped files");
         out.println("                         (Aeron's log buffers), not the JVM's own native memory, not OpenBLAS");
         out.println("  Memory is per process: with threads, one figure for the JVM and all its ranks; with one");

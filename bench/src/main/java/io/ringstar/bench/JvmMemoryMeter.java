@@ -24,7 +24,8 @@ import org.nd4j.linalg.cpu.nativecpu.bindings.Nd4jCpu;
  * at each end of the window, of the sum of
  * <ul>
  *   <li>ND4J's native host memory as libnd4j counts it (its memory counter, group HOST): every
- *       INDArray, including ringstar's buckets, results and the bench's inputs;</li>
+ *       INDArray, including ringstar's buckets, results and the bench's inputs, and arrays nobody
+ *       closed that still wait for the garbage collector to free them;</li>
  *   <li>the JDK's direct buffers ({@code BufferPoolMXBean} "direct": Netty's pooled arenas,
  *       ringstar's and Aeron's direct {@code ByteBuffer}s);</li>
  *   <li>Netty's direct memory allocated without a cleaner, when Netty uses that mode (it is
