@@ -196,6 +196,7 @@ final class BenchCommand implements Command {
         String nativeThreads = NativeThreads.limitForRankThreads();
         ResultTable table = new ResultTable(out);
         out.println("# config: " + settings.placement().description());
+        settings.placement().warnIfUnauthenticated(env, err);
         if (printsTable(settings)) {
             printPreamble(out, settings, sizes, nativeThreads);
             table.printHeader();

@@ -157,6 +157,9 @@ public final class AeronTransport implements Transport {
         if (worldSize == 1) {
             return;
         }
+        if (settings.secret() == null) {
+            NetworkOptions.warnUnauthenticated(LOG, NAME, rank, settings.jobId());
+        }
         long deadline = System.nanoTime() + timeout.toNanos();
         try {
             driver = DriverHandle.open(settings, rank, driverCustomizer, this::onImageGone,
@@ -171,10 +174,6 @@ public final class AeronTransport implements Transport {
                 e.addSuppressed(t);
             }
             throw e;
-        }
-        if (settings.secret() == null) {
-            LOG.log(System.Logger.Level.INFO, "rank {0} of job ''{1}'': no shared secret is set, so the rendezvous is"
-                    + " not authenticated", rank, settings.jobId());
         }
     }
 

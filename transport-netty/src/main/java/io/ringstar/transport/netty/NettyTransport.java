@@ -165,6 +165,9 @@ public final class NettyTransport implements Transport {
         this.loops = new MultiThreadIoEventLoopGroup(settings.ioThreads(),
                 new DefaultThreadFactory("ringstar-netty-rank" + rank, true),
                 settings.epoll() ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+        if (settings.secret() == null && worldSize > 1) {
+            NetworkOptions.warnUnauthenticated(LOG, NAME, rank, settings.jobId());
+        }
         long deadline = System.nanoTime() + timeout.toNanos();
         try {
             if (worldSize > 1) {
@@ -173,10 +176,6 @@ public final class NettyTransport implements Transport {
         } catch (RuntimeException | Error e) {
             close();
             throw e;
-        }
-        if (settings.secret() == null && worldSize > 1) {
-            LOG.log(System.Logger.Level.INFO, "rank {0} of job ''{1}'': no shared secret is set, so connections are"
-                    + " not authenticated", rank, settings.jobId());
         }
     }
 
