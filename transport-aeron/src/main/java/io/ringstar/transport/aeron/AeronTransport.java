@@ -113,6 +113,12 @@ public final class AeronTransport implements Transport {
 
     /** Every ringstar stream uses this id; session ids tell the pairs apart. */
     static final int STREAM_ID = 0x5253;
+    /**
+     * The session id of the subscription that holds a rank's UDP port until the rendezvous has
+     * agreed the real ones. Should a group's session id be this too, that session's stream would
+     * also be offered to that subscription, which nobody reads and which closes once the peers' are open.
+     */
+    private static final int PORT_HOLDER_SESSION = 0x52535452;
     /** The most close waits for its peers to acknowledge its goodbye. */
     private static final long GOODBYE_WAIT_MILLIS = 5_000;
     /** How long close waits for threads still inside a stream to leave it before it closes the client. */
@@ -125,7 +131,10 @@ public final class AeronTransport implements Transport {
     private final Duration timeout;
     private final AeronSettings settings;
     private final PeerStream[] peers;
-    private final List<Subscription> subscriptions = new ArrayList<>();
+    /** By peer: the subscription that takes only that peer's session. */
+    private final Subscription[] subscriptions;
+    /** Where this rank receives UDP, once bound. */
+    private InetSocketAddress udpEndpoint;
     private DriverHandle driver;
     private Thread receiver;
     private volatile boolean running = true;
@@ -154,6 +163,7 @@ public final class AeronTransport implements Transport {
         this.timeout = config.timeout();
         this.settings = AeronSettings.from(config, System.getenv());
         this.peers = new PeerStream[worldSize];
+        this.subscriptions = new Subscription[worldSize];
         if (worldSize == 1) {
             return;
         }
@@ -186,10 +196,14 @@ public final class AeronTransport implements Transport {
 
     private void formGroup(long deadline) {
         String host = settings.bindAddress().getHostAddress();
-        Subscription udpSubscription = driver.aeron().addSubscription("aeron:udp?endpoint=" + uriHost(host) + ":"
-                + settings.port(), STREAM_ID);
-        subscriptions.add(udpSubscription);
-        int port = resolvedPort(udpSubscription, deadline);
+        // Binds this rank's UDP port before the rendezvous so that it can be advertised. No session
+        // id is known yet, so it listens for one no peer uses: the driver takes no stream on it. The
+        // tag lets the peers' subscriptions below share its socket (port 0 would open another).
+        long tag = driver.aeron().nextCorrelationId();
+        Subscription portHolder = driver.aeron().addSubscription(udpChannel(host, settings.port())
+                + "|tags=" + tag + "|session-id=" + PORT_HOLDER_SESSION, STREAM_ID);
+        int port = resolvedPort(portHolder, deadline);
+        udpEndpoint = new InetSocketAddress(settings.bindAddress(), port);
         Rendezvous.Endpoint self = new Rendezvous.Endpoint(settings.jobId(), worldSize, rank, host, port,
                 driver.driverId());
         Rendezvous.Table table = rank == 0
@@ -207,15 +221,19 @@ public final class AeronTransport implements Transport {
             int sessionIn = sessionId(table.nonce(), peer, rank);
             int mtu = Math.min(ipc ? AeronSettings.MAX_MTU : settings.mtu(), settings.termLength() / 8);
             String common = "term-length=" + settings.termLength() + "|mtu=" + mtu + "|session-id=" + sessionOut;
+            // Aeron connects the UDP socket it sends from to the peer's endpoint: it is bound to the
+            // route's source address (never the wildcard) and takes datagrams from that peer only.
             ExclusivePublication publication = driver.aeron().addExclusivePublication(ipc ? "aeron:ipc?" + common
-                    : "aeron:udp?endpoint=" + uriHost(there.host()) + ":" + there.port() + "|" + common, STREAM_ID);
-            if (ipc) {
-                subscriptions.add(driver.aeron().addSubscription("aeron:ipc?session-id=" + sessionIn, STREAM_ID));
-            }
+                    : udpChannel(there.host(), there.port()) + "|" + common, STREAM_ID);
             peers[peer] = new PeerStream(rank, peer, sessionIn, ipc, publication, settings.chunkBytes(),
                     settings.receiveBufferBytes(), settings.liveness(), settings.newIdleStrategy(),
                     settings.newIdleStrategy());
+            // Only the session id agreed in the authenticated rendezvous: the driver drops every other
+            // session sent to this port without making an image of it, so a stranger's bytes are never read.
+            subscriptions[peer] = driver.aeron().addSubscription((ipc ? "aeron:ipc?" : "aeron:udp?tags=" + tag + "|")
+                    + "session-id=" + sessionIn, STREAM_ID);
         }
+        portHolder.close();
         receiver = new Thread(this::receive, "ringstar-aeron-rank" + rank);
         receiver.setDaemon(true);
         receiver.start();
@@ -292,14 +310,14 @@ public final class AeronTransport implements Transport {
         }
     }
 
+    /** The peer's image, once its stream is here. */
     private Image imageOf(PeerStream peer) {
-        for (Subscription subscription : subscriptions) {
-            Image image = subscription.imageBySessionId(peer.sessionIn());
-            if (image != null) {
-                return image;
-            }
-        }
-        return null;
+        return subscriptions[peer.peer()].imageBySessionId(peer.sessionIn());
+    }
+
+    /** An Aeron UDP channel with this endpoint. */
+    private static String udpChannel(String host, int port) {
+        return "aeron:udp?endpoint=" + uriHost(host) + ":" + port;
     }
 
     private void onImageGone(Image image) {
@@ -308,6 +326,11 @@ public final class AeronTransport implements Transport {
                 peer.onImageGone();
             }
         }
+    }
+
+    /** Where this rank receives UDP, or null for a group of one. */
+    InetSocketAddress udpEndpoint() {
+        return udpEndpoint;
     }
 
     private void onClientError(Throwable error) {
