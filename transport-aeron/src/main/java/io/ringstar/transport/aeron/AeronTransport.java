@@ -14,6 +14,7 @@ import io.ringstar.spi.NetworkOptions;
 import io.ringstar.spi.TransportChecks;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -113,12 +114,8 @@ public final class AeronTransport implements Transport {
 
     /** Every ringstar stream uses this id; session ids tell the pairs apart. */
     static final int STREAM_ID = 0x5253;
-    /**
-     * The session id of the subscription that holds a rank's UDP port until the rendezvous has
-     * agreed the real ones. Should a group's session id be this too, that session's stream would
-     * also be offered to that subscription, which nobody reads and which closes once the peers' are open.
-     */
-    private static final int PORT_HOLDER_SESSION = 0x52535452;
+    /** Draws each rank's base of the UDP session ids it takes. */
+    private static final SecureRandom SESSION_BASES = new SecureRandom();
     /** The most close waits for its peers to acknowledge its goodbye. */
     private static final long GOODBYE_WAIT_MILLIS = 5_000;
     /** How long close waits for threads still inside a stream to leave it before it closes the client. */
@@ -131,7 +128,7 @@ public final class AeronTransport implements Transport {
     private final Duration timeout;
     private final AeronSettings settings;
     private final PeerStream[] peers;
-    /** By peer: the subscription that takes only that peer's session. */
+    /** By peer: the subscription that takes only that peer's session (UDP until the rendezvous says IPC). */
     private final Subscription[] subscriptions;
     /** Where this rank receives UDP, once bound. */
     private InetSocketAddress udpEndpoint;
@@ -196,15 +193,33 @@ public final class AeronTransport implements Transport {
 
     private void formGroup(long deadline) {
         String host = settings.bindAddress().getHostAddress();
-        // Binds this rank's UDP port before the rendezvous so that it can be advertised. No session
-        // id is known yet, so it listens for one no peer uses: the driver takes no stream on it. The
-        // tag lets the peers' subscriptions below share its socket (port 0 would open another).
+        // Before the rendezvous, so that no peer's stream can arrive before this rank takes it: one
+        // subscription per peer, each to the one session id that peer will send UDP as. The ids are
+        // this rank's random base plus the peer's rank; the base reaches the peers only through the
+        // authenticated rendezvous. The driver drops every other session sent to this port without
+        // making an image of it, so a stranger's bytes are never read. The first subscription binds
+        // the port; the tag makes the others share its socket (port 0 would open another).
+        int sessionBase = SESSION_BASES.nextInt();
         long tag = driver.aeron().nextCorrelationId();
-        Subscription portHolder = driver.aeron().addSubscription(udpChannel(host, settings.port())
-                + "|tags=" + tag + "|session-id=" + PORT_HOLDER_SESSION, STREAM_ID);
-        int port = resolvedPort(portHolder, deadline);
+        int first = rank == 0 ? 1 : 0;
+        subscriptions[first] = driver.aeron().addSubscription(udpChannel(host, settings.port()) + "|tags=" + tag
+                + "|session-id=" + (sessionBase + first), STREAM_ID);
+        int port = resolvedPort(subscriptions[first], deadline);
+        // The others at once, and then awaited together: one round trip to the driver, not one per peer.
+        long[] registrations = new long[worldSize];
+        for (int peer = first + 1; peer < worldSize; peer++) {
+            if (peer != rank) {
+                registrations[peer] = driver.aeron().asyncAddSubscription("aeron:udp?tags=" + tag + "|session-id="
+                        + (sessionBase + peer), STREAM_ID);
+            }
+        }
+        for (int peer = first + 1; peer < worldSize; peer++) {
+            if (peer != rank) {
+                subscriptions[peer] = awaitSubscription(registrations[peer], deadline);
+            }
+        }
         udpEndpoint = new InetSocketAddress(settings.bindAddress(), port);
-        Rendezvous.Endpoint self = new Rendezvous.Endpoint(settings.jobId(), worldSize, rank, host, port,
+        Rendezvous.Endpoint self = new Rendezvous.Endpoint(settings.jobId(), worldSize, rank, host, port, sessionBase,
                 driver.driverId());
         Rendezvous.Table table = rank == 0
                 ? Rendezvous.coordinate(new InetSocketAddress(settings.coordinatorAddress(), settings.coordinatorPort()),
@@ -217,23 +232,23 @@ public final class AeronTransport implements Transport {
             }
             Rendezvous.Endpoint there = table.endpoints().get(peer);
             boolean ipc = there.driverId().equals(driver.driverId());
-            int sessionOut = sessionId(table.nonce(), rank, peer);
-            int sessionIn = sessionId(table.nonce(), peer, rank);
+            // IPC session ids must be unique on the shared driver, so they come from rank 0's nonce.
+            int sessionOut = ipc ? sessionId(table.nonce(), rank, peer) : there.sessionBase() + rank;
+            int sessionIn = ipc ? sessionId(table.nonce(), peer, rank) : sessionBase + peer;
             int mtu = Math.min(ipc ? AeronSettings.MAX_MTU : settings.mtu(), settings.termLength() / 8);
             String common = "term-length=" + settings.termLength() + "|mtu=" + mtu + "|session-id=" + sessionOut;
             // Aeron connects the UDP socket it sends from to the peer's endpoint: it is bound to the
             // route's source address (never the wildcard) and takes datagrams from that peer only.
             ExclusivePublication publication = driver.aeron().addExclusivePublication(ipc ? "aeron:ipc?" + common
                     : udpChannel(there.host(), there.port()) + "|" + common, STREAM_ID);
+            if (ipc) {
+                subscriptions[peer].close();
+                subscriptions[peer] = driver.aeron().addSubscription("aeron:ipc?session-id=" + sessionIn, STREAM_ID);
+            }
             peers[peer] = new PeerStream(rank, peer, sessionIn, ipc, publication, settings.chunkBytes(),
                     settings.receiveBufferBytes(), settings.liveness(), settings.newIdleStrategy(),
                     settings.newIdleStrategy());
-            // Only the session id agreed in the authenticated rendezvous: the driver drops every other
-            // session sent to this port without making an image of it, so a stranger's bytes are never read.
-            subscriptions[peer] = driver.aeron().addSubscription((ipc ? "aeron:ipc?" : "aeron:udp?tags=" + tag + "|")
-                    + "session-id=" + sessionIn, STREAM_ID);
         }
-        portHolder.close();
         receiver = new Thread(this::receive, "ringstar-aeron-rank" + rank);
         receiver.setDaemon(true);
         receiver.start();
@@ -252,6 +267,21 @@ public final class AeronTransport implements Transport {
         if (!missing.isEmpty()) {
             throw new CollectiveTimeoutException("rendezvous", rank, missing.get(0), "ranks " + missing
                     + " did not confirm their Aeron streams within the timeout of " + timeout);
+        }
+    }
+
+    private Subscription awaitSubscription(long registration, long deadline) {
+        IdleStrategy idle = settings.newIdleStrategy();
+        while (true) {
+            Subscription subscription = driver.aeron().getSubscription(registration);
+            if (subscription != null) {
+                return subscription;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                throw new CollectiveTimeoutException("rendezvous", rank, CollectiveException.NO_RANK,
+                        "the media driver did not add a subscription within the timeout of " + timeout);
+            }
+            idle.idle(0);
         }
     }
 
@@ -322,7 +352,7 @@ public final class AeronTransport implements Transport {
 
     private void onImageGone(Image image) {
         for (PeerStream peer : peers) {
-            if (peer != null && peer.sessionIn() == image.sessionId()) {
+            if (peer != null && image.subscription() == subscriptions[peer.peer()]) {
                 peer.onImageGone();
             }
         }

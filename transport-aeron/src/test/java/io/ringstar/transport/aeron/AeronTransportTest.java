@@ -299,7 +299,7 @@ class AeronTransportTest {
             long start = System.nanoTime();
             CollectiveException refused = assertThrows(CollectiveException.class, () -> Rendezvous.register(
                     new InetSocketAddress(InetAddress.getLoopbackAddress(), fake.getLocalPort()), null,
-                    new Rendezvous.Endpoint("job", 2, 1, "127.0.0.1", 1, "driver"),
+                    new Rendezvous.Endpoint("job", 2, 1, "127.0.0.1", 1, 0, "driver"),
                     System.nanoTime() + TimeUnit.SECONDS.toNanos(20)));
             assertFalse(refused instanceof CollectiveTimeoutException, "no retrying until the deadline: " + refused);
             assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10));
