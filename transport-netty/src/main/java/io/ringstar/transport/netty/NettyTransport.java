@@ -218,6 +218,9 @@ public final class NettyTransport implements Transport {
                         }
                         AcceptorHandshake handshake = new AcceptorHandshake(settings.secret(), self, new Admission(),
                                 settings.handshakeTimeout());
+                        if (settings.tls() != null) {
+                            channel.pipeline().addLast("tls-announcement", new TlsAnnouncement(settings.tls().acceptor()));
+                        }
                         channel.pipeline().addLast("handshake", handshake);
                         channel.closeFuture().addListener(closed -> handshakeOver(handshake));
                     }
@@ -271,7 +274,7 @@ public final class NettyTransport implements Transport {
         long backoffNanos = TimeUnit.MILLISECONDS.toNanos(20);
         String lastProblem = "no attempt was made";
         while (!closed) {
-            InitiatorHandshake handshake = new InitiatorHandshake(settings.secret(), identity, links[peer]);
+            InitiatorHandshake handshake = new InitiatorHandshake(settings.secret(), identity, links[peer], settings.tls());
             ChannelFuture connecting = client(handshake, deadline).connect(address.host(), address.port());
             // The connect timeout option ends the attempt; the extra second covers its own scheduling.
             connecting.awaitUninterruptibly(CONNECT_ATTEMPT_MILLIS + 1000);
