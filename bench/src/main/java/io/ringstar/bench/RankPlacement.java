@@ -34,19 +34,20 @@ record RankPlacement(DistributedConfig config, boolean oneRankPerProcess, String
     private static final AtomicBoolean WARNED_UNAUTHENTICATED = new AtomicBoolean();
 
     /**
-     * The warning that this job runs unauthenticated: its transport is a network one and no shared
+     * The warning that this job runs unauthenticated: its transport is a network one, no shared
      * secret is set (no {@code secret} or {@value ConfigSources#SECRET_FILE_OPTION} option, no
-     * {@value NetworkOptions#SECRET_ENV} in {@code env}); empty otherwise.
+     * {@value NetworkOptions#SECRET_ENV} in {@code env}) and no TLS certificate; empty otherwise.
      */
     Optional<String> unauthenticatedWarning(Map<String, String> env) {
         if (config.transport().equals(IN_PROCESS) || config.option(NetworkOptions.SECRET_OPTION).isPresent()
                 || config.option(ConfigSources.SECRET_FILE_OPTION).isPresent()
+                || config.option(ConfigSources.TLS_CERT_OPTION).isPresent()
                 || env.containsKey(NetworkOptions.SECRET_ENV)) {
             return Optional.empty();
         }
         return Optional.of("warning: this job is UNAUTHENTICATED: no shared secret is set, so anyone who can reach"
                 + " its ports can join it or send it data; give every rank --secret-file PATH (or set "
-                + NetworkOptions.SECRET_ENV + ")");
+                + NetworkOptions.SECRET_ENV + "), or with netty --tls-cert, --tls-key and --tls-trust");
     }
 
     /** Prints {@link #unauthenticatedWarning} on {@code err}, once per process whatever commands it runs. */
@@ -132,6 +133,11 @@ record RankPlacement(DistributedConfig config, boolean oneRankPerProcess, String
             throw new UsageException("transport '" + config.transport() + "' (" + resolved.origins().get(
                     ConfigSources.TRANSPORT) + ") is not in this jar; available: "
                     + String.join(", ", Transports.available().keySet()));
+        }
+        if (!config.transport().equals("netty") && config.option(ConfigSources.TLS_CERT_OPTION).isPresent()) {
+            throw new UsageException("--tls-cert (" + resolved.origins().get(ConfigSources.TLS_CERT) + ") is for the"
+                    + " netty transport, and this job uses " + config.transport() + "; give --transport netty or drop"
+                    + " the TLS flags");
         }
         if (oneRankPerProcess && config.transport().equals(IN_PROCESS)) {
             throw new UsageException("rank " + config.rank() + " (" + resolved.origins().get(ConfigSources.RANK)

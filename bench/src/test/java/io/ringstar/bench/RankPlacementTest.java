@@ -37,7 +37,7 @@ class RankPlacementTest {
     }
 
     @Test
-    void aSecretFromAnySourceOrTheInProcessTransportNeedsNoWarning() throws UsageException {
+    void aSecretFromAnySourceTlsOrTheInProcessTransportNeedsNoWarning() throws UsageException {
         assertTrue(placement(Map.of(), "--transport", "netty").unauthenticatedWarning(Map.of()).isPresent());
         assertTrue(placement(Map.of(), "--transport", "netty", "--secret-file", "/s").unauthenticatedWarning(Map.of())
                 .isEmpty());
@@ -45,6 +45,8 @@ class RankPlacementTest {
                 .unauthenticatedWarning(Map.of("RINGSTAR_SECRET_FILE", "/s")).isEmpty());
         assertTrue(placement(Map.of(), "--transport", "netty").unauthenticatedWarning(Map.of("RINGSTAR_SECRET", "x"))
                 .isEmpty());
+        assertTrue(placement(Map.of(), "--transport", "netty", "--tls-cert", "/c.pem", "--tls-key", "/k.pem",
+                "--tls-trust", "/ca.pem").unauthenticatedWarning(Map.of()).isEmpty());
         assertTrue(placement(Map.of(), "--transport", "inproc").unauthenticatedWarning(Map.of()).isEmpty());
     }
 
@@ -67,5 +69,8 @@ class RankPlacementTest {
         UsageException disagree = org.junit.jupiter.api.Assertions.assertThrows(UsageException.class,
                 () -> placement(env, "--transport", "netty", "--tls-trust", "/other.pem"));
         assertTrue(disagree.getMessage().contains("RINGSTAR_TLS_TRUST"), disagree.getMessage());
+        UsageException notNetty = org.junit.jupiter.api.Assertions.assertThrows(UsageException.class,
+                () -> placement(Map.of(), "--transport", "aeron", "--tls-cert", "/c.pem"));
+        assertTrue(notNetty.getMessage().contains("is for the netty transport"), notNetty.getMessage());
     }
 }

@@ -55,7 +55,8 @@ public final class NetworkOptions {
 
     /**
      * Logs at WARNING, once per process however many transports it opens, that the job runs without
-     * a shared secret, so anyone who can reach its ports can join it and send it tensors.
+     * a shared secret (or other authentication, such as the Netty transport's TLS), so anyone who
+     * can reach its ports can join it and send it tensors.
      *
      * @return true if this call logged the warning, false if an earlier call had
      */

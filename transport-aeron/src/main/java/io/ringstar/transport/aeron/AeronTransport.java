@@ -42,7 +42,14 @@ import org.agrona.concurrent.IdleStrategy;
  * version, job id ({@value #JOB_ID_OPTION}), world size, rank, and an optional shared secret
  * (option {@value #SECRET_OPTION}, a file named by {@value #SECRET_FILE_OPTION}, or the environment
  * variable {@value #SECRET_ENV}) proved without sending it. Rank 0 then hands out every rank's UDP
- * endpoint ({@value #BIND_OPTION}, {@value #PORT_OPTION}) and driver identity.
+ * endpoint ({@value #BIND_OPTION}, {@value #PORT_OPTION}), driver identity, and the session ids it
+ * takes. A rank subscribes to exactly those sessions of its peers, so its media driver drops any
+ * other stream sent to its port (a stranger's) without reading it. Without a secret, the first rank
+ * of a process to open logs a WARNING that the job is unauthenticated. Every socket binds the
+ * given address, never the wildcard: the UDP endpoint, and the sockets Aeron sends from, which it
+ * connects to the peer (bound to the route's source address). The data frames themselves are not
+ * authenticated: the secret keeps off-path strangers out, not someone who can read and forge
+ * packets on the path.
  *
  * <p><b>Data.</b> A message goes as a 16-byte {@link ChunkHeader} and its bytes, cut into chunks
  * of one Aeron frame ({@value #MTU_OPTION}), each written straight into the term with

@@ -32,8 +32,9 @@ import java.util.List;
  * protocol version is there. Proofs and tags are HMAC-SHA256 over a label per record, both nonces
  * and (for tags) the identity's bytes: they cannot be replayed on another connection, moved to
  * another identity or swapped between the two directions. Without a secret the proofs are zeros
- * and the same records flow. The frames that follow the handshake are not authenticated; the
- * secret keeps strangers out of the group, it does not protect the bytes on the wire.
+ * and the same records flow. Without TLS the frames that follow the handshake are not
+ * authenticated: the secret keeps strangers out of the group, it does not protect the bytes on the
+ * wire; TLS does (encryption and integrity, the same for every record and frame).
  */
 final class Handshake {
     /** "RSTN" on the wire. */

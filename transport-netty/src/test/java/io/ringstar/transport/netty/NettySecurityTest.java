@@ -208,45 +208,39 @@ class NettySecurityTest {
         }
     }
 
-    @Test
-    void aPlainRankIsRefusedByATlsGroupAndSaysWhy() {
+    /**
+     * Rank 0 with {@code zeroOptions}, then rank 1 with {@code oneOptions}, which must be refused:
+     * returns rank 1's error (checked to name rank 1 and peer 0) and rank 0's, a timeout.
+     */
+    private Throwable[] rankOneRefused(Map<String, String> zeroOptions, Map<String, String> oneOptions) {
         String coordinator = "127.0.0.1:" + NettyGroups.freePort();
-        CompletableFuture<NettyTransport> zero = openAsync(NettyGroups.config(2, 0, coordinator, Duration.ofSeconds(4),
-                jobTls));
+        Duration timeout = Duration.ofSeconds(5);
+        CompletableFuture<NettyTransport> zero = openAsync(NettyGroups.config(2, 0, coordinator, timeout, zeroOptions));
         HandshakeException refused = assertThrows(HandshakeException.class, () -> new NettyTransport(
-                NettyGroups.config(2, 1, coordinator, Duration.ofSeconds(4), Map.of())));
+                NettyGroups.config(2, 1, coordinator, timeout, oneOptions)));
         assertEquals(1, refused.rank());
         assertEquals(0, refused.peerRank());
-        assertTrue(refused.getMessage().contains("it requires TLS, and this rank has none")
-                && refused.getMessage().contains("tls.cert"), refused.getMessage());
-        assertInstanceOf(CollectiveTimeoutException.class, failureOf(zero));
+        return new Throwable[] {refused, assertInstanceOf(CollectiveTimeoutException.class, failureOf(zero))};
+    }
+
+    @Test
+    void aPlainRankIsRefusedByATlsGroupAndSaysWhy() {
+        String message = rankOneRefused(jobTls, Map.of())[0].getMessage();
+        assertTrue(message.contains("it requires TLS, and this rank has none") && message.contains("tls.cert"), message);
     }
 
     @Test
     void aTlsRankIsRefusedByAPlainRankZeroAndSaysWhy() {
-        String coordinator = "127.0.0.1:" + NettyGroups.freePort();
-        CompletableFuture<NettyTransport> zero = openAsync(NettyGroups.config(2, 0, coordinator, Duration.ofSeconds(4),
-                Map.of()));
-        HandshakeException refused = assertThrows(HandshakeException.class, () -> new NettyTransport(
-                NettyGroups.config(2, 1, coordinator, Duration.ofSeconds(4), jobTls)));
-        assertEquals(0, refused.peerRank());
-        assertTrue(refused.getMessage().contains("it does not use TLS, and this rank does"), refused.getMessage());
-        assertInstanceOf(CollectiveTimeoutException.class, failureOf(zero));
+        String message = rankOneRefused(Map.of(), jobTls)[0].getMessage();
+        assertTrue(message.contains("it does not use TLS, and this rank does"), message);
     }
 
     @Test
     void aRankWhoseCertificateIsNotTrustedIsRefusedOnBothSides() {
-        String coordinator = "127.0.0.1:" + NettyGroups.freePort();
-        CompletableFuture<NettyTransport> zero = openAsync(NettyGroups.config(2, 0, coordinator, Duration.ofSeconds(5),
-                jobTls));
-        HandshakeException refused = assertThrows(HandshakeException.class, () -> new NettyTransport(
-                NettyGroups.config(2, 1, coordinator, Duration.ofSeconds(5), strangerTls)));
-        assertEquals(1, refused.rank());
-        assertEquals(0, refused.peerRank());
-        assertTrue(refused.getMessage().contains("the TLS handshake failed"), refused.getMessage());
+        Throwable[] errors = rankOneRefused(jobTls, strangerTls);
+        assertTrue(errors[0].getMessage().contains("the TLS handshake failed"), errors[0].getMessage());
         // Rank 0 names the refused connection and why when it gives up on rank 1.
-        Throwable atZero = assertInstanceOf(CollectiveTimeoutException.class, failureOf(zero));
-        assertTrue(atZero.getMessage().contains("the TLS handshake failed"), atZero.getMessage());
+        assertTrue(errors[1].getMessage().contains("the TLS handshake failed"), errors[1].getMessage());
     }
 
     @Test
