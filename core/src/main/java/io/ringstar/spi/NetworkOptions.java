@@ -61,7 +61,13 @@ public final class NetworkOptions {
      * @return true if this call logged the warning, false if an earlier call had
      */
     public static boolean warnUnauthenticated(System.Logger log, String transport, int rank, String jobId) {
-        if (!WARNED_UNAUTHENTICATED.compareAndSet(false, true)) {
+        return warnUnauthenticated(WARNED_UNAUTHENTICATED, log, transport, rank, jobId);
+    }
+
+    /** As the public method, with {@code warned} in place of the process's flag. */
+    static boolean warnUnauthenticated(AtomicBoolean warned, System.Logger log, String transport, int rank,
+            String jobId) {
+        if (!warned.compareAndSet(false, true)) {
             return false;
         }
         log.log(System.Logger.Level.WARNING, "rank " + rank + " of job '" + jobId + "' (" + transport + "): no shared"

@@ -12,6 +12,7 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
+import io.ringstar.spi.NetworkOptions;
 import io.ringstar.testing.ClosedForm;
 import io.ringstar.testing.Ports;
 import io.ringstar.testing.ProcessSockets;
@@ -112,6 +113,8 @@ class AeronSecurityTest {
             assertEquals(worldSize * worldSize, formed.size(), "one receiving and " + (worldSize - 1)
                     + " sending sockets per rank, and nothing else: " + formed);
             averageExactly(group, 2);
+            // This group has no secret: by now the process has warned (once) that its job is unauthenticated.
+            assertFalse(NetworkOptions.warnUnauthenticated(System.getLogger("test"), AeronTransport.NAME, 0, "test"));
         } finally {
             group.forEach(Transport::close);
             for (CompletableFuture<Transport> rank : ranks) {

@@ -2,6 +2,7 @@ package io.ringstar.transport.netty;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -12,6 +13,7 @@ import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.Transport;
+import io.ringstar.spi.NetworkOptions;
 import io.ringstar.testing.ProcessSockets;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -134,6 +136,8 @@ class NettySecurityTest {
                     + port + " among " + listening);
         }
         assertEquals(3, listening.size(), "one listener per rank and nothing else: " + listening);
+        // This group has no secret: by now the process has warned (once) that its job is unauthenticated.
+        assertFalse(NetworkOptions.warnUnauthenticated(System.getLogger("test"), NettyTransport.NAME, 0, "test"));
     }
 
     // ---- with a secret, nothing reaches recv before the handshake ----
