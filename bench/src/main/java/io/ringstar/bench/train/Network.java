@@ -69,6 +69,11 @@ final class Network {
                 : (long) features * hidden + hidden + (long) hidden * classes + classes;
     }
 
+    /** Names of the parameter tensors, in order, as checkpoints call them. */
+    String[] parameterNames() {
+        return kind == TrainSettings.Model.SOFTMAX ? new String[] {"W", "b"} : new String[] {"W1", "b1", "W2", "b2"};
+    }
+
     /** Shapes of the parameter tensors, in order. */
     long[][] shapes() {
         if (kind == TrainSettings.Model.SOFTMAX) {
