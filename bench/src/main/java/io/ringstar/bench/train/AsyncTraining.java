@@ -155,7 +155,7 @@ final class AsyncTraining {
             float[][] values = Trainer.toFloats(params);
             TrainSummary summary = new TrainSummary(settings.steps(), curve[curve.length - 1], accuracy,
                     elapsed, Trainer.share(commNanos, busyNanos), curve, heldOut.size(), Algorithm.PS.label(), "async",
-                    config.worldSize(), -1, -1, -1, TrainSummary.digest(values));
+                    config.worldSize(), -1, -1, -1, TrainSummary.digest(values), startStep);
             return new Trainer.Outcome(summary, values);
         } finally {
             Network.Scratch.closeAll(params);
@@ -233,6 +233,8 @@ final class AsyncTraining {
         /** The held-out accuracy printed with the last round's progress line, and the version it measured. */
         private double lastRoundAccuracy = Double.NaN;
         private long lastRoundVersion = -1;
+        /** The round of the checkpoint resumed from; 0 for a fresh start. */
+        private int resumedRound;
         private CollectiveException failure;
 
         Trainer.Outcome run() {
@@ -282,7 +284,8 @@ final class AsyncTraining {
                 float[][] values = Trainer.toFloats(params);
                 TrainSummary summary = new TrainSummary(settings.steps(), curve[curve.length - 1], accuracy,
                         elapsed, Trainer.share(comm, busy), curve, heldOut.size(), Algorithm.PS.label(), "async",
-                        config.worldSize(), maxLead, maxGradientAge, heldBack, TrainSummary.digest(values));
+                        config.worldSize(), maxLead, maxGradientAge, heldBack, TrainSummary.digest(values),
+                        resumedRound);
                 out.println(summary.describe(settings.model().label()));
                 return new Trainer.Outcome(summary, values);
             } catch (InterruptedException e) {
@@ -305,6 +308,7 @@ final class AsyncTraining {
                 return;
             }
             Checkpoint checkpoint = point.get();
+            resumedRound = (int) checkpoint.step();
             String[] names = network.parameterNames();
             params = new INDArray[names.length];
             for (int i = 0; i < names.length; i++) {

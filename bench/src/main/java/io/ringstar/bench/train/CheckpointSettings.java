@@ -82,8 +82,8 @@ public record CheckpointSettings(Path directory, int every, boolean resume) {
                 "rank 0 saves parameters and step to DIR/<algorithm> (newest 2 kept)");
         out.printf("  --%-19s %s (default: %d)%n", "checkpoint-every N", "a checkpoint every N steps and after the last",
                 DEFAULT_EVERY);
-        out.printf("  --%-19s %s%n", RESUME_FLAG, "continue from the newest valid checkpoint in --checkpoint-dir; "
-                + "with none there, start at step 0 and say so; the model, data, seed, world size, batch size and "
-                + "lr must be those it was saved with");
+        out.printf("  --%-19s %s%n", RESUME_FLAG, "continue from the newest valid checkpoint in --checkpoint-dir");
+        out.printf("  %-21s %s%n", "", "(none there: start at step 0, saying so); model, data, seed, world size,");
+        out.printf("  %-21s %s%n", "", "batch size and lr must be those it was saved with");
     }
 }

@@ -338,7 +338,7 @@ public final class Trainer {
             float[][] values = toFloats(params);
             TrainSummary summary = new TrainSummary(settings.steps(), curve[curve.length - 1], accuracy,
                     elapsed, share(commNanos, stepNanos), curve, heldOut.size(), algorithm.label(), "sync", world,
-                    -1, -1, -1, TrainSummary.digest(values));
+                    -1, -1, -1, TrainSummary.digest(values), firstStep);
             if (rank == 0) {
                 out.println(summary.describe(settings.model().label()));
             }

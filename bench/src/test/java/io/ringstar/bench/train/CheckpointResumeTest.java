@@ -101,9 +101,11 @@ class CheckpointResumeTest {
             Trainer.Outcome outcome = resumed.rank(rank);
             assertSameParameters(whole.parameters(), outcome.parameters(), "rank " + rank);
             assertEquals(whole.summary().parameterDigest(), outcome.summary().parameterDigest());
+            assertEquals(20, outcome.summary().resumedFrom());
             // Steps 0-19 come from the checkpoint, 20-39 from the resumed run: the whole curve matches.
             assertArrayEquals(whole.summary().lossCurve(), outcome.summary().lossCurve(), "rank " + rank);
         }
+        assertTrue(text.contains("40 steps (resumed at step 20) in "), text);
         assertTrue(text.contains("params sha256 " + whole.summary().parameterDigest()), text);
         assertEquals(List.of(40L, 30L), saved.steps());
     }
@@ -231,6 +233,7 @@ class CheckpointResumeTest {
             assertEquals(60, resumed.rank(worker).summary().steps());
         }
         TrainSummary server = resumed.rank(0).summary();
+        assertEquals(round, server.resumedFrom());
         // The rounds before the checkpoint come from it; every round's loss is there, none is zero.
         for (int r = 0; r < 60; r++) {
             assertTrue(server.lossCurve()[r] > 0, "round " + r + " loss " + server.lossCurve()[r]);
