@@ -35,6 +35,17 @@ import org.nd4j.linalg.factory.Nd4j;
  * follow the trajectory of one process on the same global batches up to float rounding. Every
  * rank then applies the same averaged gradient, so the parameters stay identical.
  *
+ * <h2>Checkpoints and resume ({@link CheckpointSettings})</h2>
+ * Rank 0 alone writes checkpoints (the parameters are identical on every rank), after every
+ * {@code every} steps and after the last, into {@code DIR/<algorithm>}: the parameters, the step,
+ * the loss curve so far and the settings a resume must match ({@link TrainingCheckpoints}). Plain
+ * SGD keeps no other optimiser state. On resume rank 0 alone reads the newest valid checkpoint
+ * and the first {@link GradientAggregator#broadcastParams} call carries its parameters and its step
+ * to every rank, so the other ranks never read the directory. As the batch of step {@code s}
+ * depends only on the seed and {@code s}, and every reduction adds in a fixed order, a resumed run
+ * ends with the parameters of an uninterrupted one bit for bit. A save blocks rank 0 for its disk
+ * I/O after the step's timing is taken; the other ranks wait for it in the next step's reduce.
+ *
  * <h2>Asynchronous training ({@code --mode async}, parameter server only)</h2>
  * See {@link AsyncTraining}: rank 0 serves and does not compute gradients; each of the
  * {@code N-1} workers takes its slice ({@code B/(N-1)} samples) of global batch {@code t} at its
