@@ -11,7 +11,6 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -53,7 +52,7 @@ import org.nd4j.linalg.factory.Nd4j;
  * worker's clock and the loss per round, taken under the lock so they agree with each other.
  * Gradients that workers had computed but the server had not applied are not in it. On resume
  * the server restores all of that and starts each worker at its own clock (the START message),
- * so every worker still takes each of its steps' batches once. Async runs are not
+ * so each step of each worker is applied exactly once over the two runs. Async runs are not
  * reproducible (the order in which gradients arrive decides the result), resumed or not.
  *
  * <h2>Failures</h2>
@@ -336,11 +335,7 @@ final class AsyncTraining {
 
         /** Under the lock, after a whole round: the server's state to the checkpoint directory. */
         private void saveCheckpoint(int rounds) {
-            Map<String, INDArray> tensors = new LinkedHashMap<>();
-            String[] names = network.parameterNames();
-            for (int i = 0; i < names.length; i++) {
-                tensors.put(names[i], params[i]);
-            }
+            Map<String, INDArray> tensors = network.named(params);
             double[] clocks = new double[workers];
             for (int w = 1; w <= workers; w++) {
                 clocks[w - 1] = clock[w];

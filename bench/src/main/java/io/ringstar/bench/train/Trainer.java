@@ -6,11 +6,10 @@ import io.ringstar.LocalAggregator;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
 import io.ringstar.bench.Algorithm;
-import java.io.PrintStream;
 import io.ringstar.checkpoint.Checkpoint;
+import java.io.PrintStream;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -404,11 +403,7 @@ public final class Trainer {
 
     /** Rank 0: the state after {@code done} steps (parameters and loss curve so far) to the checkpoint directory. */
     private void saveCheckpoint(int done, Network network, INDArray[] params, float[] curve, int world) {
-        Map<String, INDArray> tensors = new LinkedHashMap<>();
-        String[] names = network.parameterNames();
-        for (int i = 0; i < names.length; i++) {
-            tensors.put(names[i], params[i]);
-        }
+        Map<String, INDArray> tensors = network.named(params);
         INDArray soFar = Nd4j.create(Arrays.copyOf(curve, done), new long[] {done}, 'c');
         tensors.put(TrainingCheckpoints.LOSS_CURVE, soFar);
         try {

@@ -57,6 +57,20 @@ class CheckpointResumeTest {
         return (rank, step) -> first.putIfAbsent(rank, step);
     }
 
+    /** A resumed run: every rank's outcome, the first step each rank took, what rank 0 printed. */
+    private record Resumed(TrainGroup.Result result, Map<Integer, Integer> firstSteps, String printed) {
+    }
+
+    /** Runs {@code settings} with {@code --resume} from {@link #dir}, checkpointing every 10 steps. */
+    private Resumed resume(int ranks, TrainSettings settings, Algorithm algorithm) {
+        Map<Integer, Integer> first = new ConcurrentHashMap<>();
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        TrainGroup.Result result = TrainGroup.run(ranks, TIMEOUT, new Trainer(settings, algorithm,
+                new PrintStream(printed, true, StandardCharsets.UTF_8), firstSteps(first),
+                new CheckpointSettings(dir, 10, true)));
+        return new Resumed(result, first, printed.toString(StandardCharsets.UTF_8));
+    }
+
     private static void assertSameParameters(float[][] expected, float[][] actual, String what) {
         assertEquals(expected.length, actual.length, what);
         for (int i = 0; i < expected.length; i++) {
@@ -89,12 +103,10 @@ class CheckpointResumeTest {
         // Twenty more steps move the parameters: equality below is not an artefact of a standing start.
         assertFalse(java.util.Arrays.equals(whole.parameters()[0], Trainer.flat(at20.tensor("W1"))));
 
-        Map<Integer, Integer> first = new ConcurrentHashMap<>();
-        ByteArrayOutputStream printed = new ByteArrayOutputStream();
-        TrainGroup.Result resumed = TrainGroup.run(RANKS, TIMEOUT, new Trainer(settings, algorithm,
-                new PrintStream(printed, true, StandardCharsets.UTF_8), firstSteps(first),
-                new CheckpointSettings(dir, 10, true)));
-        String text = printed.toString(StandardCharsets.UTF_8);
+        Resumed run = resume(RANKS, settings, algorithm);
+        TrainGroup.Result resumed = run.result();
+        Map<Integer, Integer> first = run.firstSteps();
+        String text = run.printed();
         assertEquals(Map.of(0, 20, 1, 20, 2, 20), first, text);
         assertTrue(text.contains("train: resuming " + name + " from step 20 (" + saved.pathOf(20) + ")"), text);
         for (int rank = 0; rank < RANKS; rank++) {
@@ -124,12 +136,10 @@ class CheckpointResumeTest {
             channel.truncate(channel.size() - 100);
         }
 
-        Map<Integer, Integer> first = new ConcurrentHashMap<>();
-        ByteArrayOutputStream printed = new ByteArrayOutputStream();
-        TrainGroup.Result resumed = TrainGroup.run(RANKS, TIMEOUT, new Trainer(settings, Algorithm.RING,
-                new PrintStream(printed, true, StandardCharsets.UTF_8), firstSteps(first),
-                new CheckpointSettings(dir, 10, true)));
-        String text = printed.toString(StandardCharsets.UTF_8);
+        Resumed run = resume(RANKS, settings, Algorithm.RING);
+        TrainGroup.Result resumed = run.result();
+        Map<Integer, Integer> first = run.firstSteps();
+        String text = run.printed();
         assertTrue(text.contains("warning: skipping checkpoint " + newest + ": only "), text);
         assertTrue(text.contains("torn"), text);
         assertEquals(Map.of(0, 20, 1, 20, 2, 20), first, text);
@@ -221,12 +231,10 @@ class CheckpointResumeTest {
         float[] clocks = Trainer.flat(checkpoint.tensor("worker-clocks").castTo(org.nd4j.linalg.api.buffer.DataType.FLOAT));
         assertEquals(Long.toString(round * (ranks - 1)), checkpoint.metadata("version"));
 
-        Map<Integer, Integer> first = new ConcurrentHashMap<>();
-        ByteArrayOutputStream printed = new ByteArrayOutputStream();
-        TrainGroup.Result resumed = TrainGroup.run(ranks, TIMEOUT, new Trainer(settings, Algorithm.PS,
-                new PrintStream(printed, true, StandardCharsets.UTF_8), firstSteps(first),
-                new CheckpointSettings(dir, 10, true)));
-        String text = printed.toString(StandardCharsets.UTF_8);
+        Resumed run = resume(ranks, settings, Algorithm.PS);
+        TrainGroup.Result resumed = run.result();
+        Map<Integer, Integer> first = run.firstSteps();
+        String text = run.printed();
         assertTrue(text.contains("train: resuming ps from step " + round), text);
         for (int worker = 1; worker < ranks; worker++) {
             assertEquals((int) clocks[worker - 1], first.get(worker), "worker " + worker + "; " + text);
