@@ -80,7 +80,7 @@ final class TrainCommand implements Command {
         out.println("  java -jar ringstar.jar train                        # 4 ranks as threads, Netty on loopback");
         out.println("  java -jar ringstar.jar launch --nproc 4 -- train --algorithm ring --model mlp");
         out.println("  java -jar ringstar.jar train --algorithm ps --mode async --max-staleness 4");
-        out.println("  java -jar ringstar.jar launch --nproc 4 -- train --checkpoint-dir ckpt --checkpoint-every 50 --resume");
+        out.println("  java -jar ringstar.jar launch --nproc 4 -- train --checkpoint-dir ckpt --resume");
     }
 
     @Override

@@ -119,8 +119,14 @@ public final class CheckpointDirectory {
             }
             forceDirectory(directory);
         } catch (IOException e) {
-            Files.deleteIfExists(temporary);
-            throw new IOException("writing checkpoint " + target + " failed: " + e.getMessage(), e);
+            IOException failure = new IOException("writing checkpoint " + target + " failed: " + e.getMessage(), e);
+            try {
+                Files.deleteIfExists(temporary);
+            } catch (IOException cleanup) {
+                // The next save removes it; the write's own failure is the one to report.
+                failure.addSuppressed(cleanup);
+            }
+            throw failure;
         }
         List<Long> steps = steps();
         int kept = 0;
