@@ -104,12 +104,12 @@ public final class CheckpointDirectory {
         if (created && directory.toAbsolutePath().getParent() != null) {
             forceDirectory(directory.toAbsolutePath().getParent());
         }
-        for (Path stale : list(TEMPORARY_SUFFIX)) {
-            Files.deleteIfExists(stale);
-        }
         Path target = pathOf(checkpoint.step());
         Path temporary = target.resolveSibling(target.getFileName() + TEMPORARY_SUFFIX);
         try {
+            for (Path stale : list(TEMPORARY_SUFFIX)) {
+                Files.deleteIfExists(stale);
+            }
             CheckpointFile.write(temporary, checkpoint);
             try {
                 Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);

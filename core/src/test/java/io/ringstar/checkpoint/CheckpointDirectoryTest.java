@@ -249,6 +249,20 @@ class CheckpointDirectoryTest {
     }
 
     @Test
+    void aSaveThatCannotWriteNamesTheFileAndLeavesTheOlderCheckpointsAlone() throws IOException {
+        CheckpointDirectory store = store();
+        store.save(checkpoint(10));
+        // A directory where the temporary file should go makes its creation fail.
+        Files.createDirectory(dir.resolve("checkpoint-000000000020.rsck.tmp"));
+        Files.write(dir.resolve("checkpoint-000000000020.rsck.tmp").resolve("occupant"), new byte[1]);
+        IOException failure = assertThrows(IOException.class, () -> store.save(checkpoint(20)));
+        assertTrue(failure.getMessage().startsWith("writing checkpoint " + store.pathOf(20) + " failed: "),
+                failure.getMessage());
+        assertEquals(List.of(10L), store.steps());
+        assertEquals(10, store.loadLatest().orElseThrow().step());
+    }
+
+    @Test
     void whatCannotBeStoredIsRefusedNamingTheEntry() {
         Map<String, INDArray> ints = Map.of("counts", Nd4j.create(DataType.INT, 3));
         IllegalArgumentException type = assertThrows(IllegalArgumentException.class,
