@@ -1,0 +1,353 @@
+package io.ringstar.bench.faults;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.ringstar.testing.ChildProcess;
+import io.ringstar.testing.Ports;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The fault suite: the same cases over Netty and Aeron (UDP, an embedded driver per process), each
+ * with three {@link FaultRank} JVMs (and impostors), each stating what the other ranks must see and
+ * how soon. Every case ends with an exception naming the rank, the peer and the operation, within
+ * its bound, and {@link FaultJob#close()} then checks that no process, port or driver directory
+ * was left behind. Each case prints {@code [fault] <case> <transport>: detected in X.Y s}.
+ */
+@Tag("slow")
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class FaultSuiteTest {
+    private static final int WORLD_SIZE = 3;
+    /** Aeron's liveness timeout in these cases: a dead peer's image is gone within 2 s. */
+    private static final int LIVENESS_MS = 2000;
+    private static final Duration SHORT = Duration.ofSeconds(3);
+    private static final Duration LONG = Duration.ofSeconds(30);
+
+    private FaultJob job;
+
+    @BeforeEach
+    void newJob(TestInfo test) {
+        String name = test.getTestMethod().map(method -> method.getName()).orElse("case") + "-"
+                + test.getDisplayName().replaceAll("[^A-Za-z0-9]+", "-");
+        job = new FaultJob(name);
+    }
+
+    @AfterEach
+    void nothingLeftBehind() {
+        job.close();
+    }
+
+    // ---------------------------------------------------------------- killed and frozen ranks
+
+    /**
+     * SIGKILL of one rank of three: before the first call (the group has formed, the victim is held
+     * before its first all-reduce), during a ring all-reduce loop, during a star reduce loop (the
+     * victim is the server), and after three iterations of both (held between calls). Each
+     * survivor ends with {@code PeerFailureException} naming the victim, in seconds (the call
+     * timeout is 5 s; Aeron notices a dead driver by its 2 s liveness timeout), and exits with
+     * status 3.
+     */
+    @ParameterizedTest(name = "{0}, {1}")
+    @CsvSource({"netty, before", "netty, during-ring", "netty, during-star", "netty, after",
+                "aeron, before", "aeron, during-ring", "aeron, during-star", "aeron, after"})
+    void aKilledRankFailsTheOthersPromptly(String transport, String phase) {
+        int victim = switch (phase) {
+            case "during-star" -> 0;
+            case "after" -> 2;
+            default -> 1;
+        };
+        String algorithms = phase.equals("during-ring") ? "ring" : phase.equals("during-star") ? "ps" : "ring,ps";
+        List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
+        String coordinator = coordinator();
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            Map<String, Object> settings = loop(transport, rank, coordinator, Duration.ofSeconds(5), algorithms);
+            if (rank == victim && phase.equals("before")) {
+                settings.put("pause-after", 0);
+            }
+            if (rank == victim && phase.equals("after")) {
+                settings.put("pause-after", 3);
+            }
+            FaultJob.run(ranks.get(rank), settings);
+        }
+        awaitFormed(ranks);
+        if (phase.startsWith("during")) {
+            awaitIteration(ranks, 10);
+        } else {
+            ranks.get(victim).awaitPrefix("PAUSED " + victim + " ", LONG);
+        }
+        long killedAt = System.nanoTime();
+        job.killAbruptly(ranks.get(victim));
+        double slowest = 0;
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            if (rank != victim) {
+                String line = awaitFailure(ranks.get(rank), rank, "PeerFailureException", killedAt, 0,
+                        Duration.ofSeconds(10));
+                assertTrue(Pattern.compile("rank " + victim + "\\b").matcher(line).find(),
+                        "rank " + rank + " should name rank " + victim + ": " + line);
+                slowest = Math.max(slowest, seconds(ranks.get(rank), killedAt));
+            }
+        }
+        detected("kill " + phase, transport, slowest);
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            if (rank != victim) {
+                job.awaitExit(ranks.get(rank), FaultRank.EXIT_PEER_FAILURE, LONG);
+            }
+        }
+        assertEquals(137, ranks.get(victim).awaitExit(LONG), "SIGKILL's exit status");
+    }
+
+    /**
+     * SIGSTOP of rank 2 in the middle of a loop of both algorithms: its sockets stay open (and over
+     * Aeron the 5 s default liveness is longer than the call), so only the 3 s timeout can tell.
+     * Ranks 0 and 1 end with {@code CollectiveTimeoutException} after about 3 s, not sooner and not
+     * never; thawed, the frozen rank fails too instead of hanging.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"netty", "aeron"})
+    void aFrozenRankEndsTheOthersWithATimeout(String transport) {
+        int victim = 2;
+        List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
+        String coordinator = coordinator();
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            Map<String, Object> settings = loop(transport, rank, coordinator, SHORT, "ring,ps");
+            settings.remove("option.aeron.livenessTimeoutMs");
+            FaultJob.run(ranks.get(rank), settings);
+        }
+        awaitFormed(ranks);
+        awaitIteration(ranks, 10);
+        long frozenAt = System.nanoTime();
+        ranks.get(victim).signal("STOP");
+        double slowest = 0;
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            if (rank != victim) {
+                // The stuck call began at most one short iteration before the freeze.
+                awaitFailure(ranks.get(rank), rank, "CollectiveTimeoutException", frozenAt,
+                        SHORT.toMillis() - 1500, Duration.ofSeconds(12));
+                slowest = Math.max(slowest, seconds(ranks.get(rank), frozenAt));
+            }
+        }
+        detected("sigstop", transport, slowest);
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            if (rank != victim) {
+                job.awaitExit(ranks.get(rank), FaultRank.EXIT_TIMEOUT, LONG);
+            }
+        }
+        ranks.get(victim).signal("CONT");
+        ranks.get(victim).awaitPrefix("FAIL rank=" + victim + " ", LONG);
+        int code = ranks.get(victim).awaitExit(LONG);
+        assertTrue(code == FaultRank.EXIT_TIMEOUT || code == FaultRank.EXIT_PEER_FAILURE,
+                "a thawed rank ends with a timeout or a peer failure, not " + code + "\n" + ranks.get(victim).transcript());
+    }
+
+    /**
+     * Rank 0 in one network namespace, ranks 1 and 2 in another, joined by a veth pair that goes
+     * down in the middle of a job: no FIN and no RST reach anyone, as when a cable is pulled. Every
+     * rank ends within its 3 s timeout plus a margin, with a timeout or (Aeron, 2 s liveness) a
+     * peer failure. Needs root and iproute2; skipped with the reason otherwise.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"netty", "aeron"})
+    void aCutLinkEndsEveryRankWithinItsTimeout(String transport) {
+        try (VethPair network = VethPair.create("faults-" + transport)) {
+            if (network.unavailable() != null) {
+                System.out.println("[fault] partition " + transport + " skipped: " + network.unavailable());
+            }
+            Assumptions.assumeTrue(network.unavailable() == null, network.unavailable());
+            List<ChildProcess> ranks = new ArrayList<>();
+            ranks.add(job.start("r0", network.inA()));
+            ranks.add(job.start("r1", network.inB()));
+            ranks.add(job.start("r2", network.inB()));
+            ranks.forEach(job::awaitReady);
+            String coordinator = network.hostA() + ":29511";
+            for (int rank = 0; rank < WORLD_SIZE; rank++) {
+                FaultJob.run(ranks.get(rank), loop(transport, rank, coordinator, SHORT, "ring,ps"));
+            }
+            awaitFormed(ranks);
+            awaitIteration(ranks, 10);
+            long cutAt = System.nanoTime();
+            network.cut();
+            double slowest = 0;
+            for (int rank = 0; rank < WORLD_SIZE; rank++) {
+                String line = ranks.get(rank).awaitPrefix("FAIL rank=" + rank + " ", LONG).text();
+                assertTrue(line.contains(" CollectiveTimeoutException ") || line.contains(" PeerFailureException "),
+                        line);
+                assertNamesPeerAndOperation(line);
+                double took = seconds(ranks.get(rank), cutAt);
+                assertTrue(took < SHORT.toSeconds() + 10, "rank " + rank + " took " + took + " s: " + line);
+                slowest = Math.max(slowest, took);
+            }
+            detected("partition", transport, slowest);
+            for (int rank = 0; rank < WORLD_SIZE; rank++) {
+                int code = ranks.get(rank).awaitExit(LONG);
+                assertTrue(code == FaultRank.EXIT_TIMEOUT || code == FaultRank.EXIT_PEER_FAILURE,
+                        "exit status " + code + "\n" + ranks.get(rank).transcript());
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- ranks that disagree
+
+    /**
+     * Rank 2 calls differently from ranks 0 and 1: broadcastParams where they reduce, a vector one
+     * element longer, one tensor fewer; each with the ring and with the star, six groups one after
+     * the other in the same three JVMs. No rank gets a result: the header check fails the call with
+     * {@code CollectiveMismatchException} on the ranks that see the odd message, and the abort
+     * notice fails the others with an error naming the rank that failed, within the 5 s timeout.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"netty", "aeron"})
+    void ranksThatCallDifferentlyFailWithAMismatch(String transport) {
+        List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
+        double slowest = 0;
+        for (String algorithm : List.of("ring", "ps")) {
+            for (String skew : List.of("operation", "shape", "tensors")) {
+                String coordinator = coordinator();
+                long start = System.nanoTime();
+                for (int rank = 0; rank < WORLD_SIZE; rank++) {
+                    Map<String, Object> settings = base(transport, rank, coordinator, Duration.ofSeconds(5));
+                    settings.put("algorithms", algorithm);
+                    settings.put("iterations", 3);
+                    settings.put("then", "wait");
+                    if (rank == 2) {
+                        settings.put("skew", skew);
+                    }
+                    FaultJob.run(ranks.get(rank), settings);
+                }
+                int phase = 3 * (algorithm.equals("ring") ? 0 : 1) + (skew.equals("operation") ? 1
+                        : skew.equals("shape") ? 2 : 3);
+                int mismatches = 0;
+                List<String> lines = new ArrayList<>();
+                for (int rank = 0; rank < WORLD_SIZE; rank++) {
+                    ChildProcess child = ranks.get(rank);
+                    ChildProcess.Line failure = nth(child, "FAIL rank=" + rank + " ", phase);
+                    nth(child, "IDLE ", phase);
+                    String line = failure.text();
+                    lines.add(line);
+                    assertNamesPeerAndOperation(line);
+                    assertTrue(line.contains(" CollectiveMismatchException ") || line.contains(" PeerFailureException "),
+                            line);
+                    if (rank != 2) {
+                        assertTrue(line.contains("rank 2"), "rank " + rank + " should name rank 2: " + line);
+                    }
+                    mismatches += line.contains(" CollectiveMismatchException ") ? 1 : 0;
+                    double took = (failure.nanos() - start) / 1e9;
+                    slowest = Math.max(slowest, took);
+                    assertTrue(took < 20, "rank " + rank + " took " + took + " s: " + line);
+                }
+                System.out.println("[fault] " + skew + " skew, " + algorithm + ", " + transport + ": " + lines);
+                assertTrue(mismatches >= 1, "no rank reported a mismatch: " + lines + "\n" + job.transcripts());
+            }
+        }
+        detected("mismatched calls (slowest of 6, incl. forming)", transport, slowest);
+        for (ChildProcess child : ranks) {
+            child.send("EXIT");
+        }
+        for (ChildProcess child : ranks) {
+            int code = child.awaitExit(LONG);
+            assertTrue(code == FaultRank.EXIT_MISMATCH || code == FaultRank.EXIT_PEER_FAILURE, "exit " + code);
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    /** The {@code n}-th line (from 1) that starts with {@code prefix}, waiting for it if need be. */
+    private static ChildProcess.Line nth(ChildProcess child, String prefix, int n) {
+        int[] seen = {0};
+        // await tests each line once, in order, so counting in the predicate is sound.
+        return child.await("line " + n + " starting '" + prefix + "'",
+                text -> text.startsWith(prefix) && ++seen[0] == n, LONG);
+    }
+
+    private static String coordinator() {
+        return "127.0.0.1:" + Ports.freeLoopbackPort();
+    }
+
+    private static Map<String, Object> base(String transport, int rank, String coordinator, Duration timeout) {
+        Map<String, Object> settings = new LinkedHashMap<>();
+        settings.put("transport", transport);
+        settings.put("rank", rank);
+        settings.put("world-size", WORLD_SIZE);
+        settings.put("coordinator", coordinator);
+        settings.put("timeout-ms", timeout.toMillis());
+        settings.put("job", "faults");
+        if (transport.equals("aeron")) {
+            settings.put("option.aeron.termLength", FaultJob.AERON_TERM_LENGTH);
+            settings.put("option.aeron.livenessTimeoutMs", LIVENESS_MS);
+        }
+        return settings;
+    }
+
+    /** A loop of calls that runs until STOP (or a fault). */
+    private static Map<String, Object> loop(String transport, int rank, String coordinator, Duration timeout,
+            String algorithms) {
+        Map<String, Object> settings = base(transport, rank, coordinator, timeout);
+        settings.put("algorithms", algorithms);
+        settings.put("iterations", 1_000_000_000);
+        settings.put("until-stop", true);
+        settings.put("report-every", 5);
+        return settings;
+    }
+
+    private void awaitFormed(List<ChildProcess> ranks) {
+        for (int rank = 0; rank < ranks.size(); rank++) {
+            ranks.get(rank).awaitPrefix("FORMED " + rank + " ", LONG);
+            job.listening(ranks.get(rank));
+        }
+    }
+
+    private static void awaitIteration(List<ChildProcess> ranks, int iteration) {
+        for (int rank = 0; rank < ranks.size(); rank++) {
+            ranks.get(rank).awaitPrefix("ITER " + rank + " " + iteration, LONG);
+        }
+    }
+
+    /**
+     * Waits for rank {@code rank}'s FAIL line, checks its exception class, that it names a peer and
+     * an operation, and that it came between {@code atLeastMs} and {@code within} after {@code since}.
+     */
+    private static String awaitFailure(ChildProcess child, int rank, String exception, long since, long atLeastMs,
+            Duration within) {
+        ChildProcess.Line failure = child.awaitPrefix("FAIL rank=" + rank + " ", within.plusSeconds(20));
+        String line = failure.text();
+        assertTrue(line.contains(" " + exception + " "), "rank " + rank + " should fail with " + exception + ": "
+                + line + "\n" + child.transcript());
+        assertNamesPeerAndOperation(line);
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(failure.nanos() - since);
+        assertTrue(tookMs >= atLeastMs, "rank " + rank + " failed after only " + tookMs + " ms: " + line);
+        assertTrue(tookMs <= within.toMillis(), "rank " + rank + " took " + tookMs + " ms: " + line);
+        return line;
+    }
+
+    /** The one-line error names this rank (it starts with it), a peer rank and an operation. */
+    private static void assertNamesPeerAndOperation(String line) {
+        assertTrue(line.matches("FAIL rank=\\d+ peer=\\d+ op=\"[^\"]+\" \\S+ :: .+"),
+                "the error should name the rank, a peer and the operation: " + line);
+    }
+
+    /** Seconds from {@code since} to the child's first FAIL line. */
+    private static double seconds(ChildProcess child, long since) {
+        long at = child.find(line -> line.startsWith("FAIL ")).orElseThrow().nanos();
+        return (at - since) / 1e9;
+    }
+
+    private static void detected(String what, String transport, double seconds) {
+        System.out.printf("[fault] %s %s: detected in %.1f s%n", what, transport, seconds);
+    }
+}
