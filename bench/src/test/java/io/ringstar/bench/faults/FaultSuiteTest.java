@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
@@ -265,6 +266,240 @@ class FaultSuiteTest {
         }
     }
 
+    // ---------------------------------------------------------------- impostors
+
+    /**
+     * A job of three ranks with a shared secret. While rank 0 waits for the others, a fourth JVM
+     * tries to join four times, each refused with an error that says why, in well under its 3 s
+     * timeout: a wrong world size, a wrong job id, a wrong secret, no secret. Then two JVMs claim
+     * rank 1 at the same moment: one is refused naming the rank (the first to register wins), and
+     * the job of the other three runs to exact results.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"netty", "aeron"})
+    void impostorsAreRefusedAndTheJobGoesOn(String transport) {
+        List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
+        ChildProcess impostor = job.start("impostor", List.of());
+        ChildProcess twin = job.start("twin", List.of());
+        job.awaitReady(impostor);
+        job.awaitReady(twin);
+        int port = Ports.freeLoopbackPort();
+        String coordinator = "127.0.0.1:" + port;
+        String secret = "faults-secret-" + ProcessHandle.current().pid();
+        FaultJob.run(ranks.get(0), member(transport, 0, coordinator, secret));
+        awaitListening(ranks.get(0), port);
+
+        Map<String, Map<String, Object>> impostors = new LinkedHashMap<>();
+        Map<String, Object> wrongSize = member(transport, 2, coordinator, secret);
+        wrongSize.put("world-size", WORLD_SIZE + 1);
+        impostors.put("wrong world size", wrongSize);
+        Map<String, Object> wrongJob = member(transport, 2, coordinator, secret);
+        wrongJob.put("job", "another-job");
+        impostors.put("wrong job id", wrongJob);
+        impostors.put("wrong secret", member(transport, 2, coordinator, "not-the-secret"));
+        Map<String, Object> noSecret = member(transport, 2, coordinator, secret);
+        noSecret.remove("option.secret");
+        impostors.put("missing secret", noSecret);
+        int attempt = 0;
+        for (Map.Entry<String, Map<String, Object>> entry : impostors.entrySet()) {
+            attempt++;
+            Map<String, Object> settings = entry.getValue();
+            settings.put("timeout-ms", SHORT.toMillis());
+            settings.put("then", "wait");
+            long sentAt = System.nanoTime();
+            FaultJob.run(impostor, settings);
+            ChildProcess.Line failure = nth(impostor, "FAIL rank=2 ", attempt);
+            nth(impostor, "IDLE ", attempt);
+            double took = (failure.nanos() - sentAt) / 1e9;
+            System.out.println("[fault] impostor, " + entry.getKey() + ", " + transport + ": " + failure.text());
+            detected("impostor (" + entry.getKey() + ")", transport, took);
+            assertNamesPeerAndOperation(failure.text());
+            assertTrue(failure.text().contains(" HandshakeException ") || failure.text().contains(" RefusedException "),
+                    entry.getKey() + " should be refused: " + failure.text());
+            assertTrue(took < SHORT.toSeconds(), entry.getKey() + " was refused only after " + took + " s");
+        }
+        impostor.send("EXIT");
+        assertEquals(FaultRank.EXIT_REFUSED, impostor.awaitExit(LONG), impostor.transcript());
+
+        long claimedAt = System.nanoTime();
+        FaultJob.run(ranks.get(1), member(transport, 1, coordinator, secret));
+        FaultJob.run(twin, member(transport, 1, coordinator, secret));
+        FaultJob.run(ranks.get(2), member(transport, 2, coordinator, secret));
+        List<ChildProcess> claimants = List.of(ranks.get(1), twin);
+        List<String> outcomes = new ArrayList<>();
+        for (ChildProcess claimant : claimants) {
+            outcomes.add(claimant.await("FORMED or FAIL", text -> text.startsWith("FORMED ")
+                    || text.startsWith("FAIL "), LONG).text());
+        }
+        List<String> refused = outcomes.stream().filter(text -> text.startsWith("FAIL ")).toList();
+        assertEquals(1, refused.size(), "exactly one of the two claiming rank 1 is refused: " + outcomes);
+        String line = refused.get(0);
+        assertNamesPeerAndOperation(line);
+        assertTrue(line.contains("rank 1"), "the refusal names rank 1: " + line);
+        detected("duplicate rank", transport, (claimants.get(outcomes.indexOf(line)).find(text -> text.startsWith(
+                "FAIL ")).orElseThrow().nanos() - claimedAt) / 1e9);
+        System.out.println("[fault] duplicate rank " + transport + ": " + line);
+        List<ChildProcess> members = new ArrayList<>(List.of(ranks.get(0), ranks.get(2)));
+        members.add(1, outcomes.get(0).startsWith("FORMED") ? ranks.get(1) : twin);
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            members.get(rank).awaitPrefix("OK " + rank + " iterations=6 ", LONG);
+            job.awaitExit(members.get(rank), FaultRank.EXIT_OK, LONG);
+        }
+        ChildProcess loser = members.get(1) == twin ? ranks.get(1) : twin;
+        assertEquals(FaultRank.EXIT_REFUSED, loser.awaitExit(LONG), loser.transcript());
+    }
+
+    // ---------------------------------------------------------------- garbage
+
+    /**
+     * Garbage on every port the job listens on, while it runs: the coordinator's TCP port while
+     * rank 0 waits for the others (over Aeron that is the only TCP port, closed once the group has
+     * formed), then every TCP and UDP port of every rank that {@code ss} shows for its pid. TCP gets
+     * random bytes, records cut short, length fields of 2 GiB and -1, and a well-formed collective
+     * header with a sequence number far ahead; each connection is closed by the rank (one that stays
+     * open with half a record, at the latest when its handshake limit runs out). UDP gets random
+     * datagrams, Aeron headers cut short or claiming 2 GiB, and data and setup frames of a session
+     * nobody published. The job goes on to exact results; no rank fails.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"netty", "aeron"})
+    void garbageOnEveryPortDoesNotDisturbTheJob(String transport) throws Exception {
+        List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
+        int port = Ports.freeLoopbackPort();
+        String coordinator = "127.0.0.1:" + port;
+        InetAddress loopback = InetAddress.getLoopbackAddress();
+        Map<String, Object> first = loop(transport, 0, coordinator, Duration.ofSeconds(60), "ring,ps");
+        first.put("iterations", 20);
+        FaultJob.run(ranks.get(0), first);
+        awaitListening(ranks.get(0), port);
+        long heldOpen = System.nanoTime();
+        Thread holder = new Thread(() -> {
+            try {
+                Garbage.closedAfter(loopback, port, new byte[] {100, 0, 0, 0, 2}, false, Duration.ofSeconds(25));
+            } catch (IOException | AssertionError e) {
+                System.out.println("[fault] garbage " + transport + ": held-open probe: " + e);
+            }
+        }, "held-open-probe");
+        holder.setDaemon(true);
+        holder.start();
+        double slowest = probeTcp(transport, loopback, port);
+        for (int rank = 1; rank < WORLD_SIZE; rank++) {
+            FaultJob.run(ranks.get(rank), loop(transport, rank, coordinator, Duration.ofSeconds(60), "ring,ps"));
+        }
+        awaitFormed(ranks);
+        holder.join(TimeUnit.SECONDS.toMillis(30));
+        System.out.printf("[fault] garbage %s: a connection left open with half a record was closed after %.1f s%n",
+                transport, (System.nanoTime() - heldOpen) / 1e9);
+        awaitIteration(ranks, 5);
+        int udpPorts = 0;
+        for (ChildProcess rank : ranks) {
+            FaultJob.Ports ports = job.listening(rank);
+            for (int tcp : ports.tcp()) {
+                slowest = Math.max(slowest, probeTcp(transport, loopback, tcp));
+            }
+            for (int udp : ports.udp()) {
+                udpPorts++;
+                for (byte[] payload : Garbage.udpPayloads(udp).values()) {
+                    Garbage.datagrams(loopback, udp, payload, 20);
+                }
+            }
+        }
+        if (transport.equals("aeron")) {
+            assertTrue(udpPorts >= WORLD_SIZE, "ss showed " + udpPorts + " UDP ports for 3 Aeron ranks");
+        }
+        System.out.printf("[fault] garbage %s: every TCP probe closed by the rank within %.1f s; %d UDP ports fed%n",
+                transport, slowest, udpPorts);
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            ChildProcess child = ranks.get(rank);
+            String here = "ITER " + rank + " ";
+            int now = Integer.parseInt(child.lines(text -> text.startsWith(here)).get(
+                    child.lines(text -> text.startsWith(here)).size() - 1).split(" ")[2]);
+            child.awaitPrefix(here + (now + 10), LONG);
+            assertTrue(child.find(text -> text.startsWith("FAIL ")).isEmpty(), child.transcript());
+        }
+        ranks.get(0).send("STOP");
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            ranks.get(rank).awaitPrefix("OK " + rank + " ", LONG);
+            job.awaitExit(ranks.get(rank), FaultRank.EXIT_OK, LONG);
+        }
+    }
+
+    /** Sends every TCP payload to {@code port} at once (half-closing after each); returns the slowest close in seconds. */
+    private static double probeTcp(String transport, InetAddress host, int port) throws Exception {
+        Map<String, Thread> probes = new LinkedHashMap<>();
+        Map<String, Object> outcomes = new ConcurrentHashMap<>();
+        for (Map.Entry<String, byte[]> payload : Garbage.tcpPayloads(port).entrySet()) {
+            Thread probe = new Thread(() -> {
+                try {
+                    outcomes.put(payload.getKey(), Garbage.closedAfter(host, port, payload.getValue(), true,
+                            Duration.ofSeconds(15)));
+                } catch (IOException | AssertionError e) {
+                    outcomes.put(payload.getKey(), e);
+                }
+            }, "probe");
+            probe.setDaemon(true);
+            probe.start();
+            probes.put(payload.getKey(), probe);
+        }
+        double slowest = 0;
+        for (Map.Entry<String, Thread> probe : probes.entrySet()) {
+            probe.getValue().join(TimeUnit.SECONDS.toMillis(40));
+            Object outcome = outcomes.get(probe.getKey());
+            assertTrue(outcome instanceof Duration, transport + " port " + port + ", " + probe.getKey() + ": " + outcome);
+            slowest = Math.max(slowest, ((Duration) outcome).toMillis() / 1000.0);
+        }
+        return slowest;
+    }
+
+    // ---------------------------------------------------------------- the coordinator
+
+    /**
+     * Ranks 1 and 2 start with a coordinator address where nobody listens and a 3 s timeout: each
+     * ends with {@code CollectiveTimeoutException} naming that address, after the 3 s and not much
+     * later. Then, in the same JVMs, ranks 1 and 2 start 3 s before rank 0 (the coordinator) with a
+     * 20 s timeout: they wait for it, and the job runs to exact results.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"netty", "aeron"})
+    void aMissingCoordinatorIsNamedAndALateOneIsWaitedFor(String transport) throws InterruptedException {
+        List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
+        String nowhere = coordinator();
+        long sentAt = System.nanoTime();
+        for (int rank = 1; rank < WORLD_SIZE; rank++) {
+            Map<String, Object> settings = base(transport, rank, nowhere, SHORT);
+            settings.put("then", "wait");
+            FaultJob.run(ranks.get(rank), settings);
+        }
+        double slowest = 0;
+        for (int rank = 1; rank < WORLD_SIZE; rank++) {
+            String line = awaitFailure(ranks.get(rank), rank, "CollectiveTimeoutException", sentAt,
+                    SHORT.toMillis() - 200, SHORT.plusSeconds(5));
+            assertTrue(line.contains(nowhere), "rank " + rank + " should name the coordinator " + nowhere + ": " + line);
+            System.out.println("[fault] coordinator never comes " + transport + ": " + line);
+            slowest = Math.max(slowest, seconds(ranks.get(rank), sentAt));
+            ranks.get(rank).awaitPrefix("IDLE ", LONG);
+        }
+        detected("coordinator never comes", transport, slowest);
+
+        String late = coordinator();
+        for (int rank = WORLD_SIZE - 1; rank >= 0; rank--) {
+            if (rank == 0) {
+                Thread.sleep(3000);
+                for (int other = 1; other < WORLD_SIZE; other++) {
+                    assertTrue(ranks.get(other).find(text -> text.startsWith("FORMED ")).isEmpty(),
+                            "rank " + other + " formed a group without rank 0");
+                }
+            }
+            Map<String, Object> settings = base(transport, rank, late, Duration.ofSeconds(20));
+            settings.put("iterations", 6);
+            FaultJob.run(ranks.get(rank), settings);
+        }
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            ranks.get(rank).awaitPrefix("OK " + rank + " iterations=6 ", LONG);
+            job.awaitExit(ranks.get(rank), FaultRank.EXIT_OK, LONG);
+        }
+    }
+
     // ---------------------------------------------------------------- helpers
 
     /** The {@code n}-th line (from 1) that starts with {@code prefix}, waiting for it if need be. */
@@ -273,6 +508,30 @@ class FaultSuiteTest {
         // await tests each line once, in order, so counting in the predicate is sound.
         return child.await("line " + n + " starting '" + prefix + "'",
                 text -> text.startsWith(prefix) && ++seen[0] == n, LONG);
+    }
+
+    /** A member of the impostor test's job: six iterations of both algorithms, with the secret. */
+    private static Map<String, Object> member(String transport, int rank, String coordinator, String secret) {
+        Map<String, Object> settings = base(transport, rank, coordinator, Duration.ofSeconds(30));
+        settings.put("algorithms", "ring,ps");
+        settings.put("iterations", 6);
+        settings.put("option.secret", secret);
+        return settings;
+    }
+
+    /** Waits until {@code child} listens on TCP {@code port}. */
+    private void awaitListening(ChildProcess child, int port) {
+        long deadline = System.nanoTime() + LONG.toNanos();
+        while (!job.listening(child).tcp().contains(port)) {
+            assertTrue(System.nanoTime() < deadline, child.name() + " does not listen on " + port + " after " + LONG
+                    + "\n" + child.transcript());
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted", e);
+            }
+        }
     }
 
     private static String coordinator() {

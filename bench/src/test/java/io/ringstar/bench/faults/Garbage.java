@@ -103,12 +103,14 @@ final class Garbage {
     }
 
     /**
-     * Connects to {@code port}, writes {@code bytes} and waits until the rank closes the connection.
+     * Connects to {@code port}, writes {@code bytes}, closes its own side if {@code halfClose} (a
+     * sender that is done), and waits until the rank closes the connection.
      *
      * @return how long the rank took to close it
      * @throws AssertionError if the connection is still open after {@code limit}
      */
-    static Duration closedAfter(InetAddress host, int port, byte[] bytes, Duration limit) throws IOException {
+    static Duration closedAfter(InetAddress host, int port, byte[] bytes, boolean halfClose, Duration limit)
+            throws IOException {
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress(host, port), 5000);
             socket.setSoTimeout((int) limit.toMillis());
@@ -116,6 +118,9 @@ final class Garbage {
             try {
                 socket.getOutputStream().write(bytes);
                 socket.getOutputStream().flush();
+                if (halfClose) {
+                    socket.shutdownOutput();
+                }
             } catch (IOException e) {
                 // Closed before all was written: that is the answer too.
                 return Duration.ofNanos(System.nanoTime() - start);
