@@ -29,7 +29,8 @@ import java.util.stream.Stream;
  * The {@link FaultRank} JVMs of one test, and the checks that a fault left nothing behind:
  * {@link #close()} kills what still runs, then fails the test if any child or descendant of a
  * child is alive, if a port a child listened on cannot be bound again, or if an Aeron driver
- * directory of a child that ended by itself is still in {@code /dev/shm}.
+ * directory of a child that ended by itself is still in {@code /dev/shm}. (A process killed with
+ * SIGKILL cannot remove its directory; the next Aeron rank that starts on the machine does.)
  */
 final class FaultJob implements AutoCloseable {
     /** How long a child JVM may take to start and load ND4J; generous for a loaded 2-core machine. */
@@ -166,6 +167,11 @@ final class FaultJob implements AutoCloseable {
         }
         List<String> problems = new ArrayList<>();
         for (ChildProcess child : children.values()) {
+            Long pid = pids.get(child);
+            if (pid != null && child.isAlive()) {
+                // Killed here, so its driver directory stays until the next rank starts, as after any SIGKILL.
+                killed.add(pid);
+            }
             try {
                 child.kill();
             } catch (RuntimeException e) {
