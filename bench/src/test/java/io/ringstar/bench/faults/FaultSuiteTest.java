@@ -421,9 +421,7 @@ class FaultSuiteTest {
         int port = Ports.freeLoopbackPort();
         String coordinator = "127.0.0.1:" + port;
         InetAddress loopback = InetAddress.getLoopbackAddress();
-        Map<String, Object> first = loop(transport, 0, coordinator, Duration.ofSeconds(60), "ring,ps");
-        first.put("iterations", 20);
-        FaultJob.run(ranks.get(0), first);
+        FaultJob.run(ranks.get(0), stoppable(transport, 0, coordinator, Duration.ofSeconds(60), 20));
         awaitListening(ranks.get(0), port);
         long heldOpen = System.nanoTime();
         Thread holder = new Thread(() -> {
@@ -437,7 +435,7 @@ class FaultSuiteTest {
         holder.start();
         double slowest = probeTcp(transport, loopback, port);
         for (int rank = 1; rank < WORLD_SIZE; rank++) {
-            FaultJob.run(ranks.get(rank), loop(transport, rank, coordinator, Duration.ofSeconds(60), "ring,ps"));
+            FaultJob.run(ranks.get(rank), stoppable(transport, rank, coordinator, Duration.ofSeconds(60), 20));
         }
         awaitFormed(ranks);
         holder.join(TimeUnit.SECONDS.toMillis(30));
@@ -565,8 +563,7 @@ class FaultSuiteTest {
 
     /** A member of the impostor test's job: both algorithms until STOP (and at least 6 iterations), with the secret. */
     private static Map<String, Object> member(String transport, int rank, String coordinator, String secret) {
-        Map<String, Object> settings = loop(transport, rank, coordinator, Duration.ofSeconds(30), "ring,ps");
-        settings.put("iterations", 6);
+        Map<String, Object> settings = stoppable(transport, rank, coordinator, Duration.ofSeconds(30), 6);
         settings.put("option.secret", secret);
         return settings;
     }
@@ -605,14 +602,22 @@ class FaultSuiteTest {
         return settings;
     }
 
-    /** A loop of calls that runs until STOP (or a fault). */
+    /** A loop of reductions that only a fault ends (no broadcast between them, so a fault hits a reduction). */
     private static Map<String, Object> loop(String transport, int rank, String coordinator, Duration timeout,
             String algorithms) {
         Map<String, Object> settings = base(transport, rank, coordinator, timeout);
         settings.put("algorithms", algorithms);
         settings.put("iterations", 1_000_000_000);
-        settings.put("until-stop", true);
         settings.put("report-every", 5);
+        return settings;
+    }
+
+    /** A loop that ends when rank 0 is sent STOP, after at least {@code iterations}. */
+    private static Map<String, Object> stoppable(String transport, int rank, String coordinator, Duration timeout,
+            int iterations) {
+        Map<String, Object> settings = loop(transport, rank, coordinator, timeout, "ring,ps");
+        settings.put("iterations", iterations);
+        settings.put("until-stop", true);
         return settings;
     }
 
