@@ -52,7 +52,8 @@ import org.nd4j.linalg.factory.Nd4j;
  * wait for {@code RESUME}), {@code then} ({@code exit}, the default, or {@code wait} for the next
  * command), {@code skew} (this rank calls differently: {@code operation} = broadcastParams where
  * the others reduce, {@code shape} = a vector one element longer, {@code tensors} = one tensor
- * fewer), and {@code option.<name>} for any transport option.
+ * fewer, {@code sequence} = from iteration 1 on, aggregators whose call numbers start again at 0,
+ * so its well-formed messages carry sequence numbers one behind), and {@code option.<name>} for any transport option.
  *
  * <p>Lines it prints: {@code FORMED <rank> ms=<t>} once the group formed, {@code ITER <rank> <i>},
  * {@code OK <rank> iterations=<n> elements=<m>}, or on failure the one-line error
@@ -140,10 +141,14 @@ public final class FaultRank {
             transport = Transports.open(config);
             OUT.println("FORMED " + rank + " ms=" + millisSince(start));
             String[] algorithms = settings.getOrDefault("algorithms", "ring,ps").split(",");
-            for (String algorithm : algorithms) {
-                Transport lent = Transports.borrowed(transport);
-                aggregators.add(algorithm.equals("ps") ? new ParameterServer(config, lent)
-                        : new AllReduceAggregator(config, lent));
+            // With skew=sequence a second set, numbered from 0 again, takes over from iteration 1.
+            int sets = settings.getOrDefault("skew", "none").equals("sequence") ? 2 : 1;
+            for (int set = 0; set < sets; set++) {
+                for (String algorithm : algorithms) {
+                    Transport lent = Transports.borrowed(transport);
+                    aggregators.add(algorithm.equals("ps") ? new ParameterServer(config, lent)
+                            : new AllReduceAggregator(config, lent));
+                }
             }
             OUT.println("OK " + rank + " " + loop(settings, config, algorithms, aggregators));
             status = EXIT_OK;
@@ -201,7 +206,9 @@ public final class FaultRank {
             }
             DataType type = iteration % 2 == 0 ? DataType.FLOAT : DataType.DOUBLE;
             int count = counts[iteration % counts.length];
-            for (int a = 0; a < aggregators.size(); a++) {
+            int first = skew.equals("sequence") && iteration >= 1 ? algorithms.length : 0;
+            for (int a = 0; a < algorithms.length; a++) {
+                GradientAggregator aggregator = aggregators.get(first + a);
                 INDArray[] inputs = TensorFixtures.callTensors(type, rank, count + (skew.equals("shape") ? 1 : 0));
                 if (skew.equals("tensors")) {
                     inputs = Arrays.copyOf(inputs, inputs.length - 1);
@@ -209,11 +216,11 @@ public final class FaultRank {
                 String call = algorithms[a] + ", iteration " + iteration;
                 if (skew.equals("operation")) {
                     operation = "broadcastParams (" + call + ")";
-                    aggregators.get(a).broadcastParams(inputs);
+                    aggregator.broadcastParams(inputs);
                     continue;
                 }
                 operation = "reduceGradients (" + call + ")";
-                INDArray[] averaged = aggregators.get(a).reduceGradients(inputs);
+                INDArray[] averaged = aggregator.reduceGradients(inputs);
                 checked += ClosedForm.elements(ClosedForm.check(operation, rank, averaged, inputs, type,
                         (t, i) -> TensorFixtures.average(worldSize, t, i)));
             }
