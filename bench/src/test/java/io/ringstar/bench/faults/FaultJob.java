@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -29,8 +30,9 @@ import java.util.stream.Stream;
  * The {@link FaultRank} JVMs of one test, and the checks that a fault left nothing behind:
  * {@link #close()} kills what still runs, then fails the test if any child or descendant of a
  * child is alive, if a port a child listened on cannot be bound again, or if an Aeron driver
- * directory of a child that ended by itself is still in {@code /dev/shm}. (A process killed with
- * SIGKILL cannot remove its directory; the next Aeron rank that starts on the machine does.)
+ * directory of a child that ended by itself is still in {@code /dev/shm}. A process killed with
+ * SIGKILL cannot remove its directory; the next Aeron rank that starts on the machine would, and
+ * this class removes it at once.
  */
 final class FaultJob implements AutoCloseable {
     /** How long a child JVM may take to start and load ND4J; generous for a loaded 2-core machine. */
@@ -199,14 +201,28 @@ final class FaultJob implements AutoCloseable {
             }
         }
         for (Map.Entry<ChildProcess, Long> child : pids.entrySet()) {
-            if (!killed.contains(child.getValue())) {
-                for (Path dir : driverDirectories(child.getValue())) {
+            for (Path dir : driverDirectories(child.getValue())) {
+                if (killed.contains(child.getValue())) {
+                    // The next Aeron rank to start would remove it (AeronTransportTest proves that);
+                    // this suite does it now, so that no run leaves /dev/shm fuller.
+                    removeTree(dir);
+                } else {
                     problems.add(child.getKey().name() + " left the Aeron driver directory " + dir);
                 }
             }
         }
         if (!problems.isEmpty()) {
             throw new AssertionError(testName + " left things behind: " + problems);
+        }
+    }
+
+    private static void removeTree(Path dir) {
+        try (Stream<Path> entries = Files.walk(dir)) {
+            for (Path entry : entries.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(entry);
+            }
+        } catch (IOException e) {
+            throw new AssertionError("cannot remove " + dir, e);
         }
     }
 

@@ -12,6 +12,7 @@ import io.ringstar.Transport;
 import io.ringstar.Transports;
 import io.ringstar.testing.ClosedForm;
 import io.ringstar.testing.TensorFixtures;
+import io.ringstar.testing.Watchdog;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -89,7 +90,7 @@ public final class FaultRank {
         String name = argv.length > 0 ? argv[0] : "rank";
         int maxSeconds = argv.length > 1 ? Integer.parseInt(argv[1]) : 120;
         FaultRank rank = new FaultRank();
-        startWatchdog(name, maxSeconds);
+        Watchdog.start(name, maxSeconds, OUT, EXIT_WATCHDOG);
         rank.watchStdin();
         // ND4J's first use costs seconds; pay it before the test starts any clock.
         TensorFixtures.callTensors(DataType.FLOAT, 0, 3)[0].addi(1);
@@ -290,25 +291,5 @@ public final class FaultRank {
         }, "stdin-watch");
         reader.setDaemon(true);
         reader.start();
-    }
-
-    private static void startWatchdog(String name, int seconds) {
-        Thread watchdog = new Thread(() -> {
-            try {
-                Thread.sleep(TimeUnit.SECONDS.toMillis(seconds));
-            } catch (InterruptedException e) {
-                return;
-            }
-            OUT.println("WATCHDOG " + name + ": still running after " + seconds + " s; threads:");
-            Thread.getAllStackTraces().forEach((thread, stack) -> {
-                OUT.println("  " + thread.getName() + " " + thread.getState());
-                for (StackTraceElement frame : stack) {
-                    OUT.println("      at " + frame);
-                }
-            });
-            Runtime.getRuntime().halt(EXIT_WATCHDOG);
-        }, "watchdog");
-        watchdog.setDaemon(true);
-        watchdog.start();
     }
 }

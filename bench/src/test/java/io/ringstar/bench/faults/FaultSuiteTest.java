@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.testing.ChildProcess;
 import io.ringstar.testing.Ports;
+import io.ringstar.testing.VethPair;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.time.Duration;

@@ -9,6 +9,7 @@ import io.ringstar.GradientAggregator;
 import io.ringstar.ParameterServer;
 import io.ringstar.PeerFailureException;
 import io.ringstar.testing.TensorFixtures;
+import io.ringstar.testing.Watchdog;
 import io.ringstar.transport.netty.HandshakeException;
 import io.ringstar.transport.netty.NettyTransport;
 import java.io.BufferedReader;
@@ -109,7 +110,7 @@ public final class RankProcess {
 
     private int run() {
         watchStdin();
-        startWatchdog(Integer.parseInt(args.getOrDefault("max-seconds", "150")));
+        Watchdog.start("rank " + rank, Integer.parseInt(args.getOrDefault("max-seconds", "150")), OUT, EXIT_WATCHDOG);
         try {
             prepareTensors();
             OUT.println("READY " + rank);
@@ -331,26 +332,6 @@ public final class RankProcess {
         }, "stdin-watch");
         reader.setDaemon(true);
         reader.start();
-    }
-
-    private void startWatchdog(int seconds) {
-        Thread watchdog = new Thread(() -> {
-            try {
-                Thread.sleep(TimeUnit.SECONDS.toMillis(seconds));
-            } catch (InterruptedException e) {
-                return;
-            }
-            OUT.println("WATCHDOG " + rank + ": still running after " + seconds + " s; threads:");
-            Thread.getAllStackTraces().forEach((thread, stack) -> {
-                OUT.println("  " + thread.getName() + " " + thread.getState());
-                for (StackTraceElement frame : stack) {
-                    OUT.println("      at " + frame);
-                }
-            });
-            Runtime.getRuntime().halt(EXIT_WATCHDOG);
-        }, "watchdog");
-        watchdog.setDaemon(true);
-        watchdog.start();
     }
 
     private String required(String name) {

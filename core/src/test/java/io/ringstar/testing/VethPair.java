@@ -1,4 +1,4 @@
-package io.ringstar.bench.faults;
+package io.ringstar.testing;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -8,11 +8,13 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Two network namespaces joined by a veth pair ({@code 10.78.x.1/24} in A, {@code 10.78.x.2/24}
- * in B), for a partition that a test makes by taking B's end down. Names carry the tag and this
- * JVM's pid, so concurrent runs cannot collide; {@link #close()} deletes both namespaces (and with
- * them the pair). Needs root and iproute2: without them {@link #unavailable()} says why.
+ * in B) and nothing else, not even a shared loopback: ranks on two hosts as far as the network is
+ * concerned, and a partition when a test takes B's end down. Names carry the tag and this JVM's
+ * pid, so concurrent runs cannot collide; {@link #close()} deletes both namespaces (and with them
+ * the pair). Needs root and iproute2: without them {@link #unavailable()} says why. Shared by the
+ * Netty system tests and the fault suite.
  */
-final class VethPair implements AutoCloseable {
+public final class VethPair implements AutoCloseable {
     private final String namespaceA;
     private final String namespaceB;
     private final String endA;
@@ -32,31 +34,47 @@ final class VethPair implements AutoCloseable {
         this.subnet = (int) ((pid + tag.hashCode()) & 0x7F) + 20;
     }
 
-    static VethPair create(String tag) {
+    public static VethPair create(String tag) {
         VethPair pair = new VethPair(tag);
         pair.unavailable = pair.build();
         return pair;
     }
 
     /** Why the network could not be made, or null if it was. */
-    String unavailable() {
+    public String unavailable() {
         return unavailable;
     }
 
-    String hostA() {
+    public String hostA() {
         return "10.78." + subnet + ".1";
     }
 
-    List<String> inA() {
+    public String hostB() {
+        return "10.78." + subnet + ".2";
+    }
+
+    /** The pair's subnet as a CIDR block. */
+    public String block() {
+        return "10.78." + subnet + ".0/24";
+    }
+
+    /** The name of B's end of the pair, an interface of namespace B. */
+    public String interfaceB() {
+        return endB;
+    }
+
+    /** The command prefix that runs a process in namespace A. */
+    public List<String> inA() {
         return List.of("ip", "netns", "exec", namespaceA);
     }
 
-    List<String> inB() {
+    /** The command prefix that runs a process in namespace B. */
+    public List<String> inB() {
         return List.of("ip", "netns", "exec", namespaceB);
     }
 
     /** Takes B's end of the link down: packets stop, and nobody is told. */
-    void cut() {
+    public void cut() {
         String failure = run(List.of("ip", "-n", namespaceB, "link", "set", endB, "down"));
         if (failure != null) {
             throw new AssertionError("cannot take the link down: " + failure);
@@ -75,7 +93,7 @@ final class VethPair implements AutoCloseable {
                 List.of("ip", "link", "set", endA, "netns", namespaceA),
                 List.of("ip", "link", "set", endB, "netns", namespaceB),
                 List.of("ip", "-n", namespaceA, "addr", "add", hostA() + "/24", "dev", endA),
-                List.of("ip", "-n", namespaceB, "addr", "add", "10.78." + subnet + ".2/24", "dev", endB),
+                List.of("ip", "-n", namespaceB, "addr", "add", hostB() + "/24", "dev", endB),
                 List.of("ip", "-n", namespaceA, "link", "set", endA, "up"),
                 List.of("ip", "-n", namespaceB, "link", "set", endB, "up"),
                 List.of("ip", "-n", namespaceA, "link", "set", "lo", "up"),
