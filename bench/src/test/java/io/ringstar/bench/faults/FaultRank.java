@@ -11,6 +11,7 @@ import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
 import io.ringstar.testing.ClosedForm;
+import io.ringstar.testing.StopVote;
 import io.ringstar.testing.TensorFixtures;
 import io.ringstar.testing.Watchdog;
 import java.io.BufferedReader;
@@ -30,7 +31,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.factory.Nd4j;
 
 /**
  * One rank of the fault suite, in a JVM of its own ({@link FaultJob} starts it). It warms up ND4J,
@@ -232,11 +232,8 @@ public final class FaultRank {
                 }
                 continue;
             }
-            // Rank 0 decides when to stop and tells the others, so every rank makes the same calls.
-            float mine = rank == 0 && stopRequested && iteration >= iterations ? 1f : 0f;
             operation = "broadcastParams (stop flag, iteration " + iteration + ")";
-            INDArray[] flag = aggregators.get(0).broadcastParams(Nd4j.scalar(DataType.FLOAT, mine));
-            if (flag[0].getFloat(0) == 1f) {
+            if (StopVote.decide(aggregators.get(0), rank, stopRequested && iteration >= iterations)) {
                 return "iterations=" + iteration + " elements=" + checked;
             }
         }

@@ -8,6 +8,7 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.ParameterServer;
 import io.ringstar.PeerFailureException;
+import io.ringstar.testing.StopVote;
 import io.ringstar.testing.TensorFixtures;
 import io.ringstar.testing.Watchdog;
 import io.ringstar.transport.netty.HandshakeException;
@@ -27,7 +28,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.factory.Nd4j;
 
 /**
  * One rank of a multi-process system test, in a JVM of its own ({@link RankJob} starts it). It
@@ -201,15 +201,8 @@ public final class RankProcess {
                 }
                 continue;
             }
-            // Rank 0 decides when to stop and tells the others, so every rank makes the same calls.
-            float mine = rank == 0 && stopRequested && iteration >= iterations ? 1f : 0f;
             callStart = System.nanoTime();
-            INDArray[] flag = aggregator.broadcastParams(Nd4j.scalar(DataType.FLOAT, mine));
-            float decided = flag[0].getFloat(0);
-            if (decided != 0f && decided != 1f) {
-                throw new WrongResult("broadcastParams #" + iteration + " of the stop flag gave " + decided);
-            }
-            if (decided == 1f) {
+            if (StopVote.decide(aggregator, rank, stopRequested && iteration >= iterations)) {
                 return "iterations=" + iteration + " elements=" + checked;
             }
         }
@@ -291,10 +284,10 @@ public final class RankProcess {
         int peer = e instanceof CollectiveException collective ? collective.peerRank() : CollectiveException.NO_RANK;
         OUT.println("FAIL " + rank + " " + e.getClass().getSimpleName() + " peer=" + peer + " callMs=" + callMs
                 + " :: " + oneLine(String.valueOf(e.getMessage())));
-        if (!(e instanceof CollectiveException) && !(e instanceof WrongResult)) {
+        if (!(e instanceof CollectiveException) && !(e instanceof WrongResult) && !(e instanceof AssertionError)) {
             e.printStackTrace(OUT);
         }
-        if (e instanceof WrongResult) {
+        if (e instanceof WrongResult || e instanceof AssertionError) {
             return EXIT_WRONG_RESULT;
         }
         if (e instanceof PeerFailureException) {
