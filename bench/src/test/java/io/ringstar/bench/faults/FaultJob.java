@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -29,7 +30,8 @@ import java.util.stream.Stream;
 /**
  * The {@link FaultRank} JVMs of one test, and the checks that a fault left nothing behind:
  * {@link #close()} kills what still runs, then fails the test if any child or descendant of a
- * child is alive, if a port a child listened on cannot be bound again, or if an Aeron driver
+ * child is alive, if a port a child listened on cannot be bound again (unless a process that is
+ * none of the job's has taken it meanwhile), or if an Aeron driver
  * directory of a child that ended by itself is still in {@code /dev/shm}. A process killed with
  * SIGKILL cannot remove its directory; the next Aeron rank that starts on the machine would, and
  * this class removes it at once.
@@ -190,14 +192,14 @@ final class FaultJob implements AutoCloseable {
             try (ServerSocket socket = new ServerSocket()) {
                 socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
             } catch (IOException e) {
-                problems.add("TCP port " + port + " cannot be bound again: " + e.getMessage());
+                heldByUs(port, "-ltnpH", e).ifPresent(problems::add);
             }
         }
         for (int port : udpPorts) {
             try (DatagramSocket socket = new DatagramSocket(null)) {
                 socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
             } catch (IOException e) {
-                problems.add("UDP port " + port + " cannot be bound again: " + e.getMessage());
+                heldByUs(port, "-lunpH", e).ifPresent(problems::add);
             }
         }
         for (Map.Entry<ChildProcess, Long> child : pids.entrySet()) {
@@ -224,6 +226,23 @@ final class FaultJob implements AutoCloseable {
         } catch (IOException e) {
             throw new AssertionError("cannot remove " + dir, e);
         }
+    }
+
+    /**
+     * Why a port that could not be bound again is a leak, or nothing: the machine is shared, and
+     * a port the job let go of may have been taken at once by a process that is none of ours.
+     */
+    private Optional<String> heldByUs(int port, String flags, IOException failure) {
+        Set<Long> ours = new LinkedHashSet<>(pids.values());
+        ours.addAll(descendants);
+        for (String line : command(List.of("ss", flags)).split("\n")) {
+            Matcher socket = SOCKET.matcher(" " + line);
+            if (socket.find() && Integer.parseInt(socket.group(2)) == port
+                    && !ours.contains(Long.parseLong(socket.group(3)))) {
+                return Optional.empty();
+            }
+        }
+        return Optional.of("port " + port + " (" + flags + ") cannot be bound again: " + failure.getMessage());
     }
 
     /** The embedded-driver directories of process {@code pid} that still exist. */

@@ -29,9 +29,11 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The fault suite: the same cases over Netty and Aeron (UDP, an embedded driver per process), each
  * with three {@link FaultRank} JVMs (and impostors), each stating what the other ranks must see and
- * how soon. Every case ends with an exception naming the rank, the peer and the operation, within
- * its bound, and {@link FaultJob#close()} then checks that no process, port or driver directory
- * was left behind. Each case prints {@code [fault] <case> <transport>: detected in X.Y s}.
+ * how soon. A fault that ends a rank ends it within its bound with an exception naming the rank,
+ * the peer and the operation, and an exit status for its kind; garbage and a late coordinator must
+ * not end anything. {@link FaultJob#close()} then checks that no process, port or driver directory
+ * was left behind. Each case prints {@code [fault] <case> <transport>: detected in X.Y s}; the
+ * table in RELIABILITY.md is made from those lines.
  */
 @Tag("slow")
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
