@@ -34,14 +34,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The Netty transport between real processes on loopback: every rank a JVM of its own
  * ({@link RankProcess}), results checked bit for bit against their closed form in each rank, and
- * faults injected from outside: a rank killed with SIGKILL, a rank frozen with SIGSTOP, and
- * garbage and impostors on every rank's listening port while a job runs.
+ * garbage and impostors that know the handshake's wire format on every rank's listening port while
+ * a job runs. Killed and frozen ranks, a late coordinator and garbage in general are cases of the
+ * fault suite in the bench module ({@code io.ringstar.bench.faults.FaultSuiteTest}), which runs
+ * them over both network transports.
  */
 @Tag("slow")
 @Timeout(value = 150, unit = TimeUnit.SECONDS)
@@ -111,118 +112,6 @@ class MultiProcessSystemTest {
                         "elements checked by rank " + rank + " in " + algorithm);
             }
         }
-    }
-
-    /**
-     * Ranks need not start together: ranks 2 and 1 start first and retry their registration until
-     * rank 0 comes up seconds later, in each of the two groups. The results are exact.
-     */
-    @Test
-    void ranksMayStartInAnyOrder() throws InterruptedException {
-        int worldSize = 3;
-        int[] ports = freePorts(2);
-        RankJob.Args common = new RankJob.Args()
-                .set("world-size", worldSize)
-                .set("algorithms", "ring,ps")
-                .set("coordinators", "127.0.0.1:" + ports[0] + ",127.0.0.1:" + ports[1])
-                .set("iterations", 5)
-                .set("counts", "0,1,1009")
-                .set("timeout-ms", 60_000)
-                .set("job", "order");
-        for (int rank = 0; rank < worldSize; rank++) {
-            job.start(common.copy().set("rank", rank));
-        }
-        job.awaitReady();
-        job.rank(2).send("GO");
-        job.rank(1).send("GO");
-        Thread.sleep(3000);
-        assertTrue(job.rank(1).find(line -> line.startsWith("LISTENING")).isEmpty(), "rank 1 formed a group without rank 0");
-        job.rank(0).send("GO");
-        for (int rank = 0; rank < worldSize; rank++) {
-            ChildProcess child = job.rank(rank);
-            child.awaitPrefix("DONE " + rank, Duration.ofSeconds(90));
-            assertEquals(RankProcess.EXIT_OK, child.awaitExit(Duration.ofSeconds(30)), child.transcript());
-            String ok = "OK " + rank + " ";
-            assertEquals(2, child.count(line -> line.startsWith(ok)), child.transcript());
-        }
-    }
-
-    // ---------------------------------------------------------------- faults
-
-    /**
-     * A rank killed with SIGKILL in the middle of a long loop: its sockets close at once, so the
-     * survivors fail with {@code PeerFailureException} naming it within seconds, far below the
-     * 60 s timeout. The ring loses a middle rank; the star loses its server.
-     */
-    @ParameterizedTest(name = "{0}, {1} processes, rank {2} killed")
-    @CsvSource({"ring, 4, 2", "ps, 3, 0"})
-    void aKilledRankIsReportedBySurvivorsWithinSeconds(String algorithm, int worldSize, int victim) {
-        Duration timeout = Duration.ofSeconds(60);
-        startLoop(algorithm, worldSize, timeout, "kill");
-        awaitIteration(algorithm, 200);
-
-        long killedAt = System.nanoTime();
-        job.rank(victim).killAbruptly();
-
-        for (int rank = 0; rank < worldSize; rank++) {
-            if (rank == victim) {
-                continue;
-            }
-            ChildProcess survivor = job.rank(rank);
-            ChildProcess.Line failure = survivor.awaitPrefix("FAIL " + rank + " ", Duration.ofSeconds(45));
-            Duration detection = Duration.ofNanos(failure.nanos() - killedAt);
-            System.out.printf("kill %s: rank %d reported rank %d's death after %d ms: %s%n", algorithm, rank, victim,
-                    detection.toMillis(), failure.text());
-            assertTrue(failure.text().startsWith("FAIL " + rank + " PeerFailureException "), job.transcripts());
-            assertTrue(mentionsRank(failure.text(), victim), "rank " + rank + " should name rank " + victim + ": "
-                    + failure.text());
-            assertTrue(detection.compareTo(Duration.ofSeconds(15)) < 0, "rank " + rank + " took " + detection
-                    + " to notice a killed peer; the timeout is " + timeout);
-            assertEquals(RankProcess.EXIT_PEER_FAILURE, survivor.awaitExit(Duration.ofSeconds(30)), survivor.transcript());
-        }
-        assertEquals(137, job.rank(victim).awaitExit(Duration.ofSeconds(10)), "SIGKILL's exit status");
-    }
-
-    /**
-     * A rank frozen with SIGSTOP keeps its sockets open, so only the timeout can tell: the others
-     * end with {@code CollectiveTimeoutException} after about the 5 s timeout, not sooner and not
-     * never. Thawed afterwards, the frozen rank fails too instead of hanging.
-     */
-    @ParameterizedTest(name = "{0}, {1} processes, rank {2} frozen")
-    @CsvSource({"ps, 3, 2", "ring, 3, 0"})
-    void aFrozenRankEndsTheOthersWithATimeout(String algorithm, int worldSize, int victim) {
-        Duration timeout = Duration.ofSeconds(5);
-        startLoop(algorithm, worldSize, timeout, "freeze");
-        awaitIteration(algorithm, 200);
-
-        ChildProcess frozen = job.rank(victim);
-        long frozenAt = System.nanoTime();
-        frozen.signal("STOP");
-
-        for (int rank = 0; rank < worldSize; rank++) {
-            if (rank == victim) {
-                continue;
-            }
-            ChildProcess survivor = job.rank(rank);
-            ChildProcess.Line failure = survivor.awaitPrefix("FAIL " + rank + " ", timeout.plusSeconds(30));
-            Duration detection = Duration.ofNanos(failure.nanos() - frozenAt);
-            System.out.printf("freeze %s: rank %d failed %d ms after rank %d froze: %s%n", algorithm, rank,
-                    detection.toMillis(), victim, failure.text());
-            assertTrue(failure.text().startsWith("FAIL " + rank + " CollectiveTimeoutException "), job.transcripts());
-            // The stuck call began at most one short iteration before the freeze.
-            assertTrue(detection.compareTo(timeout.minusSeconds(2)) > 0, "rank " + rank + " failed after only "
-                    + detection + ", before the " + timeout + " timeout could have run out: " + failure.text());
-            assertTrue(detection.compareTo(timeout.plusSeconds(10)) < 0, "rank " + rank + " took " + detection
-                    + " with a timeout of " + timeout);
-            assertEquals(RankProcess.EXIT_TIMEOUT, survivor.awaitExit(Duration.ofSeconds(30)), survivor.transcript());
-        }
-        assertTrue(frozen.isAlive(), "the frozen rank is still there");
-        frozen.signal("CONT");
-        ChildProcess.Line thawed = frozen.awaitPrefix("FAIL " + victim + " ", Duration.ofSeconds(30));
-        System.out.printf("freeze %s: rank %d, thawed: %s%n", algorithm, victim, thawed.text());
-        int code = frozen.awaitExit(Duration.ofSeconds(30));
-        assertTrue(code == RankProcess.EXIT_TIMEOUT || code == RankProcess.EXIT_PEER_FAILURE,
-                "a thawed rank ends with a timeout or a peer failure, not " + code + "\n" + frozen.transcript());
     }
 
     // ---------------------------------------------------------------- garbage and impostors
@@ -365,37 +254,6 @@ class MultiProcessSystemTest {
     }
 
     // ---------------------------------------------------------------- helpers
-
-    private void startLoop(String algorithm, int worldSize, Duration timeout, String jobId) {
-        RankJob.Args common = new RankJob.Args()
-                .set("world-size", worldSize)
-                .set("algorithms", algorithm)
-                .set("coordinators", "127.0.0.1:" + freePorts(1)[0])
-                .set("iterations", 1_000_000_000)
-                .set("until-stop", true)
-                .set("counts", "0,1,1009,1001")
-                .set("timeout-ms", timeout.toMillis())
-                .set("report-every", 50)
-                .set("job", jobId);
-        for (int rank = 0; rank < worldSize; rank++) {
-            job.start(common.copy().set("rank", rank));
-        }
-        job.go();
-    }
-
-    /** Waits until every rank has reached iteration {@code iteration}. */
-    private void awaitIteration(String algorithm, int iteration) {
-        for (ChildProcess child : job.ranks()) {
-            String prefix = "ITER " + child.name().substring("rank ".length()) + " " + algorithm + " " + iteration;
-            child.awaitPrefix(prefix, Duration.ofSeconds(60));
-        }
-    }
-
-    /** True if {@code text} names rank {@code rank} as the one that failed or was lost. */
-    private static boolean mentionsRank(String text, int rank) {
-        return Pattern.compile("(peer rank " + rank + "\\b)|(to rank " + rank + "\\b)|(rank " + rank + " failed)")
-                .matcher(text).find();
-    }
 
     /** {@code count} ports, distinct, that were free on loopback a moment ago. */
     private static int[] freePorts(int count) {

@@ -4,10 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.testing.ChildProcess;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import io.ringstar.testing.VethPair;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -20,43 +18,37 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Ranks on two hosts, as far as the network is concerned: two network namespaces joined by a veth
- * pair, {@code 10.77.x.1/24} in one and {@code 10.77.x.2/24} in the other, with nothing else (no
- * shared loopback). Each rank is a JVM started with {@code ip netns exec}, and finds its address
- * by the {@code bind} option given as a CIDR block, as an interface's name, or not at all (the
- * address that routes to the coordinator). Needs root and iproute2; skipped otherwise.
+ * pair ({@link VethPair}), with nothing else (no shared loopback). Each rank is a JVM started with
+ * {@code ip netns exec}, and finds its address by the {@code bind} option given as a CIDR block, as
+ * an interface's name, or not at all (the address that routes to the coordinator). Needs root and
+ * iproute2; skipped otherwise. A link cut in the middle of a job is a case of the fault suite
+ * ({@code io.ringstar.bench.faults.FaultSuiteTest}).
  */
 @Tag("slow")
 @Timeout(value = 150, unit = TimeUnit.SECONDS)
 class NetworkNamespaceSystemTest {
     private static final Pattern OK = Pattern.compile("OK \\d+ \\S+ iterations=(\\d+) elements=(\\d+)");
 
-    private final long pid = ProcessHandle.current().pid();
-    /** Unique per run, so a concurrent run or a leftover of a killed one cannot collide. */
-    private final String namespaceA = "ringstar-a-" + pid;
-    private final String namespaceB = "ringstar-b-" + pid;
-    private final String vethA = "rsa" + pid;
-    private final String vethB = "rsb" + pid;
-    private final int subnet = (int) (pid % 200) + 20;
-    private final List<String> created = new ArrayList<>();
+    private VethPair network;
     private RankJob job;
 
     @Test
     void ranksInTwoNamespacesJoinedByAVethPairGetExactResults() {
-        String why = createNetwork();
-        if (why != null) {
-            System.out.println("NetworkNamespaceSystemTest skipped: " + why);
+        network = VethPair.create("netty");
+        if (network.unavailable() != null) {
+            System.out.println("NetworkNamespaceSystemTest skipped: " + network.unavailable());
         }
-        Assumptions.assumeTrue(why == null, why);
+        Assumptions.assumeTrue(network.unavailable() == null, network.unavailable());
 
-        String hostA = "10.77." + subnet + ".1";
-        String hostB = "10.77." + subnet + ".2";
-        String block = "10.77." + subnet + ".0/24";
+        String hostA = network.hostA();
+        String hostB = network.hostB();
+        String block = network.block();
         int worldSize = 4;
         int iterations = 10;
         // Any port is free in a namespace that was just made.
         String coordinators = hostA + ":29501," + hostA + ":29502";
-        List<String> inA = List.of("ip", "netns", "exec", namespaceA);
-        List<String> inB = List.of("ip", "netns", "exec", namespaceB);
+        List<String> inA = network.inA();
+        List<String> inB = network.inB();
         RankJob.Args common = new RankJob.Args()
                 .set("world-size", worldSize)
                 .set("algorithms", "ring,ps")
@@ -64,11 +56,11 @@ class NetworkNamespaceSystemTest {
                 .set("iterations", iterations)
                 .set("counts", "0,1,1009,1001,65537")
                 .set("timeout-ms", 60_000)
-                .set("secret", "namespaces-" + pid)
+                .set("secret", "namespaces-" + ProcessHandle.current().pid())
                 .set("job", "netns");
         job = new RankJob("namespaces");
         job.start(common.copy().set("rank", 0).set("bind", block).prefix(inA));
-        job.start(common.copy().set("rank", 1).set("bind", vethB).prefix(inB));
+        job.start(common.copy().set("rank", 1).set("bind", network.interfaceB()).prefix(inB));
         job.start(common.copy().set("rank", 2).set("bind", block).prefix(inB));
         job.start(common.copy().set("rank", 3).prefix(inA));
         job.go();
@@ -97,59 +89,6 @@ class NetworkNamespaceSystemTest {
         }
     }
 
-    /**
-     * The veth link goes down in the middle of a job: no FIN and no RST reach anyone, as when a
-     * cable is pulled or a switch dies, so every rank must end on its own 5 s timeout (or on an
-     * error from the kernel), never hang. Rank 0 is alone in one namespace, ranks 1 and 2 in the
-     * other.
-     */
-    @Test
-    void aCutLinkEndsEveryRankWithinItsTimeout() {
-        String why = createNetwork();
-        if (why != null) {
-            System.out.println("NetworkNamespaceSystemTest skipped: " + why);
-        }
-        Assumptions.assumeTrue(why == null, why);
-
-        Duration timeout = Duration.ofSeconds(5);
-        String hostA = "10.77." + subnet + ".1";
-        RankJob.Args common = new RankJob.Args()
-                .set("world-size", 3)
-                .set("algorithms", "ring")
-                .set("coordinators", hostA + ":29503")
-                .set("iterations", 1_000_000_000)
-                .set("until-stop", true)
-                .set("counts", "0,1,1009,1001")
-                .set("timeout-ms", timeout.toMillis())
-                .set("report-every", 50)
-                .set("job", "cut");
-        job = new RankJob("namespaces-cut");
-        job.start(common.copy().set("rank", 0).prefix(List.of("ip", "netns", "exec", namespaceA)));
-        job.start(common.copy().set("rank", 1).prefix(List.of("ip", "netns", "exec", namespaceB)));
-        job.start(common.copy().set("rank", 2).prefix(List.of("ip", "netns", "exec", namespaceB)));
-        job.go();
-        for (int rank = 0; rank < 3; rank++) {
-            job.rank(rank).awaitPrefix("ITER " + rank + " ring 200", Duration.ofSeconds(60));
-        }
-
-        long cutAt = System.nanoTime();
-        String failure = tryRun(List.of("ip", "-n", namespaceB, "link", "set", vethB, "down"));
-        assertEquals(null, failure, "ip link set down");
-        for (int rank = 0; rank < 3; rank++) {
-            ChildProcess child = job.rank(rank);
-            ChildProcess.Line line = child.awaitPrefix("FAIL " + rank + " ", timeout.plusSeconds(30));
-            Duration detection = Duration.ofNanos(line.nanos() - cutAt);
-            System.out.printf("cut link: rank %d failed %d ms after the cut: %s%n", rank, detection.toMillis(),
-                    line.text());
-            assertTrue(line.text().startsWith("FAIL " + rank + " CollectiveTimeoutException ")
-                    || line.text().startsWith("FAIL " + rank + " PeerFailureException "), child.transcript());
-            assertTrue(detection.compareTo(timeout.plusSeconds(10)) < 0, "rank " + rank + " took " + detection);
-            int code = child.awaitExit(Duration.ofSeconds(30));
-            assertTrue(code == RankProcess.EXIT_TIMEOUT || code == RankProcess.EXIT_PEER_FAILURE,
-                    "exit code " + code + "\n" + child.transcript());
-        }
-    }
-
     @AfterEach
     void removeEverything() {
         try {
@@ -157,77 +96,9 @@ class NetworkNamespaceSystemTest {
                 job.close();
             }
         } finally {
-            deleteNetwork();
-        }
-    }
-
-    /** Creates the namespaces and the veth pair; returns why it could not, or null. */
-    private String createNetwork() {
-        String version = tryRun(List.of("ip", "-V"));
-        if (version != null) {
-            return "iproute2's ip is not usable: " + version;
-        }
-        String failure = tryRun(List.of("ip", "netns", "add", namespaceA));
-        if (failure != null) {
-            return "cannot create a network namespace (root and CAP_SYS_ADMIN are needed): " + failure;
-        }
-        created.add(namespaceA);
-        List<List<String>> steps = List.of(
-                List.of("ip", "netns", "add", namespaceB),
-                List.of("ip", "link", "add", vethA, "type", "veth", "peer", "name", vethB),
-                List.of("ip", "link", "set", vethA, "netns", namespaceA),
-                List.of("ip", "link", "set", vethB, "netns", namespaceB),
-                List.of("ip", "-n", namespaceA, "addr", "add", "10.77." + subnet + ".1/24", "dev", vethA),
-                List.of("ip", "-n", namespaceB, "addr", "add", "10.77." + subnet + ".2/24", "dev", vethB),
-                List.of("ip", "-n", namespaceA, "link", "set", vethA, "up"),
-                List.of("ip", "-n", namespaceB, "link", "set", vethB, "up"),
-                List.of("ip", "-n", namespaceA, "link", "set", "lo", "up"),
-                List.of("ip", "-n", namespaceB, "link", "set", "lo", "up"));
-        for (List<String> step : steps) {
-            failure = tryRun(step);
-            if (failure != null) {
-                return String.join(" ", step) + " failed: " + failure;
+            if (network != null) {
+                network.close();
             }
-            if (step.get(1).equals("netns") && step.get(2).equals("add")) {
-                created.add(step.get(3));
-            }
-        }
-        return null;
-    }
-
-    private void deleteNetwork() {
-        // A veth still in this namespace (set-up failed half-way) goes with its own deletion;
-        // one inside a namespace goes with the namespace.
-        tryRun(List.of("ip", "link", "del", vethA));
-        List<String> left = new ArrayList<>();
-        for (String namespace : created) {
-            String failure = tryRun(List.of("ip", "netns", "del", namespace));
-            if (failure != null) {
-                left.add(namespace + " (" + failure + ")");
-            }
-        }
-        created.clear();
-        if (!left.isEmpty()) {
-            throw new IllegalStateException("could not delete network namespaces " + left);
-        }
-    }
-
-    /** Runs a command; returns null if it succeeded, else its output or why it did not start. */
-    private static String tryRun(List<String> command) {
-        try {
-            Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-            process.getOutputStream().close();
-            String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-            if (!process.waitFor(20, TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-                return "timed out";
-            }
-            return process.exitValue() == 0 ? null : "exit " + process.exitValue() + ": " + output;
-        } catch (IOException e) {
-            return e.getMessage();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return "interrupted";
         }
     }
 }

@@ -8,7 +8,9 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.ParameterServer;
 import io.ringstar.PeerFailureException;
+import io.ringstar.testing.StopVote;
 import io.ringstar.testing.TensorFixtures;
+import io.ringstar.testing.Watchdog;
 import io.ringstar.transport.netty.HandshakeException;
 import io.ringstar.transport.netty.NettyTransport;
 import java.io.BufferedReader;
@@ -26,7 +28,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.factory.Nd4j;
 
 /**
  * One rank of a multi-process system test, in a JVM of its own ({@link RankJob} starts it). It
@@ -109,7 +110,7 @@ public final class RankProcess {
 
     private int run() {
         watchStdin();
-        startWatchdog(Integer.parseInt(args.getOrDefault("max-seconds", "150")));
+        Watchdog.start("rank " + rank, Integer.parseInt(args.getOrDefault("max-seconds", "150")), OUT, EXIT_WATCHDOG);
         try {
             prepareTensors();
             OUT.println("READY " + rank);
@@ -200,15 +201,8 @@ public final class RankProcess {
                 }
                 continue;
             }
-            // Rank 0 decides when to stop and tells the others, so every rank makes the same calls.
-            float mine = rank == 0 && stopRequested && iteration >= iterations ? 1f : 0f;
             callStart = System.nanoTime();
-            INDArray[] flag = aggregator.broadcastParams(Nd4j.scalar(DataType.FLOAT, mine));
-            float decided = flag[0].getFloat(0);
-            if (decided != 0f && decided != 1f) {
-                throw new WrongResult("broadcastParams #" + iteration + " of the stop flag gave " + decided);
-            }
-            if (decided == 1f) {
+            if (StopVote.decide(aggregator, rank, stopRequested && iteration >= iterations)) {
                 return "iterations=" + iteration + " elements=" + checked;
             }
         }
@@ -290,10 +284,10 @@ public final class RankProcess {
         int peer = e instanceof CollectiveException collective ? collective.peerRank() : CollectiveException.NO_RANK;
         OUT.println("FAIL " + rank + " " + e.getClass().getSimpleName() + " peer=" + peer + " callMs=" + callMs
                 + " :: " + oneLine(String.valueOf(e.getMessage())));
-        if (!(e instanceof CollectiveException) && !(e instanceof WrongResult)) {
+        if (!(e instanceof CollectiveException) && !(e instanceof WrongResult) && !(e instanceof AssertionError)) {
             e.printStackTrace(OUT);
         }
-        if (e instanceof WrongResult) {
+        if (e instanceof WrongResult || e instanceof AssertionError) {
             return EXIT_WRONG_RESULT;
         }
         if (e instanceof PeerFailureException) {
@@ -331,26 +325,6 @@ public final class RankProcess {
         }, "stdin-watch");
         reader.setDaemon(true);
         reader.start();
-    }
-
-    private void startWatchdog(int seconds) {
-        Thread watchdog = new Thread(() -> {
-            try {
-                Thread.sleep(TimeUnit.SECONDS.toMillis(seconds));
-            } catch (InterruptedException e) {
-                return;
-            }
-            OUT.println("WATCHDOG " + rank + ": still running after " + seconds + " s; threads:");
-            Thread.getAllStackTraces().forEach((thread, stack) -> {
-                OUT.println("  " + thread.getName() + " " + thread.getState());
-                for (StackTraceElement frame : stack) {
-                    OUT.println("      at " + frame);
-                }
-            });
-            Runtime.getRuntime().halt(EXIT_WATCHDOG);
-        }, "watchdog");
-        watchdog.setDaemon(true);
-        watchdog.start();
     }
 
     private String required(String name) {

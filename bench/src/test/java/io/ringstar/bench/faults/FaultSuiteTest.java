@@ -1,0 +1,684 @@
+package io.ringstar.bench.faults;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.ringstar.testing.ChildProcess;
+import io.ringstar.testing.Ports;
+import io.ringstar.testing.VethPair;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The fault suite: the same cases over Netty and Aeron (UDP, an embedded driver per process), each
+ * with three {@link FaultRank} JVMs (and impostors), each stating what the other ranks must see and
+ * how soon. A fault that ends a rank ends it within its bound with an exception naming the rank,
+ * the peer and the operation, and an exit status for its kind; garbage and a late coordinator must
+ * not end anything. {@link FaultJob#close()} then checks that no process, port or driver directory
+ * was left behind. Each case prints {@code [fault] <case> <transport>: detected in X.Y s}; the
+ * table in RELIABILITY.md is made from those lines.
+ */
+@Tag("slow")
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class FaultSuiteTest {
+    private static final int WORLD_SIZE = 3;
+    /** Aeron's liveness timeout in these cases: a dead peer's image is gone within 2 s. */
+    private static final int LIVENESS_MS = 2000;
+    /**
+     * The timeout of the jobs that form a group and then meet a fault. It bounds forming the group
+     * too, which takes seconds when this 2-core machine is loaded, so it is not shorter.
+     */
+    private static final Duration TIMEOUT = Duration.ofSeconds(5);
+    /** The timeout of ranks that never form a group: a missing coordinator, a late claim of a taken rank. */
+    private static final Duration SHORT = Duration.ofSeconds(3);
+    private static final Duration IMPOSTOR_TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration LONG = Duration.ofSeconds(30);
+
+    private static final List<String> SKEWS = List.of("operation", "shape", "tensors", "sequence");
+
+    private FaultJob job;
+
+    @BeforeEach
+    void newJob(TestInfo test) {
+        String name = test.getTestMethod().map(method -> method.getName()).orElse("case") + "-"
+                + test.getDisplayName().replaceAll("[^A-Za-z0-9]+", "-");
+        job = new FaultJob(name);
+    }
+
+    @AfterEach
+    void nothingLeftBehind() {
+        job.close();
+    }
+
+    // ---------------------------------------------------------------- killed and frozen ranks
+
+    /**
+     * SIGKILL of one rank of three: before the first call (the group has formed, the victim is held
+     * before its first all-reduce), during a ring all-reduce loop, during a star reduce loop (the
+     * victim is the server), and after three iterations of both (held between calls). Each
+     * survivor ends with {@code PeerFailureException} naming the victim, in seconds (the call
+     * timeout is 5 s; Aeron notices a dead driver by its 2 s liveness timeout), and exits with
+     * status 3.
+     */
+    @ParameterizedTest(name = "{0}, {1}")
+    @CsvSource({"netty, before", "netty, during-ring", "netty, during-star", "netty, after",
+                "aeron, before", "aeron, during-ring", "aeron, during-star", "aeron, after"})
+    void aKilledRankFailsTheOthersPromptly(String transport, String phase) {
+        int victim = switch (phase) {
+            case "during-star" -> 0;
+            case "after" -> 2;
+            default -> 1;
+        };
+        String algorithms = phase.equals("during-ring") ? "ring" : phase.equals("during-star") ? "ps" : "ring,ps";
+        List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
+        String coordinator = coordinator();
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            Map<String, Object> settings = loop(transport, rank, coordinator, TIMEOUT, algorithms);
+            if (rank == victim && phase.equals("before")) {
+                settings.put("pause-after", 0);
+            }
+            if (rank == victim && phase.equals("after")) {
+                settings.put("pause-after", 3);
+            }
+            FaultJob.run(ranks.get(rank), settings);
+        }
+        awaitFormed(ranks);
+        if (phase.startsWith("during")) {
+            awaitIteration(ranks, 10);
+        } else {
+            ranks.get(victim).awaitPrefix("PAUSED " + victim + " ", LONG);
+        }
+        long killedAt = System.nanoTime();
+        job.killAbruptly(ranks.get(victim));
+        double slowest = 0;
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            if (rank != victim) {
+                String line = awaitFailure(ranks.get(rank), rank, "PeerFailureException", killedAt, 0,
+                        Duration.ofSeconds(10));
+                assertTrue(Pattern.compile("rank " + victim + "\\b").matcher(line).find(),
+                        "rank " + rank + " should name rank " + victim + ": " + line);
+                slowest = Math.max(slowest, seconds(ranks.get(rank), killedAt));
+            }
+        }
+        detected("kill " + phase, transport, slowest);
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            if (rank != victim) {
+                job.awaitExit(ranks.get(rank), FaultRank.EXIT_PEER_FAILURE, LONG);
+            }
+        }
+        assertEquals(137, ranks.get(victim).awaitExit(LONG), "SIGKILL's exit status");
+    }
+
+    /**
+     * SIGSTOP of rank 2 in the middle of a loop of both algorithms: its sockets stay open (and over
+     * Aeron the liveness timeout is set to 10 s, longer than the call's), so only the 5 s timeout
+     * can tell. Ranks 0 and 1 end with {@code CollectiveTimeoutException} after about 5 s, not
+     * sooner and not never; thawed, the frozen rank fails too instead of hanging.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"netty", "aeron"})
+    void aFrozenRankEndsTheOthersWithATimeout(String transport) {
+        int victim = 2;
+        List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
+        String coordinator = coordinator();
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            Map<String, Object> settings = loop(transport, rank, coordinator, TIMEOUT, "ring,ps");
+            // Aeron would otherwise call the silent peer gone after its liveness timeout, before the call's.
+            settings.put("option.aeron.livenessTimeoutMs", 2 * TIMEOUT.toMillis());
+            FaultJob.run(ranks.get(rank), settings);
+        }
+        awaitFormed(ranks);
+        awaitIteration(ranks, 10);
+        long frozenAt = System.nanoTime();
+        ranks.get(victim).signal("STOP");
+        double slowest = 0;
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            if (rank != victim) {
+                // The stuck call began at most one short iteration before the freeze.
+                awaitFailure(ranks.get(rank), rank, "CollectiveTimeoutException", frozenAt,
+                        TIMEOUT.toMillis() - 1500, TIMEOUT.plusSeconds(10));
+                slowest = Math.max(slowest, seconds(ranks.get(rank), frozenAt));
+            }
+        }
+        detected("sigstop", transport, slowest);
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            if (rank != victim) {
+                job.awaitExit(ranks.get(rank), FaultRank.EXIT_TIMEOUT, LONG);
+            }
+        }
+        ranks.get(victim).signal("CONT");
+        ranks.get(victim).awaitPrefix("FAIL rank=" + victim + " ", LONG);
+        int code = ranks.get(victim).awaitExit(LONG);
+        assertTrue(code == FaultRank.EXIT_TIMEOUT || code == FaultRank.EXIT_PEER_FAILURE,
+                "a thawed rank ends with a timeout or a peer failure, not " + code + "\n" + ranks.get(victim).transcript());
+    }
+
+    /**
+     * Rank 0 in one network namespace, ranks 1 and 2 in another, joined by a veth pair that goes
+     * down in the middle of a job: no FIN and no RST reach anyone, as when a cable is pulled. Every
+     * rank ends within its 5 s timeout plus a margin, with a timeout or (Aeron, 2 s liveness) a
+     * peer failure. Needs root and iproute2; skipped with the reason otherwise.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"netty", "aeron"})
+    void aCutLinkEndsEveryRankWithinItsTimeout(String transport) {
+        try (VethPair network = VethPair.create("faults-" + transport)) {
+            if (network.unavailable() != null) {
+                System.out.println("[fault] partition " + transport + " skipped: " + network.unavailable());
+            }
+            Assumptions.assumeTrue(network.unavailable() == null, network.unavailable());
+            List<ChildProcess> ranks = new ArrayList<>();
+            ranks.add(job.start("r0", network.inA()));
+            ranks.add(job.start("r1", network.inB()));
+            ranks.add(job.start("r2", network.inB()));
+            ranks.forEach(job::awaitReady);
+            String coordinator = network.hostA() + ":29511";
+            for (int rank = 0; rank < WORLD_SIZE; rank++) {
+                FaultJob.run(ranks.get(rank), loop(transport, rank, coordinator, TIMEOUT, "ring,ps"));
+            }
+            awaitFormed(ranks);
+            awaitIteration(ranks, 10);
+            long cutAt = System.nanoTime();
+            network.cut();
+            double slowest = 0;
+            for (int rank = 0; rank < WORLD_SIZE; rank++) {
+                String line = ranks.get(rank).awaitPrefix("FAIL rank=" + rank + " ", LONG).text();
+                assertTrue(line.contains(" CollectiveTimeoutException ") || line.contains(" PeerFailureException "),
+                        line);
+                assertNamesPeerAndOperation(line);
+                double took = seconds(ranks.get(rank), cutAt);
+                assertTrue(took < TIMEOUT.toSeconds() + 10, "rank " + rank + " took " + took + " s: " + line);
+                slowest = Math.max(slowest, took);
+            }
+            detected("partition", transport, slowest);
+            for (int rank = 0; rank < WORLD_SIZE; rank++) {
+                int code = ranks.get(rank).awaitExit(LONG);
+                assertTrue(code == FaultRank.EXIT_TIMEOUT || code == FaultRank.EXIT_PEER_FAILURE,
+                        "exit status " + code + "\n" + ranks.get(rank).transcript());
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- ranks that disagree
+
+    /**
+     * Rank 2 calls differently from ranks 0 and 1: broadcastParams where they reduce, a vector one
+     * element longer, one tensor fewer, or (after one good call) well-formed messages whose
+     * sequence number is one behind; each with the ring and with the star, eight groups one after
+     * the other in the same three JVMs. No rank gets a result: the header check fails the call with
+     * {@code CollectiveMismatchException} on the ranks that see the odd message, and the abort
+     * notice fails the others with an error naming the rank that failed, within the 5 s timeout.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"netty", "aeron"})
+    void ranksThatCallDifferentlyFailWithAMismatch(String transport) {
+        List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
+        double slowest = 0;
+        for (String algorithm : List.of("ring", "ps")) {
+            for (String skew : SKEWS) {
+                String coordinator = coordinator();
+                long start = System.nanoTime();
+                for (int rank = 0; rank < WORLD_SIZE; rank++) {
+                    Map<String, Object> settings = base(transport, rank, coordinator, TIMEOUT);
+                    settings.put("algorithms", algorithm);
+                    settings.put("iterations", 3);
+                    settings.put("then", "wait");
+                    if (rank == 2) {
+                        settings.put("skew", skew);
+                    }
+                    FaultJob.run(ranks.get(rank), settings);
+                }
+                int phase = SKEWS.size() * (algorithm.equals("ring") ? 0 : 1) + SKEWS.indexOf(skew) + 1;
+                int mismatches = 0;
+                List<String> lines = new ArrayList<>();
+                for (int rank = 0; rank < WORLD_SIZE; rank++) {
+                    ChildProcess child = ranks.get(rank);
+                    ChildProcess.Line failure = nth(child, "FAIL rank=" + rank + " ", phase);
+                    nth(child, "IDLE ", phase);
+                    String line = failure.text();
+                    lines.add(line);
+                    assertNamesPeerAndOperation(line);
+                    assertTrue(line.contains(" CollectiveMismatchException ") || line.contains(" PeerFailureException "),
+                            line);
+                    if (rank != 2) {
+                        assertTrue(line.contains("rank 2"), "rank " + rank + " should name rank 2: " + line);
+                    }
+                    mismatches += line.contains(" CollectiveMismatchException ") ? 1 : 0;
+                    double took = (failure.nanos() - start) / 1e9;
+                    assertTrue(took < 20, "rank " + rank + " took " + took + " s, forming included: " + line);
+                    ChildProcess.Line formed = nth(child, "FORMED " + rank + " ", phase);
+                    slowest = Math.max(slowest, (failure.nanos() - formed.nanos()) / 1e9);
+                }
+                System.out.println("[fault] " + skew + " skew, " + algorithm + ", " + transport + ": " + lines);
+                assertTrue(mismatches >= 1, "no rank reported a mismatch: " + lines + "\n" + job.transcripts());
+            }
+        }
+        detected("mismatched calls (slowest rank of 8 groups, from forming)", transport, slowest);
+        for (ChildProcess child : ranks) {
+            child.send("EXIT");
+        }
+        for (ChildProcess child : ranks) {
+            int code = child.awaitExit(LONG);
+            assertTrue(code == FaultRank.EXIT_MISMATCH || code == FaultRank.EXIT_PEER_FAILURE, "exit " + code);
+        }
+    }
+
+    // ---------------------------------------------------------------- impostors
+
+    /**
+     * A job of three ranks with a shared secret. While rank 0 waits for the others, a fourth JVM
+     * tries to join four times, each refused with an error that says why, before its 10 s
+     * timeout: a wrong world size, a wrong job id, a wrong secret, no secret. Then two JVMs claim
+     * rank 1 at the same moment: one is refused naming the rank (the first to register wins), and
+     * the job of the other three runs to exact results. A claim of rank 1 while the job runs ends
+     * too: refused (Netty), or a timeout naming the coordinator's address (Aeron, whose rendezvous
+     * port closes once the group has formed).
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"netty", "aeron"})
+    void impostorsAreRefusedAndTheJobGoesOn(String transport) {
+        List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
+        ChildProcess impostor = job.start("impostor", List.of());
+        ChildProcess twin = job.start("twin", List.of());
+        job.awaitReady(impostor);
+        job.awaitReady(twin);
+        int port = Ports.freeLoopbackPort();
+        String coordinator = "127.0.0.1:" + port;
+        String secret = "faults-secret-" + ProcessHandle.current().pid();
+        FaultJob.run(ranks.get(0), member(transport, 0, coordinator, secret));
+        awaitListening(ranks.get(0), port);
+
+        Map<String, Map<String, Object>> impostors = new LinkedHashMap<>();
+        Map<String, Object> wrongSize = member(transport, 2, coordinator, secret);
+        wrongSize.put("world-size", WORLD_SIZE + 1);
+        impostors.put("wrong world size", wrongSize);
+        Map<String, Object> wrongJob = member(transport, 2, coordinator, secret);
+        wrongJob.put("job", "another-job");
+        impostors.put("wrong job id", wrongJob);
+        impostors.put("wrong secret", member(transport, 2, coordinator, "not-the-secret"));
+        Map<String, Object> noSecret = member(transport, 2, coordinator, secret);
+        noSecret.remove("option.secret");
+        impostors.put("missing secret", noSecret);
+        int attempt = 0;
+        for (Map.Entry<String, Map<String, Object>> entry : impostors.entrySet()) {
+            attempt++;
+            Map<String, Object> settings = entry.getValue();
+            // A refusal comes at once; the timeout is only the bound if it did not.
+            settings.put("timeout-ms", IMPOSTOR_TIMEOUT.toMillis());
+            settings.put("then", "wait");
+            long sentAt = System.nanoTime();
+            FaultJob.run(impostor, settings);
+            ChildProcess.Line failure = nth(impostor, "FAIL rank=2 ", attempt);
+            nth(impostor, "IDLE ", attempt);
+            double took = (failure.nanos() - sentAt) / 1e9;
+            System.out.println("[fault] impostor, " + entry.getKey() + ", " + transport + ": " + failure.text());
+            detected("impostor (" + entry.getKey() + ")", transport, took);
+            assertNamesPeerAndOperation(failure.text());
+            assertTrue(failure.text().contains(" HandshakeException ") || failure.text().contains(" RefusedException "),
+                    entry.getKey() + " should be refused: " + failure.text());
+            assertTrue(took < IMPOSTOR_TIMEOUT.toSeconds(), entry.getKey() + " was refused only after " + took + " s");
+        }
+        impostor.send("EXIT");
+        assertEquals(FaultRank.EXIT_REFUSED, impostor.awaitExit(LONG), impostor.transcript());
+
+        // Two processes claim rank 1 while rank 0 still waits for rank 2, so both reach it: the first wins.
+        long claimedAt = System.nanoTime();
+        List<ChildProcess> claimants = List.of(ranks.get(1), twin);
+        for (ChildProcess claimant : claimants) {
+            Map<String, Object> settings = member(transport, 1, coordinator, secret);
+            settings.put("then", "wait");
+            FaultJob.run(claimant, settings);
+        }
+        ChildProcess loser = firstToFail(claimants);
+        ChildProcess winner = loser == twin ? ranks.get(1) : twin;
+        ChildProcess.Line refusal = loser.find(text -> text.startsWith("FAIL ")).orElseThrow();
+        assertNamesPeerAndOperation(refusal.text());
+        assertTrue(refusal.text().contains("rank 1"), "the refusal names rank 1: " + refusal.text());
+        System.out.println("[fault] duplicate rank " + transport + ": " + refusal.text());
+        detected("duplicate rank", transport, (refusal.nanos() - claimedAt) / 1e9);
+        FaultJob.run(ranks.get(2), member(transport, 2, coordinator, secret));
+        List<ChildProcess> members = List.of(ranks.get(0), winner, ranks.get(2));
+        awaitFormed(members);
+        awaitIteration(members, 5);
+        assertTrue(winner.find(text -> text.startsWith("FAIL ")).isEmpty(), winner.transcript());
+
+        // A third claim of rank 1 once the group runs: Netty's rank 0 still listens and refuses it;
+        // Aeron's rendezvous has closed, so the claimant finds nobody and times out naming the address.
+        Map<String, Object> late = member(transport, 1, coordinator, secret);
+        late.put("timeout-ms", SHORT.toMillis());
+        late.put("then", "wait");
+        long lateAt = System.nanoTime();
+        FaultJob.run(loser, late);
+        ChildProcess.Line lateFailure = nth(loser, "FAIL rank=1 ", 2);
+        assertNamesPeerAndOperation(lateFailure.text());
+        assertTrue(transport.equals("netty") ? lateFailure.text().contains("rank 1 is already taken")
+                : lateFailure.text().contains("could not register with rank 0 at /" + coordinator),
+                lateFailure.text());
+        double lateTook = (lateFailure.nanos() - lateAt) / 1e9;
+        assertTrue(lateTook < SHORT.toSeconds() + 5, "a late claim took " + lateTook + " s: " + lateFailure.text());
+        System.out.println("[fault] duplicate rank, group running, " + transport + ": " + lateFailure.text());
+        detected("duplicate rank, group running", transport, lateTook);
+
+        ranks.get(0).send("STOP");
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            members.get(rank).awaitPrefix("OK " + rank + " ", LONG);
+        }
+        winner.send("EXIT");
+        loser.send("EXIT");
+        for (ChildProcess member : members) {
+            job.awaitExit(member, FaultRank.EXIT_OK, LONG);
+        }
+        int lateStatus = transport.equals("netty") ? FaultRank.EXIT_REFUSED : FaultRank.EXIT_TIMEOUT;
+        job.awaitExit(loser, lateStatus, LONG);
+    }
+
+    /** Waits until one of {@code children} prints a FAIL line; returns it. */
+    private static ChildProcess firstToFail(List<ChildProcess> children) {
+        long deadline = System.nanoTime() + LONG.toNanos();
+        while (System.nanoTime() < deadline) {
+            for (ChildProcess child : children) {
+                if (child.find(text -> text.startsWith("FAIL ")).isPresent()) {
+                    return child;
+                }
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted", e);
+            }
+        }
+        throw new AssertionError("neither claimant of rank 1 was refused within " + LONG);
+    }
+
+    // ---------------------------------------------------------------- garbage
+
+    /**
+     * Garbage on every port the job listens on, while it runs: the coordinator's TCP port while
+     * rank 0 waits for the others (over Aeron that is the only TCP port, closed once the group has
+     * formed), then every TCP and UDP port of every rank that {@code ss} shows for its pid. TCP gets
+     * random bytes, records cut short, length fields of 2 GiB and -1, and a well-formed collective
+     * header with a sequence number far ahead; each connection is closed by the rank (one that stays
+     * open with half a record, at the latest when its handshake limit runs out). UDP gets random
+     * datagrams, Aeron headers cut short or claiming 2 GiB, and data and setup frames of a session
+     * nobody published. The job goes on to exact results; no rank fails.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"netty", "aeron"})
+    void garbageOnEveryPortDoesNotDisturbTheJob(String transport) throws Exception {
+        List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
+        int port = Ports.freeLoopbackPort();
+        String coordinator = "127.0.0.1:" + port;
+        InetAddress loopback = InetAddress.getLoopbackAddress();
+        FaultJob.run(ranks.get(0), stoppable(transport, 0, coordinator, Duration.ofSeconds(60), 20));
+        awaitListening(ranks.get(0), port);
+        long heldOpen = System.nanoTime();
+        Thread holder = new Thread(() -> {
+            try {
+                Garbage.closedAfter(loopback, port, new byte[] {100, 0, 0, 0, 2}, false, Duration.ofSeconds(25));
+            } catch (IOException | AssertionError e) {
+                System.out.println("[fault] garbage " + transport + ": held-open probe: " + e);
+            }
+        }, "held-open-probe");
+        holder.setDaemon(true);
+        holder.start();
+        double slowest = probeTcp(transport, loopback, port);
+        for (int rank = 1; rank < WORLD_SIZE; rank++) {
+            FaultJob.run(ranks.get(rank), stoppable(transport, rank, coordinator, Duration.ofSeconds(60), 20));
+        }
+        awaitFormed(ranks);
+        holder.join(TimeUnit.SECONDS.toMillis(30));
+        System.out.printf("[fault] garbage %s: a connection left open with half a record was closed after %.1f s%n",
+                transport, (System.nanoTime() - heldOpen) / 1e9);
+        awaitIteration(ranks, 5);
+        int udpPorts = 0;
+        for (ChildProcess rank : ranks) {
+            FaultJob.Ports ports = job.listening(rank);
+            for (int tcp : ports.tcp()) {
+                slowest = Math.max(slowest, probeTcp(transport, loopback, tcp));
+            }
+            for (int udp : ports.udp()) {
+                udpPorts++;
+                for (byte[] payload : Garbage.udpPayloads(udp).values()) {
+                    Garbage.datagrams(loopback, udp, payload, 20);
+                }
+            }
+        }
+        if (transport.equals("aeron")) {
+            assertTrue(udpPorts >= WORLD_SIZE, "ss showed " + udpPorts + " UDP ports for 3 Aeron ranks");
+        }
+        System.out.printf("[fault] garbage %s: every TCP probe closed by the rank within %.1f s; %d UDP ports fed%n",
+                transport, slowest, udpPorts);
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            ChildProcess child = ranks.get(rank);
+            String here = "ITER " + rank + " ";
+            List<String> reported = child.lines(text -> text.startsWith(here));
+            String later = here + (Integer.parseInt(reported.get(reported.size() - 1).split(" ")[2]) + 10);
+            // Ten more iterations after the garbage: the job goes on, not just survives.
+            child.await(later, later::equals, LONG);
+            assertTrue(child.find(text -> text.startsWith("FAIL ")).isEmpty(), child.transcript());
+        }
+        // The garbage did arrive: every TCP probe left a line in the log of the rank it hit.
+        int probes = Garbage.tcpPayloads(0).size();
+        for (int rank = 0; rank < (transport.equals("netty") ? WORLD_SIZE : 1); rank++) {
+            long logged = ranks.get(rank).count(text -> text.contains("refused a connection")
+                    || text.contains("dropped a registration"));
+            assertTrue(logged >= probes, "rank " + rank + " logged " + logged + " refusals for " + probes + " probes\n"
+                    + ranks.get(rank).transcript());
+        }
+        ranks.get(0).send("STOP");
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            ranks.get(rank).awaitPrefix("OK " + rank + " ", LONG);
+            job.awaitExit(ranks.get(rank), FaultRank.EXIT_OK, LONG);
+        }
+    }
+
+    /** Sends every TCP payload to {@code port} at once (half-closing after each); returns the slowest close in seconds. */
+    private static double probeTcp(String transport, InetAddress host, int port) throws Exception {
+        Map<String, Thread> probes = new LinkedHashMap<>();
+        Map<String, Object> outcomes = new ConcurrentHashMap<>();
+        for (Map.Entry<String, byte[]> payload : Garbage.tcpPayloads(port).entrySet()) {
+            Thread probe = new Thread(() -> {
+                try {
+                    outcomes.put(payload.getKey(), Garbage.closedAfter(host, port, payload.getValue(), true,
+                            Duration.ofSeconds(15)));
+                } catch (IOException | AssertionError e) {
+                    outcomes.put(payload.getKey(), e);
+                }
+            }, "probe");
+            probe.setDaemon(true);
+            probe.start();
+            probes.put(payload.getKey(), probe);
+        }
+        double slowest = 0;
+        for (Map.Entry<String, Thread> probe : probes.entrySet()) {
+            probe.getValue().join(TimeUnit.SECONDS.toMillis(40));
+            Object outcome = outcomes.get(probe.getKey());
+            assertTrue(outcome instanceof Duration, transport + " port " + port + ", " + probe.getKey() + ": " + outcome);
+            slowest = Math.max(slowest, ((Duration) outcome).toMillis() / 1000.0);
+        }
+        return slowest;
+    }
+
+    // ---------------------------------------------------------------- the coordinator
+
+    /**
+     * Ranks 1 and 2 start with a coordinator address where nobody listens and a 3 s timeout: each
+     * ends with {@code CollectiveTimeoutException} naming that address, after the 3 s and not much
+     * later. Then, in the same JVMs, ranks 1 and 2 start 3 s before rank 0 (the coordinator) with a
+     * 20 s timeout: they wait for it, and the job runs to exact results.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"netty", "aeron"})
+    void aMissingCoordinatorIsNamedAndALateOneIsWaitedFor(String transport) throws InterruptedException {
+        List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
+        String nowhere = coordinator();
+        long sentAt = System.nanoTime();
+        for (int rank = 1; rank < WORLD_SIZE; rank++) {
+            Map<String, Object> settings = base(transport, rank, nowhere, SHORT);
+            settings.put("then", "wait");
+            FaultJob.run(ranks.get(rank), settings);
+        }
+        double slowest = 0;
+        for (int rank = 1; rank < WORLD_SIZE; rank++) {
+            String line = awaitFailure(ranks.get(rank), rank, "CollectiveTimeoutException", sentAt,
+                    SHORT.toMillis() - 200, SHORT.plusSeconds(5));
+            assertTrue(line.contains(nowhere), "rank " + rank + " should name the coordinator " + nowhere + ": " + line);
+            System.out.println("[fault] coordinator never comes " + transport + ": " + line);
+            slowest = Math.max(slowest, seconds(ranks.get(rank), sentAt));
+            ranks.get(rank).awaitPrefix("IDLE ", LONG);
+        }
+        detected("coordinator never comes", transport, slowest);
+
+        String late = coordinator();
+        for (int rank = WORLD_SIZE - 1; rank >= 0; rank--) {
+            if (rank == 0) {
+                Thread.sleep(3000);
+                for (int other = 1; other < WORLD_SIZE; other++) {
+                    assertTrue(ranks.get(other).find(text -> text.startsWith("FORMED ")).isEmpty(),
+                            "rank " + other + " formed a group without rank 0");
+                }
+            }
+            Map<String, Object> settings = base(transport, rank, late, Duration.ofSeconds(20));
+            settings.put("iterations", 6);
+            FaultJob.run(ranks.get(rank), settings);
+        }
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            ranks.get(rank).awaitPrefix("OK " + rank + " iterations=6 ", LONG);
+            job.awaitExit(ranks.get(rank), FaultRank.EXIT_OK, LONG);
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    /** The {@code n}-th line (from 1) that starts with {@code prefix}, waiting for it if need be. */
+    private static ChildProcess.Line nth(ChildProcess child, String prefix, int n) {
+        int[] seen = {0};
+        // await tests each line once, in order, so counting in the predicate is sound.
+        return child.await("line " + n + " starting '" + prefix + "'",
+                text -> text.startsWith(prefix) && ++seen[0] == n, LONG);
+    }
+
+    /** A member of the impostor test's job: both algorithms until STOP (and at least 6 iterations), with the secret. */
+    private static Map<String, Object> member(String transport, int rank, String coordinator, String secret) {
+        Map<String, Object> settings = stoppable(transport, rank, coordinator, Duration.ofSeconds(30), 6);
+        settings.put("option.secret", secret);
+        return settings;
+    }
+
+    /** Waits until {@code child} listens on TCP {@code port}. */
+    private void awaitListening(ChildProcess child, int port) {
+        long deadline = System.nanoTime() + LONG.toNanos();
+        while (!job.listening(child).tcp().contains(port)) {
+            assertTrue(System.nanoTime() < deadline, child.name() + " does not listen on " + port + " after " + LONG
+                    + "\n" + child.transcript());
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted", e);
+            }
+        }
+    }
+
+    private static String coordinator() {
+        return "127.0.0.1:" + Ports.freeLoopbackPort();
+    }
+
+    private static Map<String, Object> base(String transport, int rank, String coordinator, Duration timeout) {
+        Map<String, Object> settings = new LinkedHashMap<>();
+        settings.put("transport", transport);
+        settings.put("rank", rank);
+        settings.put("world-size", WORLD_SIZE);
+        settings.put("coordinator", coordinator);
+        settings.put("timeout-ms", timeout.toMillis());
+        settings.put("job", "faults");
+        if (transport.equals("aeron")) {
+            settings.put("option.aeron.termLength", FaultJob.AERON_TERM_LENGTH);
+            settings.put("option.aeron.livenessTimeoutMs", LIVENESS_MS);
+        }
+        return settings;
+    }
+
+    /** A loop of reductions that only a fault ends (no broadcast between them, so a fault hits a reduction). */
+    private static Map<String, Object> loop(String transport, int rank, String coordinator, Duration timeout,
+            String algorithms) {
+        Map<String, Object> settings = base(transport, rank, coordinator, timeout);
+        settings.put("algorithms", algorithms);
+        settings.put("iterations", 1_000_000_000);
+        settings.put("report-every", 5);
+        return settings;
+    }
+
+    /** A loop that ends when rank 0 is sent STOP, after at least {@code iterations}. */
+    private static Map<String, Object> stoppable(String transport, int rank, String coordinator, Duration timeout,
+            int iterations) {
+        Map<String, Object> settings = loop(transport, rank, coordinator, timeout, "ring,ps");
+        settings.put("iterations", iterations);
+        settings.put("until-stop", true);
+        return settings;
+    }
+
+    private void awaitFormed(List<ChildProcess> ranks) {
+        for (int rank = 0; rank < ranks.size(); rank++) {
+            ranks.get(rank).awaitPrefix("FORMED " + rank + " ", LONG);
+            job.listening(ranks.get(rank));
+        }
+    }
+
+    private static void awaitIteration(List<ChildProcess> ranks, int iteration) {
+        for (int rank = 0; rank < ranks.size(); rank++) {
+            ranks.get(rank).awaitPrefix("ITER " + rank + " " + iteration, LONG);
+        }
+    }
+
+    /**
+     * Waits for rank {@code rank}'s FAIL line, checks its exception class, that it names a peer and
+     * an operation, and that it came between {@code atLeastMs} and {@code within} after {@code since}.
+     */
+    private static String awaitFailure(ChildProcess child, int rank, String exception, long since, long atLeastMs,
+            Duration within) {
+        ChildProcess.Line failure = child.awaitPrefix("FAIL rank=" + rank + " ", within.plusSeconds(20));
+        String line = failure.text();
+        assertTrue(line.contains(" " + exception + " "), "rank " + rank + " should fail with " + exception + ": "
+                + line + "\n" + child.transcript());
+        assertNamesPeerAndOperation(line);
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(failure.nanos() - since);
+        assertTrue(tookMs >= atLeastMs, "rank " + rank + " failed after only " + tookMs + " ms: " + line);
+        assertTrue(tookMs <= within.toMillis(), "rank " + rank + " took " + tookMs + " ms: " + line);
+        return line;
+    }
+
+    /** The one-line error names this rank (it starts with it), a peer rank and an operation. */
+    private static void assertNamesPeerAndOperation(String line) {
+        assertTrue(line.matches("FAIL rank=\\d+ peer=\\d+ op=\"[^\"]+\" \\S+ :: .+"),
+                "the error should name the rank, a peer and the operation: " + line);
+    }
+
+    /** Seconds from {@code since} to the child's first FAIL line. */
+    private static double seconds(ChildProcess child, long since) {
+        long at = child.find(line -> line.startsWith("FAIL ")).orElseThrow().nanos();
+        return (at - since) / 1e9;
+    }
+
+    private static void detected(String what, String transport, double seconds) {
+        System.out.printf("[fault] %s %s: detected in %.1f s%n", what, transport, seconds);
+    }
+}
