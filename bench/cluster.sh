@@ -17,6 +17,8 @@
 #
 # Usage: bench/cluster.sh [--world-sizes 2,3,4] [--min-bytes 1K] [--max-bytes 16M] [--rate 1gbit]
 #          [--iters 20] [--warmup 3] [--type float] [--transport netty] [--out DIR]
+#        bench/cluster.sh --table FILE.csv [--rate R|none]   (only print the table of a CSV in
+#          ringstar's schema, per world size, transport and type; benchmarks.sh uses it for sweeps)
 # Writes DIR/cluster.csv (ringstar's CSV schema, all world sizes) and DIR/cluster.md (the table);
 # default DIR bench/results/cluster. Needs root, iproute2 (ip, tc) and the jar (built if missing).
 # Namespaces and rank processes are removed on every exit. Exit status: 0 all right, 1 otherwise.
@@ -25,7 +27,7 @@ cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
 
 world_sizes=2,3,4 min_bytes=1K max_bytes=16M rate=1gbit iters=20 warmup=3 type=float transport=netty
-out=bench/results/cluster
+out=bench/results/cluster table_of=''
 hosts=4
 
 usage() {
@@ -45,10 +47,76 @@ while [ $# -gt 0 ]; do
     --type) type=$2 ;;
     --transport) transport=$2 ;;
     --out) out=$2 ;;
+    --table) table_of=$2 ;;
     *) usage ;;
   esac
   shift 2
 done
+# star_ring CSV: star p50 ÷ ring p50 of op reduce, one row per size and one column per world size,
+# transport and type in the CSV; then, per column, where they cross, star ÷ ring at the largest
+# size against the n/2 a link-bound run tends to, and (with a --rate) the share of the link the
+# ring's busbw used there.
+star_ring() {
+  awk -F, -v rate="$rate" '
+    function label(bytes) {
+      return bytes >= 1048576 ? bytes / 1048576 " MiB" : bytes >= 1024 ? bytes / 1024 " KiB" : bytes " B"
+    }
+    function bits(text,   number, unit) {
+      number = text + 0; unit = tolower(text); sub(/^[0-9.]+/, "", unit)
+      return number * (unit == "kbit" ? 1e3 : unit == "mbit" ? 1e6 : unit == "gbit" ? 1e9 : unit == "tbit" ? 1e12 : \
+          unit == "bit" ? 1 : unit == "kbps" ? 8e3 : unit == "mbps" ? 8e6 : unit == "gbps" ? 8e9 : 0)
+    }
+    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    $col["op"] == "reduce" && ($col["algorithm"] == "ps" || $col["algorithm"] == "ring") {
+      g = $col["world_size"] SUBSEP $col["transport"] SUBSEP $col["type"]; s = $col["size_bytes"] + 0; a = $col["algorithm"]
+      if (!(g in seen)) { seen[g] = 1; group[++k] = g; w[k] = $col["world_size"]
+        title[k] = "n=" $col["world_size"] " " $col["transport"] " " $col["type"] }
+      p50[g, s, a] = $col["time_p50_us"]; busbw[g, s, a] = $col["busbw_gbps"]; wrong[g, s] += $col["wrong"]
+      sizes[s] = 1
+    }
+    END {
+      for (s in sizes) list[++m] = s + 0
+      for (i = 2; i <= m; i++) for (j = i; j > 1 && list[j - 1] > list[j]; j--) { t = list[j]; list[j] = list[j - 1]; list[j - 1] = t }
+      printf "| size |"; for (c = 1; c <= k; c++) printf " %s: star ÷ ring |", title[c]
+      printf "\n|---:|"; for (c = 1; c <= k; c++) printf "---:|"; printf "\n"
+      for (i = 1; i <= m; i++) {
+        printf "| %s |", label(list[i])
+        for (c = 1; c <= k; c++) {
+          g = group[c]; s = list[i]
+          if (!((g, s, "ps") in p50) || !((g, s, "ring") in p50) || p50[g, s, "ring"] <= 0) printf " |"
+          else if (wrong[g, s] != 0) printf " wrong |"
+          else printf " %.2f |", p50[g, s, "ps"] / p50[g, s, "ring"]
+        }
+        printf "\n"
+      }
+      printf "\n"
+      for (c = 1; c <= k; c++) {
+        g = group[c]; cross = 0; measured = 0; largest = 0
+        for (i = m; i >= 1; i--) {
+          s = list[i]
+          if (!((g, s, "ps") in p50) || !((g, s, "ring") in p50) || wrong[g, s] != 0) continue
+          if (!largest) largest = s
+          measured++
+          if (p50[g, s, "ps"] > p50[g, s, "ring"]) cross = s; else break
+        }
+        if (!measured) { printf "- %s: no size was measured right by both algorithms\n", title[c]; continue }
+        first = 0
+        for (i = 1; i <= m && !first; i++) if (((g, list[i], "ps") in p50) && ((g, list[i], "ring") in p50)) first = list[i]
+        if (!cross) text = sprintf("the star is faster or as fast at %s, the largest size measured", label(largest))
+        else if (cross == first) text = sprintf("the ring is faster at every size measured (%s to %s)", label(first), label(largest))
+        else text = sprintf("the ring is faster from %s up to the largest size measured, %s", label(cross), label(largest))
+        link = bits(rate) > 0 ? sprintf("; the ring'"'"'s busbw there is %.0f%% of the link rate", \
+            100 * busbw[g, largest, "ring"] * 8e9 / bits(rate)) : ""
+        printf "- %s: %s; star ÷ ring at %s is %.2f (n/2 = %.1f)%s\n", title[c], text, label(largest),
+            p50[g, largest, "ps"] / p50[g, largest, "ring"], w[c] / 2, link
+      }
+    }' "$1"
+}
+
+if [ -n "$table_of" ]; then
+  star_ring "$table_of"
+  exit 0
+fi
 for n in ${world_sizes//,/ }; do
   if ! [ "$n" -ge 2 ] 2>/dev/null || [ "$n" -gt "$hosts" ]; then
     echo "cluster.sh: world sizes are 2..$hosts (the emulated cluster has $hosts hosts), got $n" >&2
@@ -143,60 +211,7 @@ done
 [ ${#parts[@]} -gt 0 ] || exit 1
 awk 'FNR > 1 || NR == 1' "${parts[@]}" > "$out/cluster.csv"
 
-# The table: star p50 ÷ ring p50 per size (rows) and world size (columns), then the crossing per
-# world size, the n/2 a link-bound run tends to, and how much of the link the ring's busbw used.
-awk -F, -v rate="$rate" '
-  function label(bytes) {
-    return bytes >= 1048576 ? bytes / 1048576 " MiB" : bytes >= 1024 ? bytes / 1024 " KiB" : bytes " B"
-  }
-  function bits(text,   number, unit) {
-    number = text + 0; unit = tolower(text); sub(/^[0-9.]+/, "", unit)
-    return number * (unit == "kbit" ? 1e3 : unit == "mbit" ? 1e6 : unit == "gbit" ? 1e9 : unit == "tbit" ? 1e12 : \
-        unit == "bit" ? 1 : unit == "kbps" ? 8e3 : unit == "mbps" ? 8e6 : unit == "gbps" ? 8e9 : 0)
-  }
-  NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-  {
-    w = $col["world_size"]; s = $col["size_bytes"] + 0; a = $col["algorithm"]
-    p50[w, s, a] = $col["time_p50_us"]; busbw[w, s, a] = $col["busbw_gbps"]; wrong[w, s] += $col["wrong"]
-    ws[w] = 1; sizes[s] = 1
-  }
-  END {
-    for (s in sizes) list[++m] = s + 0
-    for (i = 2; i <= m; i++) for (j = i; j > 1 && list[j - 1] > list[j]; j--) { t = list[j]; list[j] = list[j - 1]; list[j - 1] = t }
-    for (w = 2; w <= 64; w++) if (w in ws) order[++k] = w
-    printf "| size |"; for (c = 1; c <= k; c++) printf " n=%d star ÷ ring |", order[c]
-    printf "\n|---:|"; for (c = 1; c <= k; c++) printf "---:|"; printf "\n"
-    for (i = 1; i <= m; i++) {
-      printf "| %s |", label(list[i])
-      for (c = 1; c <= k; c++) {
-        w = order[c]; s = list[i]
-        if (!((w, s, "ps") in p50) || !((w, s, "ring") in p50) || p50[w, s, "ring"] <= 0) printf " |"
-        else if (wrong[w, s] != 0) printf " wrong |"
-        else printf " %.2f |", p50[w, s, "ps"] / p50[w, s, "ring"]
-      }
-      printf "\n"
-    }
-    printf "\n"
-    for (c = 1; c <= k; c++) {
-      w = order[c]; cross = 0; measured = 0
-      for (i = m; i >= 1; i--) {
-        s = list[i]
-        if (!((w, s, "ps") in p50) || !((w, s, "ring") in p50) || wrong[w, s] != 0) continue
-        measured++
-        if (p50[w, s, "ps"] > p50[w, s, "ring"]) cross = s; else break
-      }
-      largest = 0
-      for (i = m; i >= 1 && !largest; i--) if (((w, list[i], "ps") in p50) && ((w, list[i], "ring") in p50)) largest = list[i]
-      if (!measured) { printf "- world size %d: no size was measured by both algorithms\n", w; continue }
-      if (!cross) text = sprintf("the star is faster or as fast at %s, the largest size measured", label(largest))
-      else if (cross == list[1]) text = sprintf("the ring is faster at every size measured (from %s)", label(cross))
-      else text = sprintf("the ring is faster from %s up to the largest size measured, %s", label(cross), label(largest))
-      ratio = p50[w, largest, "ps"] / p50[w, largest, "ring"]
-      link = bits(rate) > 0 ? sprintf("; the ring'"'"'s busbw there is %.0f%% of the link rate", \
-          100 * busbw[w, largest, "ring"] * 8e9 / bits(rate)) : ""
-      printf "- world size %d: %s; star ÷ ring at %s is %.2f (n/2 = %.1f)%s\n", w, text, label(largest), ratio, w / 2, link
-    }
-  }' "$out/cluster.csv" > "$out/cluster.md"
+star_ring "$out/cluster.csv" > "$out/cluster.md"
 echo
 cat "$out/cluster.md"
 echo "== wrote $out/cluster.csv and $out/cluster.md"
