@@ -149,8 +149,9 @@ trap '[ -z "$driver" ] || kill "$driver" 2>/dev/null; [ -z "$driver_dir" ] || rm
 mpi() {
   local label=$1 n=$2 csv=$3
   shift 3
-  echo "== $label, world size $n: mpirun -np $n --mca btl $* ($mpi_version)"
-  mpirun --allow-run-as-root --oversubscribe -np "$n" --mca btl "$@" bench/target/mpi/collectives \
+  echo "== $label, world size $n: mpirun --bind-to none -np $n --mca btl $* ($mpi_version)"
+  # Unbound, like the JVMs it is compared with (Open MPI pins ranks to cores by default up to 2).
+  mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$n" --mca btl "$@" bench/target/mpi/collectives \
     "${sweep[@]}" --transport "$label" --output "$csv"
 }
 
@@ -159,12 +160,17 @@ mpi() {
 ringstar() {
   local label=$1 transport=$2 n=$3 csv=$4
   echo "== $label, world size $n: ringstar launch --nproc $n -- bench --transport $transport ${RINGSTAR_JAVA_OPTS:-}"
+  local status=0
   ./ringstar launch --nproc "$n" --max-time 1800 -- bench --transport "$transport" --algorithm both --op all \
-    "${sweep[@]}" --output "$csv.tmp" | grep -E '^\[rank 0\] +[0-9]|FAILED|rror' || true
-  if [ ! -s "$csv.tmp" ]; then
-    echo "compare-mpi.sh: ringstar over $label at world size $n wrote no CSV" >&2
+    "${sweep[@]}" --output "$csv.tmp" > "$csv.log" 2>&1 || status=$?
+  grep -E '^\[rank 0\] +[0-9]' "$csv.log" || true
+  if [ "$status" != 0 ] || [ ! -s "$csv.tmp" ]; then
+    echo "compare-mpi.sh: ringstar over $label at world size $n failed (status $status); its last lines:" >&2
+    tail -20 "$csv.log" >&2
+    rm -f "$csv.log" "$csv.tmp"
     return 1
   fi
+  rm -f "$csv.log"
   awk -F, -v OFS=, -v label="$label" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "transport") t = i; print; next }
     { $t = label; print }' "$csv.tmp" > "$csv"
   rm -f "$csv.tmp"
