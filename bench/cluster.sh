@@ -190,8 +190,12 @@ for n in ${world_sizes//,/ }; do
     timeout 1200 ip netns exec "rs-h$r-$$" java -jar "$jar" "${args[@]}" --rank "$r" >"$out/.rank-$r.log" 2>&1 &
     ranks+=($!)
   done
+  # Rank 0 runs in the background too: bash runs a trap only between commands, and `wait` is one
+  # that a signal interrupts, so Ctrl-C or SIGTERM cleans up at once instead of after the run.
+  timeout 1200 ip netns exec rs-h0-$$ java -jar "$jar" "${args[@]}" --rank 0 --output "$csv" &
+  ranks+=($!)
   rank0=0
-  timeout 1200 ip netns exec rs-h0-$$ java -jar "$jar" "${args[@]}" --rank 0 --output "$csv" || rank0=$?
+  wait "${ranks[-1]}" || rank0=$?
   for r in $(seq 1 $((n - 1))); do
     if ! wait "${ranks[$((r - 1))]}"; then
       echo "cluster.sh: rank $r at world size $n failed; its last lines:" >&2

@@ -209,7 +209,20 @@ for run in $(seq 1 "$runs"); do
       [ ! -f "$csv" ] || parts+=("$csv")
     done
   done
+  if [ ${#parts[@]} = 0 ]; then
+    echo "compare-mpi.sh: run $run produced no results" >&2
+    exit 1
+  fi
+  # One header for all: Open MPI's program and ringstar must write the same columns in the same order.
   all=$out/compare-run$run.csv
+  header=$(head -1 "${parts[0]}")
+  for part in "${parts[@]}"; do
+    if [ "$(head -1 "$part")" != "$header" ]; then
+      echo "compare-mpi.sh: $part has other columns than ${parts[0]}:" >&2
+      printf '  %s\n  %s\n' "$(head -1 "$part")" "$header" >&2
+      exit 1
+    fi
+  done
   awk 'FNR > 1 || NR == 1' "${parts[@]}" > "$all"
   rm -f "${parts[@]}"
   if awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "wrong") w = i; next } $w != 0 { bad = 1 } END { exit !bad }' "$all"; then
