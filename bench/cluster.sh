@@ -104,6 +104,7 @@ star_ring() {
         for (i = 1; i <= m && !first; i++) if (((g, list[i], "ps") in p50) && ((g, list[i], "ring") in p50)) first = list[i]
         if (!cross) text = sprintf("the star is faster or as fast at %s, the largest size measured", label(largest))
         else if (cross == first) text = sprintf("the ring is faster at every size measured (%s to %s)", label(first), label(largest))
+        else if (cross == largest) text = sprintf("the ring is faster only at the largest size measured, %s", label(largest))
         else text = sprintf("the ring is faster from %s up to the largest size measured, %s", label(cross), label(largest))
         link = bits(rate) > 0 ? sprintf("; the ring'"'"'s busbw there is %.0f%% of the link rate", \
             100 * busbw[g, largest, "ring"] * 8e9 / bits(rate)) : ""

@@ -105,7 +105,7 @@ ratios() {
               if (!(a in busbw) || !(b in busbw)) cell = ""
               else if (wrong[a] != 0 || wrong[b] != 0) cell = "wrong"
               else if (busbw[b] <= 0) cell = ""
-              else cell = sprintf("%.2f", busbw[a] / busbw[b])
+              else cell = sprintf("%.3g", busbw[a] / busbw[b])
               any = any || cell != ""
               line = line " " cell " |"
             }
@@ -158,22 +158,22 @@ mpi() {
 # ringstar LABEL TRANSPORT N CSV: ringstar's sweep as N processes; rank 0 writes CSV, whose
 # transport column is then set to LABEL (aeron-udp and aeron-ipc are both `aeron` to ringstar).
 ringstar() {
-  local label=$1 transport=$2 n=$3 csv=$4
+  local label=$1 transport=$2 n=$3 csv=$4 raw=${4%.csv}-ringstar.csv
   echo "== $label, world size $n: ringstar launch --nproc $n -- bench --transport $transport ${RINGSTAR_JAVA_OPTS:-}"
   local status=0
   ./ringstar launch --nproc "$n" --max-time 1800 -- bench --transport "$transport" --algorithm both --op all \
-    "${sweep[@]}" --output "$csv.tmp" > "$csv.log" 2>&1 || status=$?
+    "${sweep[@]}" --output "$raw" > "$csv.log" 2>&1 || status=$?
   grep -E '^\[rank 0\] +[0-9]' "$csv.log" || true
-  if [ "$status" != 0 ] || [ ! -s "$csv.tmp" ]; then
+  if [ "$status" != 0 ] || [ ! -s "$raw" ]; then
     echo "compare-mpi.sh: ringstar over $label at world size $n failed (status $status); its last lines:" >&2
     tail -20 "$csv.log" >&2
-    rm -f "$csv.log" "$csv.tmp"
+    rm -f "$csv.log" "$raw"
     return 1
   fi
   rm -f "$csv.log"
   awk -F, -v OFS=, -v label="$label" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "transport") t = i; print; next }
-    { $t = label; print }' "$csv.tmp" > "$csv"
-  rm -f "$csv.tmp"
+    { $t = label; print }' "$raw" > "$csv"
+  rm -f "$raw"
 }
 
 # aeron_ipc N CSV: ringstar over Aeron IPC, every rank a client of one shared media driver.
