@@ -7,24 +7,26 @@
 #       links (bench/results/cluster/);
 #   (d) a short JMH run: reduction kernels against a copy, message header, ping-pong (jmh.csv);
 # then writes BENCHMARKS.md from those files. Every judgement in it (crossings, ratios, shares) is
-# computed from this run's numbers. About 15 minutes on a 2-core machine with the defaults.
+# computed from this run's numbers. Meant to take at most 15 minutes on a quiet 2-core machine with
+# the defaults; the step table in BENCHMARKS.md gives each step's time.
 #
-# Usage: bench/benchmarks.sh [--quick] [--max-bytes 64M] [--world-size 4]
+# Usage: bench/benchmarks.sh [--quick] [--max-bytes 16M] [--world-size 4] [--compare-max-bytes 64M]
 #          [--compare-world-sizes 2,3,4] [--compare-type float] [--cluster-max-bytes 16M]
 #          [--rate 1gbit] [--jmh "JMH options"]
+#   --max-bytes is the sweep's largest size, --compare-max-bytes Open MPI's and ringstar's in (b).
 #   --quick   small sizes and few iterations, to check that everything works (about 4 minutes);
 #             writes under bench/target/benchmarks-quick/ and leaves BENCHMARKS.md alone.
 #   --report-only   write the report again from the last run's files (with --quick: the quick
 #             run's), without running anything.
-#   To go bigger: --max-bytes 256M, --compare-type both, --cluster-max-bytes 64M,
-#   --jmh "-f 1 -wi 3 -i 5".
+#   To go bigger: --max-bytes 256M --compare-max-bytes 256M --compare-type both
+#   --cluster-max-bytes 64M --jmh "-f 1 -wi 3 -i 5".
 # Needs root for the emulated cluster (the step is reported as skipped otherwise), Open MPI
 # (installed by compare-mpi.sh when missing), JDK 17 and Maven (the jar is rebuilt first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
 
-quick=0 report_only=0 max_bytes=64M world_size=4 compare_world_sizes=2,3,4 compare_type=float cluster_max_bytes=16M
+quick=0 report_only=0 max_bytes=16M compare_max_bytes=64M world_size=4 compare_world_sizes=2,3,4 compare_type=float cluster_max_bytes=16M
 rate=1gbit jmh_options="-f 1 -wi 1 -w 1s -i 2 -r 1s"
 args_given="$*"
 usage() {
@@ -39,6 +41,7 @@ while [ $# -gt 0 ]; do
   [ $# -ge 2 ] || usage
   case $1 in
     --max-bytes) max_bytes=$2 ;;
+    --compare-max-bytes) compare_max_bytes=$2 ;;
     --world-size) world_size=$2 ;;
     --compare-world-sizes) compare_world_sizes=$2 ;;
     --compare-type) compare_type=$2 ;;
@@ -53,7 +56,7 @@ sweep_extra=() compare_extra=() cluster_extra=() jmh_java=()
 if [ "$quick" = 1 ]; then
   results=bench/target/benchmarks-quick/results
   report=bench/target/benchmarks-quick/BENCHMARKS.md
-  max_bytes=256K compare_world_sizes=2,3 cluster_max_bytes=1M
+  max_bytes=256K compare_max_bytes=256K compare_world_sizes=2,3 cluster_max_bytes=1M
   sweep_extra=(--iters 20 --warmup 5) compare_extra=(--iters 10) cluster_extra=(--world-sizes "2,4" --iters 5 --warmup 1)
   # A smoke run must not fail because another JMH run holds JMH's lock; a real run waits for none.
   jmh_options="-f 1 -wi 0 -i 1 -r 200ms -p bytes=1024"
@@ -93,7 +96,7 @@ if [ "$report_only" = 0 ]; then
   step sweep java -jar "$jar" bench --world-size "$world_size" --transport inproc,netty,aeron --type both --op all \
     --algorithm both --max-bytes "$max_bytes" "${sweep_extra[@]}" --output "$results/sweep.csv" --plot "$results/sweep.png"
 
-  step compare-mpi bench/compare-mpi.sh --world-sizes "$compare_world_sizes" --max-bytes "$max_bytes" --runs 1 \
+  step compare-mpi bench/compare-mpi.sh --world-sizes "$compare_world_sizes" --max-bytes "$compare_max_bytes" --runs 1 \
     --type "$compare_type" "${compare_extra[@]}" --out "$results/compare-mpi"
 
   if [ "$(id -u)" = 0 ]; then
@@ -325,8 +328,9 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //' || true)
     read -r add_gbps _ <<< "${add:-? 0}"
     echo "- **Copies and memory bandwidth.** One thread copied a $(bytes_label "$copy_size") buffer at $copy_gbps GB/s and"
     echo "  added floats into one at $add_gbps GB/s (JMH, ReductionBenchmark). The ring in one JVM (inproc, no"
-    echo "  network) reached a busbw of $(printf '%.2f' "$inproc_busbw") GB/s at $(bytes_label "$inproc_size"), $(awk -v a="$inproc_busbw" -v c="$copy_gbps" 'BEGIN { printf "%.2f", a / c }')× that copy speed: with no"
-    echo "  wire, what remains is moving bytes between buckets, transport buffers and results, and adding."
+    echo "  network) reached a busbw of $(printf '%.2f' "$inproc_busbw") GB/s at $(bytes_label "$inproc_size"), $(awk -v a="$inproc_busbw" -v c="$copy_gbps" 'BEGIN { printf "%.2f", a / c }')× that copy speed. In-process"
+    echo "  ranks share no wire, so that time is their own work on shared cores: packing into and out"
+    echo "  of buckets, the transport's copies, the additions, and waiting for one another."
   fi
   echo "- **Cores.** This machine has $(env -u OMP_NUM_THREADS nproc) cores. The sweep runs $world_size ranks, compare-mpi.sh up to"
   echo "  ${compare_world_sizes##*,} processes (plus a media driver for Aeron IPC), all on those cores; load before the run: $load_before."

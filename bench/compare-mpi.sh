@@ -155,25 +155,34 @@ mpi() {
     "${sweep[@]}" --transport "$label" --output "$csv"
 }
 
-# ringstar LABEL TRANSPORT N CSV: ringstar's sweep as N processes; rank 0 writes CSV, whose
-# transport column is then set to LABEL (aeron-udp and aeron-ipc are both `aeron` to ringstar).
+# ringstar LABEL TRANSPORT N CSV: ringstar's sweep as N processes, in two launches: the star's
+# reduce and broadcast, then the ring's reduce (its broadcast has no Open MPI row to compare with).
+# Rank 0 writes the rows, whose transport column is then set to LABEL (aeron-udp and aeron-ipc are
+# both `aeron` to ringstar).
 ringstar() {
-  local label=$1 transport=$2 n=$3 csv=$4 raw=${4%.csv}-ringstar.csv
-  echo "== $label, world size $n: ringstar launch --nproc $n -- bench --transport $transport ${RINGSTAR_JAVA_OPTS:-}"
-  local status=0
-  ./ringstar launch --nproc "$n" --max-time 1800 -- bench --transport "$transport" --algorithm both --op all \
-    "${sweep[@]}" --output "$raw" > "$csv.log" 2>&1 || status=$?
-  grep -E '^\[rank 0\] +[0-9]' "$csv.log" || true
-  if [ "$status" != 0 ] || [ ! -s "$raw" ]; then
-    echo "compare-mpi.sh: ringstar over $label at world size $n failed (status $status); its last lines:" >&2
-    tail -20 "$csv.log" >&2
-    rm -f "$csv.log" "$raw"
-    return 1
-  fi
+  local label=$1 transport=$2 n=$3 csv=$4 algorithm op raw status
+  local raws=()
+  for algorithm in "ps all" "ring reduce"; do
+    read -r algorithm op <<< "$algorithm"
+    raw=${csv%.csv}-$algorithm.csv
+    echo "== $label, world size $n: ringstar launch --nproc $n -- bench --transport $transport --algorithm $algorithm" \
+      "--op $op ${RINGSTAR_JAVA_OPTS:-}"
+    status=0
+    ./ringstar launch --nproc "$n" --max-time 1800 -- bench --transport "$transport" --algorithm "$algorithm" \
+      --op "$op" "${sweep[@]}" --output "$raw" > "$csv.log" 2>&1 || status=$?
+    grep -E '^\[rank 0\] +[0-9]' "$csv.log" || true
+    if [ "$status" != 0 ] || [ ! -s "$raw" ]; then
+      echo "compare-mpi.sh: ringstar over $label at world size $n failed (status $status); its last lines:" >&2
+      tail -20 "$csv.log" >&2
+      rm -f "$csv.log" "$raw" "${raws[@]}"
+      return 1
+    fi
+    raws+=("$raw")
+  done
   rm -f "$csv.log"
   awk -F, -v OFS=, -v label="$label" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "transport") t = i; print; next }
-    { $t = label; print }' "$raw" > "$csv"
-  rm -f "$raw"
+    FNR > 1 { $t = label; print }' "${raws[@]}" > "$csv"
+  rm -f "${raws[@]}"
 }
 
 # aeron_ipc N CSV: ringstar over Aeron IPC, every rank a client of one shared media driver.

@@ -267,7 +267,7 @@ int main(int argc, char **argv) {
                     double p50 = percentile(slowest, iters, 50), p99 = percentile(slowest, iters, 99);
                     double factor = ops[o] == BCAST ? 1.0 : 2.0 * (world - 1) / world;
                     double algbw = bytes / p50 / 1e9;
-                    fprintf(csv, "%s,%d,processes,%s,%s,%s,%s,%ld,%ld,%d,%.3f,%.3f,%.6f,%.6f,%.6f,%ld,,\n", date, world,
+                    fprintf(csv, "%s,%d,processes,%s,%s,%s,%s,%ld,%ld,%d,%.3f,%.3f,%.6g,%.6g,%.6f,%ld,,\n", date, world,
                             s.transport, is_double ? "double" : "float", algorithms[o], op_names[o], bytes, count,
                             iters, p50 * 1e6, p99 * 1e6, algbw, algbw * factor, factor, wrong_sum);
                     fflush(csv);
