@@ -4,9 +4,10 @@
 # Four hosts, each a network namespace (rs-h<i>-<pid>) with one veth link (eth0, 10.77.0.<i+1>/24)
 # to a Linux bridge in a fifth namespace (rs-sw-<pid>), the switch. Every link is shaped with tc's
 # token bucket (tbf) at --rate in both directions: on the host's end (what it sends) and on the
-# switch's end (what it receives); --rate none leaves the links unshaped, as a control. At each world size n the first n hosts run one rank each,
-# `java -jar bench/target/ringstar.jar bench --rank r --world-size n --coordinator 10.77.0.1:port`,
-# timing the star's reduceGradients (ps) and the ring all-reduce over the sizes. It then prints
+# switch's end (what it receives); --rate none leaves the links unshaped, as a control. At each
+# world size n the first n hosts run one rank each, `java -jar bench/target/ringstar.jar bench
+# --rank r --world-size n --coordinator 10.77.0.1:port`, timing the star's reduceGradients (ps)
+# and the ring all-reduce over the sizes. It then prints
 # star time ÷ ring time (p50, rank 0's) per size and world size, and where they cross: the smallest
 # size from which the ring is faster at every larger size measured.
 #
