@@ -5,10 +5,10 @@
 #   - ringstar's sweep (`ringstar launch --nproc N -- bench ...`): ring all-reduce, star
 #     reduceGradients and broadcastParams over Netty (TCP on loopback), Aeron UDP on loopback (an
 #     embedded driver per rank) and Aeron IPC (every rank a client of one SharedMediaDriver);
-# at the same sizes, types and world sizes, all written in one CSV (schema: BENCHMARKS.md), then
-# prints the busbw ratio ringstar / Open MPI per size: ring vs MPI_Allreduce, star reduce vs
-# MPI_Reduce + MPI_Bcast, star broadcast vs MPI_Bcast; Netty and Aeron UDP vs Open MPI's TCP,
-# Aeron IPC vs its shared memory. A ratio above 1 means ringstar moved the bytes faster.
+# at the same sizes, types and world sizes, all written in one CSV (the columns of `ringstar bench
+# --output x.csv`, see its --help); then prints the busbw ratio ringstar / Open MPI per size: ring
+# vs MPI_Allreduce, star reduce vs MPI_Reduce + MPI_Bcast, star broadcast vs MPI_Bcast; Netty and
+# Aeron UDP vs Open MPI's TCP, Aeron IPC vs its shared memory. A ratio above 1 means ringstar moved the bytes faster.
 #
 # Usage: bench/compare-mpi.sh [--world-sizes 2,3,4] [--min-bytes 4] [--max-bytes 64M] [--runs 1]
 #          [--type float|double|both] [--transports netty,aeron-udp,aeron-ipc] [--iters N]
@@ -160,10 +160,10 @@ mpi() {
 # Rank 0 writes the rows, whose transport column is then set to LABEL (aeron-udp and aeron-ipc are
 # both `aeron` to ringstar).
 ringstar() {
-  local label=$1 transport=$2 n=$3 csv=$4 algorithm op raw status
+  local label=$1 transport=$2 n=$3 csv=$4 pair algorithm op raw status
   local raws=()
-  for algorithm in "ps all" "ring reduce"; do
-    read -r algorithm op <<< "$algorithm"
+  for pair in "ps all" "ring reduce"; do
+    read -r algorithm op <<< "$pair"
     raw=${csv%.csv}-$algorithm.csv
     echo "== $label, world size $n: ringstar launch --nproc $n -- bench --transport $transport --algorithm $algorithm" \
       "--op $op ${RINGSTAR_JAVA_OPTS:-}"
@@ -192,7 +192,12 @@ aeron_ipc() {
     io.ringstar.transport.aeron.SharedMediaDriver --dir "$driver_dir" > "$driver_dir.log" 2>&1 &
   driver=$!
   for _ in $(seq 1 200); do grep -q ready "$driver_dir.log" 2>/dev/null && break; sleep 0.1; done
-  grep -q ready "$driver_dir.log" || { cat "$driver_dir.log" >&2; return 1; }
+  if ! grep -q ready "$driver_dir.log"; then
+    echo "compare-mpi.sh: the shared media driver did not start within 20 s:" >&2
+    cat "$driver_dir.log" >&2
+    kill "$driver" 2>/dev/null || true
+    return 1
+  fi
   RINGSTAR_JAVA_OPTS="-Dringstar.aeron.dir=$driver_dir" ringstar aeron-ipc aeron "$1" "$2"
   kill "$driver"
   wait "$driver" 2>/dev/null || true

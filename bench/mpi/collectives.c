@@ -1,7 +1,7 @@
 /*
  * Open MPI's side of ringstar's benchmark: the MPI collectives that do the work of ringstar's
- * three operations, timed the way `ringstar bench` times them and written in its CSV schema
- * (see BENCHMARKS.md), so one script can put the two side by side.
+ * three operations, timed the way `ringstar bench` times them and written in the columns of its
+ * CSV (`ringstar bench --output x.csv`), so one script can put the two side by side.
  *
  *   algorithm mpi,              op reduce:    MPI_Allreduce(SUM), then every rank divides by n
  *                                             (ringstar's ring: the average on every rank)
