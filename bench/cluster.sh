@@ -148,13 +148,14 @@ cleanup() {
     for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
     ip netns del "$ns" 2>/dev/null || true
   done
-  rm -f "$out"/.cluster-part-*.csv
+  rm -f "$out"/.cluster-part-*.csv "$out"/.rank-*.log
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# tbf lets through at most `burst` bytes above the rate; 128 KiB holds two 64 KiB segments (veth
-# passes TCP segments unsplit) and is a few tens of microseconds at 1 Gbit/s.
+# tbf lets through at most `burst` bytes above the rate. 128 KiB holds two 64 KiB segments (veth
+# passes TCP's large segments unsplit) and is about 1 ms of traffic at 1 Gbit/s, small against the
+# tens of milliseconds a bandwidth-bound message of a few MiB takes.
 shape() {
   [ "$rate" != none ] || return 0
   ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "$rate" burst 128kb latency 50ms
