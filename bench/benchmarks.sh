@@ -56,6 +56,7 @@ sweep_extra=() compare_extra=() cluster_extra=() jmh_java=()
 if [ "$quick" = 1 ]; then
   results=bench/target/benchmarks-quick/results
   report=bench/target/benchmarks-quick/BENCHMARKS.md
+  log=bench/target/benchmarks-quick/benchmarks.log
   max_bytes=256K compare_max_bytes=256K compare_world_sizes=2,3 cluster_max_bytes=1M
   sweep_extra=(--iters 20 --warmup 5) compare_extra=(--iters 10) cluster_extra=(--world-sizes "2,4" --iters 5 --warmup 1)
   # A smoke run must not fail because another JMH run holds JMH's lock; a real run waits for none.
@@ -64,10 +65,11 @@ if [ "$quick" = 1 ]; then
 else
   results=bench/results
   report=BENCHMARKS.md
+  # The log is long and not worth committing; the results and the report are.
+  log=bench/target/benchmarks.log
 fi
-mkdir -p "$results"
+mkdir -p "$results" "$(dirname "$log")"
 jar=bench/target/ringstar.jar
-log=$results/benchmarks.log
 # What the report needs to know about the run, kept with its results so --report-only can reuse it.
 run_file=$results/run.txt
 steps_file=$results/steps.txt
@@ -90,6 +92,8 @@ if [ "$report_only" = 0 ]; then
   load_before=$(cut -d' ' -f1-3 /proc/loadavg)
   : > "$log"
   : > "$steps_file"
+  # A step that fails must not leave the previous run's files to be reported as this run's.
+  rm -rf "$results/sweep.csv" "$results/sweep.png" "$results/compare-mpi" "$results/cluster" "$results/jmh.csv"
   step build mvn -B -q -DskipTests package
   [ -f "$jar" ] || { echo "benchmarks.sh: the build made no $jar (see $log)" >&2; exit 1; }
 
