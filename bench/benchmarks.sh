@@ -332,7 +332,7 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //' || true)
     read -r add_gbps _ <<< "${add:-? 0}"
     echo "- **Copies and memory bandwidth.** One thread copied a $(bytes_label "$copy_size") buffer at $copy_gbps GB/s and"
     echo "  added floats into one at $add_gbps GB/s (JMH, ReductionBenchmark). The ring in one JVM (inproc, no"
-    echo "  network) reached a busbw of $(printf '%.2f' "$inproc_busbw") GB/s at $(bytes_label "$inproc_size"), $(awk -v a="$inproc_busbw" -v c="$copy_gbps" 'BEGIN { printf "%.2f", a / c }')× that copy speed. In-process"
+    echo "  network) reached a busbw of $(printf '%.2f' "$inproc_busbw") GB/s at $(bytes_label "$inproc_size"), $(awk -v a="$inproc_busbw" -v c="$copy_gbps" 'BEGIN { printf "%.2g", a / c }')× that copy speed. In-process"
     echo "  ranks share no wire, so that time is their own work on shared cores: packing into and out"
     echo "  of buckets, the transport's copies, the additions, and waiting for one another."
   fi
