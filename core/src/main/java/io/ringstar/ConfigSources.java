@@ -36,6 +36,8 @@ import java.util.Optional;
  *   <tr><td>timeout</td><td>{@code --timeout SECONDS}</td><td>{@code RINGSTAR_TIMEOUT} (seconds)</td></tr>
  *   <tr><td>secret file</td><td>{@code --secret-file PATH}</td><td>{@code RINGSTAR_SECRET_FILE}; the
  *       transports also read a secret itself from {@code RINGSTAR_SECRET}</td></tr>
+ *   <tr><td>checksum</td><td>{@code --checksum crc32c|none}</td><td>{@code RINGSTAR_CHECKSUM}; becomes the
+ *       option {@value DistributedConfig#CHECKSUM_OPTION}</td></tr>
  * </table>
  *
  * <p>Every problem is an {@link InvalidConfigException} whose message says what is missing or
@@ -49,8 +51,10 @@ public final class ConfigSources {
     public static final String TRANSPORT = "transport";
     public static final String TIMEOUT = "timeout";
     public static final String SECRET_FILE = "secret-file";
+    public static final String CHECKSUM = "checksum";
     /** Every flag {@link #resolve} reads, in the order help texts list them. */
-    public static final List<String> FLAGS = List.of(RANK, WORLD_SIZE, COORDINATOR, TRANSPORT, TIMEOUT, SECRET_FILE);
+    public static final List<String> FLAGS = List.of(RANK, WORLD_SIZE, COORDINATOR, TRANSPORT, TIMEOUT, SECRET_FILE,
+            CHECKSUM);
 
     /** The option under which the secret file's path reaches the transports. */
     public static final String SECRET_FILE_OPTION = "secretFile";
@@ -65,6 +69,7 @@ public final class ConfigSources {
     static final String TRANSPORT_VARIABLE = "RINGSTAR_TRANSPORT";
     static final String TIMEOUT_VARIABLE = "RINGSTAR_TIMEOUT";
     static final String SECRET_FILE_VARIABLE = "RINGSTAR_SECRET_FILE";
+    static final String CHECKSUM_VARIABLE = "RINGSTAR_CHECKSUM";
 
     private static final String HOW_TO_RANK = "give --rank R, or start the ranks with a launcher that sets one of "
             + String.join(", ", RANK_VARIABLES);
@@ -93,6 +98,7 @@ public final class ConfigSources {
             parts.add("transport " + c.transport() + origin(TRANSPORT));
             parts.add("timeout " + c.timeout().toSeconds() + "s" + origin(TIMEOUT));
             c.option(SECRET_FILE_OPTION).ifPresent(path -> parts.add("secret file " + path + origin(SECRET_FILE)));
+            c.option(DistributedConfig.CHECKSUM_OPTION).ifPresent(sum -> parts.add("checksum " + sum + origin(CHECKSUM)));
             return String.join(", ", parts);
         }
 
@@ -160,7 +166,14 @@ public final class ConfigSources {
             builder.option(SECRET_FILE_OPTION, file.value);
             origins.put(SECRET_FILE, file.origin);
         });
-        return new Resolved(builder.build(), origins);
+        single(flags.get(CHECKSUM), "--" + CHECKSUM, env, CHECKSUM_VARIABLE).ifPresent(checksum -> {
+            builder.option(DistributedConfig.CHECKSUM_OPTION, checksum.value);
+            origins.put(CHECKSUM, checksum.origin);
+        });
+        DistributedConfig config = builder.build();
+        // A bad value stops the program here, before it connects, like every other value.
+        TransportAggregator.checksummed(config);
+        return new Resolved(config, origins);
     }
 
     /** A value and the flag or variable it came from. */

@@ -29,6 +29,21 @@ public final class DistributedConfig {
     public static final String DEFAULT_TRANSPORT = "inproc";
     /** Upper bound of every blocking call when none is given. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
+    /**
+     * Option that checksums every message of every collective: {@value #CHECKSUM_CRC32C}, or
+     * {@value #CHECKSUM_NONE} (the default). With {@value #CHECKSUM_CRC32C} the sender writes the
+     * CRC32C of each message's header and payload into its header and the receiver checks it before
+     * it adds or copies a single element, so bytes that changed on the way fail the call with
+     * {@link PayloadCorruptionException} instead of silently giving wrong numbers. Every rank must
+     * give the same value: ranks that differ fail their first message to each other with
+     * {@link CollectiveMismatchException}. It costs one CRC32C pass over each message on the
+     * sending and on the receiving side.
+     */
+    public static final String CHECKSUM_OPTION = "checksum";
+    /** Value of {@link #CHECKSUM_OPTION}: a CRC32C (Castagnoli) per message. */
+    public static final String CHECKSUM_CRC32C = "crc32c";
+    /** Value of {@link #CHECKSUM_OPTION}: no checksum, the default. */
+    public static final String CHECKSUM_NONE = "none";
 
     private final int worldSize;
     private final int rank;

@@ -14,7 +14,9 @@ import java.nio.ByteBuffer;
  *
  * <p>Owns the transport it is given and closes it in {@link #close()}. Each call waits at most the
  * configuration's timeout. Chunk size: option {@value TransportAggregator#CHUNK_BYTES_OPTION}
- * (bytes, default 1 MiB). Contracts as in {@link GradientAggregator}.
+ * (bytes, default 1 MiB). A CRC32C per message: option
+ * {@value DistributedConfig#CHECKSUM_OPTION} (off by default; a mismatch throws
+ * {@link PayloadCorruptionException}). Contracts as in {@link GradientAggregator}.
  */
 public final class ParameterServer extends TransportAggregator {
 

@@ -11,13 +11,15 @@ import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
 /**
  * What the star and the ring share: checking the call, packing tensors into one bucket per
  * element type, numbering the collectives, bounding each call by the timeout, telling the peers
- * of a failure and refusing every call after one. Subclasses supply the two algorithms.
+ * of a failure and refusing every call after one, and the optional checksum of every message
+ * ({@link DistributedConfig#CHECKSUM_OPTION}). Subclasses supply the two algorithms.
  */
 abstract class TransportAggregator implements GradientAggregator {
     /** Option naming the largest payload of one message in bytes; default 1 MiB. */
@@ -40,6 +42,7 @@ abstract class TransportAggregator implements GradientAggregator {
     private final Duration timeout;
     private final int chunkBytes;
     private final int bucketBytes;
+    private final boolean checksummed;
     private final Map<ElementType, TensorBucket> buckets = new EnumMap<>(ElementType.class);
     private final ByteBuffer headerBuffer;
     private final ByteBuffer receiveBuffer;
@@ -66,12 +69,32 @@ abstract class TransportAggregator implements GradientAggregator {
             throw new InvalidConfigException("option " + BUCKET_BYTES_OPTION, bucketBytes, "must be "
                     + Double.BYTES + " to " + TensorLayout.MAX_GROUP_BYTES + " bytes");
         }
+        this.checksummed = checksummed(config);
         this.headerBuffer = ByteBuffer.allocateDirect(MessageHeader.LENGTH);
         this.receiveBuffer = ByteBuffer.allocateDirect(
                 CollectiveCall.minimumReceiveBytes(Math.max(chunkBytes, Double.BYTES)));
         for (ElementType type : ElementType.values()) {
             buckets.put(type, new TensorBucket(type));
         }
+    }
+
+    /**
+     * Whether the configuration turns the checksum on.
+     *
+     * @throws InvalidConfigException if {@link DistributedConfig#CHECKSUM_OPTION} has an unknown value
+     */
+    static boolean checksummed(DistributedConfig config) {
+        String value = config.option(DistributedConfig.CHECKSUM_OPTION).orElse(DistributedConfig.CHECKSUM_NONE)
+                .trim().toLowerCase(Locale.ROOT);
+        if (value.equals(DistributedConfig.CHECKSUM_CRC32C)) {
+            return true;
+        }
+        if (value.equals(DistributedConfig.CHECKSUM_NONE)) {
+            return false;
+        }
+        throw new InvalidConfigException("option " + DistributedConfig.CHECKSUM_OPTION,
+                config.option(DistributedConfig.CHECKSUM_OPTION).get(), "must be " + DistributedConfig.CHECKSUM_CRC32C
+                        + " or " + DistributedConfig.CHECKSUM_NONE);
     }
 
     /** Runs the reduce algorithm on one bucket, in place. */
@@ -163,8 +186,8 @@ abstract class TransportAggregator implements GradientAggregator {
     private void runWindow(String operation, TensorLayout layout, TensorLayout.Group group, TensorBucket bucket,
             INDArray[] tensors, INDArray[] results, long from, long to, long deadline) {
         CollectiveCall call = new CollectiveCall(transport, operation, sequence++, group.type(), to - from,
-                layout.fingerprint(), layout.tensorCount(), layout.describe(), deadline, timeout, headerBuffer,
-                receiveBuffer);
+                layout.fingerprint(), layout.tensorCount(), layout.describe(), deadline, timeout, checksummed,
+                headerBuffer, receiveBuffer);
         int maxChunkElements = Math.max(1, chunkBytes / group.type().bytes());
         try {
             if (from == 0) {

@@ -1,40 +1,52 @@
 package io.ringstar.bench;
 
 import java.io.PrintStream;
+import java.util.List;
 import java.util.Locale;
+import java.util.stream.Collectors;
 
 /**
- * The bench's output table in the layout of nccl-tests: one row per size, algorithm and
- * operation, with time, algorithm bandwidth, bus bandwidth and the count of wrong elements.
- * Bandwidths are in GB/s of 10^9 bytes, as nccl-tests reports them.
+ * The bench's output table in the layout of nccl-tests: one row per size, element type,
+ * algorithm, operation and transport, with the median and 99th-percentile time, algorithm and bus
+ * bandwidth, the count of wrong elements and the peak memory. Bandwidths are in GB/s of 10^9
+ * bytes, as nccl-tests reports them; memory in MiB.
  */
 final class ResultTable {
-    private static final String HEADER_FORMAT = "#%12s %16s %7s %10s %10s %12s %12s %12s %8s%n";
-    private static final String ROW_FORMAT = " %12d %16d %7s %10s %10s %12.1f %12.3f %12.3f %8d%n";
+    private static final String HEADER_FORMAT = "#%12s %12s %6s %9s %9s %9s %12s %12s %12s %12s %7s %10s %12s%n";
+    private static final String ROW_FORMAT = " %12d %12d %6s %9s %9s %9s %12.1f %12.1f %12.4f %12.4f %7d %10.1f %12.1f%n";
+    private static final double MIB = 1 << 20;
 
     private final PrintStream out;
+    private final boolean memoryPerRank;
 
-    ResultTable(PrintStream out) {
+    /**
+     * @param memoryPerRank whether the memory figures are per rank (each rank a process: a line
+     *     with every rank's follows each row) or per JVM (ranks are threads of this one)
+     */
+    ResultTable(PrintStream out, boolean memoryPerRank) {
         this.out = out;
+        this.memoryPerRank = memoryPerRank;
     }
 
     void printHeader() {
-        out.printf(Locale.ROOT, HEADER_FORMAT, "size(B)", "count(elements)", "type", "algorithm", "op", "time(us)",
-                "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+        out.printf(Locale.ROOT, HEADER_FORMAT, "size(B)", "count(elem)", "type", "algorithm", "op", "transport",
+                "p50(us)", "p99(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong", "heap(MiB)", "offheap(MiB)");
         out.flush();
     }
 
-    /**
-     * Prints one row.
-     *
-     * @param timeNanos time of one call: the slowest rank's average over the timed iterations
-     * @param busFactor bus bandwidth over algorithm bandwidth for this operation and world size
-     */
-    void printRow(long sizeBytes, long count, String type, String algorithm, String operation, double timeNanos,
-            double busFactor, long wrong) {
-        double algorithmBandwidth = sizeBytes / timeNanos; // bytes per ns = GB/s
-        out.printf(Locale.ROOT, ROW_FORMAT, sizeBytes, count, type, algorithm, operation, timeNanos / 1e3,
-                algorithmBandwidth, algorithmBandwidth * busFactor, wrong);
+    void printRow(BenchRow row) {
+        out.printf(Locale.ROOT, ROW_FORMAT, row.sizeBytes(), row.count(), row.typeName(), row.algorithm().label(),
+                row.operation().label(), row.transport(), row.p50Nanos() / 1e3, row.p99Nanos() / 1e3, row.algbwGbps(),
+                row.busbwGbps(), row.wrong(), row.heapPeakBytes() / MIB, row.offHeapPeakBytes() / MIB);
+        if (memoryPerRank) {
+            out.printf(Locale.ROOT, "#   peak MiB by rank 0..%d: heap %s; offheap %s%n", row.heapPeakPerRank().size() - 1,
+                    mebibytes(row.heapPeakPerRank()), mebibytes(row.offHeapPeakPerRank()));
+        }
         out.flush();
+    }
+
+    private static String mebibytes(List<Long> bytes) {
+        return bytes.stream().map(value -> String.format(Locale.ROOT, "%.1f", value / MIB))
+                .collect(Collectors.joining(" "));
     }
 }

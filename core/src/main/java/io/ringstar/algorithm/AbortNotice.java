@@ -12,7 +12,7 @@ import java.nio.charset.StandardCharsets;
  * of waiting for their own timeout.
  *
  * <pre>
- *  0: u8 failure kind (1 timeout, 2 peer failure, 3 mismatch, 4 other), 3 bytes zero
+ *  0: u8 failure kind (1 timeout, 2 peer failure, 3 mismatch, 4 other, 5 corruption), 3 bytes zero
  *  4: int32 origin rank
  *  8: int32 the rank the origin's failure concerned (a dead peer, say), or -1
  * 12: int32 UTF-8 text length, then the text (at most {@link #MAX_TEXT_BYTES} bytes)

@@ -3,18 +3,23 @@ package io.ringstar.algorithm;
 import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveMismatchException;
 import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.DistributedConfig;
+import io.ringstar.PayloadCorruptionException;
 import io.ringstar.Transport;
 import io.ringstar.protocol.MessageHeader;
 import io.ringstar.protocol.MessageKind;
 import io.ringstar.tensor.ElementType;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.zip.CRC32C;
 
 /**
  * One collective on one rank: what every message of it must say (operation, sequence number,
  * layout), the deadline that bounds all of its waits, and the buffers it sends and receives
  * through. The algorithms talk to the transport only through this class, which writes and checks
  * every header, so a disagreement between ranks is reported the same way whatever the algorithm.
+ * With the checksum on, it also writes and verifies the CRC32C of every message (see
+ * {@link MessageHeader}), so no algorithm reduces or copies out bytes that changed on the way.
  */
 public final class CollectiveCall {
     private final Transport transport;
@@ -29,7 +34,11 @@ public final class CollectiveCall {
     private final String layoutDescription;
     private final long deadlineNanos;
     private final Duration timeout;
-    /** The header's 48 bytes as one reusable view: transports leave a sent buffer's position alone. */
+    private final boolean checksummed;
+    /** Header flags of every message this rank sends. */
+    private final int flags;
+    private final CRC32C crc = new CRC32C();
+    /** The header's bytes as one reusable view: transports leave a sent buffer's position alone. */
     private final ByteBuffer headerView;
     private final MessageHeader outgoing = new MessageHeader();
     private final ByteBuffer receiveBuffer;
@@ -37,13 +46,14 @@ public final class CollectiveCall {
     private AbortNotice relayedNotice;
 
     /**
+     * @param checksummed whether every message carries, and must carry, a CRC32C
      * @param headerBuffer at least {@link MessageHeader#LENGTH} bytes, reused for every header sent
      * @param receiveBuffer reused for every message received; must hold a header and the largest
      *     payload of the call, and at least {@link #minimumReceiveBytes(int)}
      */
     public CollectiveCall(Transport transport, String operation, long sequence, ElementType type, long elementCount,
             long fingerprint, int tensorCount, String layoutDescription, long deadlineNanos, Duration timeout,
-            ByteBuffer headerBuffer, ByteBuffer receiveBuffer) {
+            boolean checksummed, ByteBuffer headerBuffer, ByteBuffer receiveBuffer) {
         this.transport = transport;
         this.operation = operation;
         this.rank = transport.rank();
@@ -56,6 +66,8 @@ public final class CollectiveCall {
         this.layoutDescription = layoutDescription;
         this.deadlineNanos = deadlineNanos;
         this.timeout = timeout;
+        this.checksummed = checksummed;
+        this.flags = checksummed ? MessageHeader.FLAG_CHECKSUM : 0;
         this.headerView = headerBuffer.duplicate().position(0).limit(MessageHeader.LENGTH);
         this.receiveBuffer = receiveBuffer;
         outgoing.wrap(headerBuffer);
@@ -89,9 +101,12 @@ public final class CollectiveCall {
      */
     public void send(int destRank, MessageKind kind, int messageIndex, ByteBuffer source, int byteOffset,
             int byteLength) {
-        outgoing.write(kind, type.code(), rank, messageIndex, sequence, elementCount, fingerprint, tensorCount,
+        outgoing.write(kind, type.code(), flags, rank, messageIndex, sequence, elementCount, fingerprint, tensorCount,
                 byteLength);
         ByteBuffer payload = source.duplicate().limit(byteOffset + byteLength).position(byteOffset);
+        if (checksummed) {
+            outgoing.checksum(outgoing.computeChecksum(crc, payload, byteOffset, byteOffset + byteLength));
+        }
         try {
             transport.send(destRank, headerView, payload);
         } catch (CollectiveException e) {
@@ -107,7 +122,9 @@ public final class CollectiveCall {
      *
      * @return the buffer holding it; the payload starts at {@link MessageHeader#LENGTH}. Valid until
      *     the next receive.
-     * @throws CollectiveMismatchException if anything in it disagrees with this rank's call
+     * @throws CollectiveMismatchException if anything in it disagrees with this rank's call, the
+     *     checksum setting included
+     * @throws PayloadCorruptionException if it carries a checksum that its bytes do not match
      * @throws CollectiveException of the reported kind if the peer sent an abort notice
      */
     public ByteBuffer receive(int srcRank, MessageKind kind, int messageIndex, int payloadBytes) {
@@ -134,6 +151,11 @@ public final class CollectiveCall {
             throw mismatch(src, "received " + length + " bytes from rank " + src
                     + " that are not a ringstar collective message of protocol version " + MessageHeader.VERSION);
         }
+        // Before any other field is believed: with a flipped bit there, the field checks below
+        // would report a disagreement between the ranks that never happened.
+        if (incoming.hasChecksum()) {
+            verifyChecksum(src, kind, messageIndex, length);
+        }
         MessageKind actualKind = incoming.kind();
         if (actualKind == MessageKind.ABORT) {
             AbortNotice notice = AbortNotice.decode(receiveBuffer, MessageHeader.LENGTH, length - MessageHeader.LENGTH);
@@ -145,6 +167,12 @@ public final class CollectiveCall {
                 throw Failures.create(notice.failureCode, operation, rank, culprit,
                         "rank " + notice.originRank + " failed and stopped the group: " + notice.text, null);
             }
+        }
+        if (incoming.hasChecksum() != checksummed) {
+            throw mismatch(src, "rank " + src + " sends " + (checksummed ? "without" : "with") + " a checksum, "
+                    + "this rank " + (checksummed ? "with" : "without") + " one: give every rank the same option "
+                    + DistributedConfig.CHECKSUM_OPTION + " (" + DistributedConfig.CHECKSUM_CRC32C + " or "
+                    + DistributedConfig.CHECKSUM_NONE + ")");
         }
         if (incoming.senderRank() != src) {
             throw mismatch(src, "a message from rank " + src + " says it comes from rank " + incoming.senderRank());
@@ -183,6 +211,18 @@ public final class CollectiveCall {
         }
     }
 
+    private void verifyChecksum(int src, MessageKind kind, int messageIndex, int length) {
+        int carried = incoming.checksum();
+        int computed = incoming.computeChecksum(crc, receiveBuffer, MessageHeader.LENGTH, length);
+        if (computed != carried) {
+            throw new PayloadCorruptionException(operation, rank, src, String.format(
+                    "message %d (%s) of collective #%d from rank %d failed its CRC32C check: the sender wrote %08x, "
+                            + "the header and %d payload bytes received give %08x; its bytes changed between rank %d "
+                            + "and this rank (in transit or in a buffer)",
+                    messageIndex, kind, sequence, src, carried, length - MessageHeader.LENGTH, computed, src));
+        }
+    }
+
     private static String describe(MessageKind kind, int messageIndex, int srcRank) {
         return "message " + messageIndex + " (" + kind + ") from rank " + srcRank;
     }
@@ -199,8 +239,11 @@ public final class CollectiveCall {
     public void abortPeers(CollectiveException failure) {
         AbortNotice notice = relayedNotice != null ? relayedNotice : AbortNotice.of(rank, failure);
         ByteBuffer payload = notice.encode();
-        outgoing.write(MessageKind.ABORT, type.code(), rank, 0, sequence, elementCount, fingerprint, tensorCount,
-                payload.remaining());
+        outgoing.write(MessageKind.ABORT, type.code(), flags, rank, 0, sequence, elementCount, fingerprint,
+                tensorCount, payload.remaining());
+        if (checksummed) {
+            outgoing.checksum(outgoing.computeChecksum(crc, payload, 0, payload.limit()));
+        }
         for (int peer = 0; peer < worldSize; peer++) {
             if (peer == rank || (relayedNotice != null && peer == relayedNotice.originRank)) {
                 continue;

@@ -3,6 +3,7 @@ package io.ringstar.algorithm;
 import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveMismatchException;
 import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.PayloadCorruptionException;
 import io.ringstar.PeerFailureException;
 
 /**
@@ -14,6 +15,7 @@ public final class Failures {
     static final int PEER_FAILURE = 2;
     static final int MISMATCH = 3;
     static final int OTHER = 4;
+    static final int CORRUPTION = 5;
 
     private Failures() {
     }
@@ -28,6 +30,9 @@ public final class Failures {
         if (e instanceof CollectiveMismatchException) {
             return MISMATCH;
         }
+        if (e instanceof PayloadCorruptionException) {
+            return CORRUPTION;
+        }
         return OTHER;
     }
 
@@ -39,6 +44,8 @@ public final class Failures {
                 return new PeerFailureException(operation, rank, peer, detail, cause);
             case MISMATCH:
                 return new CollectiveMismatchException(operation, rank, peer, detail, cause);
+            case CORRUPTION:
+                return new PayloadCorruptionException(operation, rank, peer, detail, cause);
             default:
                 return new CollectiveException(operation, rank, peer, detail, cause);
         }

@@ -2,10 +2,11 @@ package io.ringstar.protocol;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.zip.CRC32C;
 
 /**
- * Flyweight over the fixed 48-byte header that starts every collective message. Little-endian,
- * fixed offsets; the payload follows at byte 48 (8-byte aligned, so doubles stay aligned).
+ * Flyweight over the fixed 56-byte header that starts every collective message. Little-endian,
+ * fixed offsets; the payload follows at byte 56 (8-byte aligned, so doubles stay aligned).
  *
  * <pre>
  *  0                   1                   2                   3
@@ -13,7 +14,7 @@ import java.nio.ByteOrder;
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |            magic 0x52545352: bytes "RSTR" on the wire         |  0
  * +---------------+---------------+---------------+---------------+
- * |    version    |     kind      | element type  |   reserved    |  4
+ * |    version    |     kind      | element type  |     flags     |  4
  * +---------------+---------------+---------------+---------------+
  * |                          sender rank                          |  8
  * +---------------------------------------------------------------+
@@ -29,20 +30,35 @@ import java.nio.ByteOrder;
  * +---------------------------------------------------------------+
  * |                         payload bytes                         | 44
  * +---------------------------------------------------------------+
+ * |          CRC32C of bytes 0..47 and the payload, or 0          | 48
+ * +---------------------------------------------------------------+
+ * |                        reserved, zero                         | 52
+ * +---------------------------------------------------------------+
  * </pre>
  *
  * The sequence number counts the collectives of one aggregator, so a rank that skipped a call is
  * caught. The message index numbers the messages of one collective between one pair of ranks.
+ *
+ * <p>Flag {@link #FLAG_CHECKSUM} says that the checksum field holds the CRC32C (Castagnoli) of the
+ * header's first {@link #CHECKSUM_OFFSET} bytes followed by the payload. The header is covered too,
+ * so a flipped bit there is reported as corruption rather than as a disagreement between ranks
+ * that never happened. Without the flag the checksum field is zero and nobody reads it; the
+ * receiver compares the flag with its own setting, so ranks configured differently fail with a
+ * mismatch instead of one side trusting data the other never checked.
  */
 public final class MessageHeader {
-    public static final int LENGTH = 48;
+    public static final int LENGTH = 56;
     public static final int MAGIC = 0x52545352;
-    public static final int VERSION = 2;
+    /** 3: the header grew from 48 to 56 bytes for the checksum, and byte 7 became the flags. */
+    public static final int VERSION = 3;
+    /** Bit of the flags byte: the checksum field holds a CRC32C (see the class comment). */
+    public static final int FLAG_CHECKSUM = 1;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 4;
     public static final int KIND_OFFSET = 5;
     public static final int ELEMENT_TYPE_OFFSET = 6;
+    public static final int FLAGS_OFFSET = 7;
     public static final int SENDER_RANK_OFFSET = 8;
     public static final int MESSAGE_INDEX_OFFSET = 12;
     public static final int SEQUENCE_OFFSET = 16;
@@ -50,6 +66,9 @@ public final class MessageHeader {
     public static final int FINGERPRINT_OFFSET = 32;
     public static final int TENSOR_COUNT_OFFSET = 40;
     public static final int PAYLOAD_BYTES_OFFSET = 44;
+    /** Also the number of header bytes that the checksum covers: every field before it. */
+    public static final int CHECKSUM_OFFSET = 48;
+    public static final int RESERVED_OFFSET = 52;
 
     private ByteBuffer buffer;
 
@@ -65,14 +84,17 @@ public final class MessageHeader {
         return this;
     }
 
-    /** Writes every field; magic and version are implied. */
-    public MessageHeader write(MessageKind kind, int elementTypeCode, int senderRank, int messageIndex,
+    /**
+     * Writes every field but the checksum, which becomes zero ({@link #checksum(int)} sets it once
+     * the payload is known); magic and version are implied.
+     */
+    public MessageHeader write(MessageKind kind, int elementTypeCode, int flags, int senderRank, int messageIndex,
             long sequence, long elementCount, long fingerprint, int tensorCount, int payloadBytes) {
         buffer.putInt(MAGIC_OFFSET, MAGIC);
         buffer.put(VERSION_OFFSET, (byte) VERSION);
         buffer.put(KIND_OFFSET, (byte) kind.code());
         buffer.put(ELEMENT_TYPE_OFFSET, (byte) elementTypeCode);
-        buffer.put(ELEMENT_TYPE_OFFSET + 1, (byte) 0);
+        buffer.put(FLAGS_OFFSET, (byte) flags);
         buffer.putInt(SENDER_RANK_OFFSET, senderRank);
         buffer.putInt(MESSAGE_INDEX_OFFSET, messageIndex);
         buffer.putLong(SEQUENCE_OFFSET, sequence);
@@ -80,7 +102,36 @@ public final class MessageHeader {
         buffer.putLong(FINGERPRINT_OFFSET, fingerprint);
         buffer.putInt(TENSOR_COUNT_OFFSET, tensorCount);
         buffer.putInt(PAYLOAD_BYTES_OFFSET, payloadBytes);
+        buffer.putInt(CHECKSUM_OFFSET, 0);
+        buffer.putInt(RESERVED_OFFSET, 0);
         return this;
+    }
+
+    /** Sets the checksum field, leaving every other field as it is. */
+    public MessageHeader checksum(int checksum) {
+        buffer.putInt(CHECKSUM_OFFSET, checksum);
+        return this;
+    }
+
+    /**
+     * The CRC32C of this header's first {@link #CHECKSUM_OFFSET} bytes followed by bytes
+     * {@code [from, to)} of {@code payload} (which may be the header's own buffer). Resets
+     * {@code crc} first; leaves the position and limit of both buffers as they were.
+     */
+    public int computeChecksum(CRC32C crc, ByteBuffer payload, int from, int to) {
+        crc.reset();
+        update(crc, buffer, 0, CHECKSUM_OFFSET);
+        update(crc, payload, from, to);
+        return (int) crc.getValue();
+    }
+
+    /** Feeds bytes {@code [from, to)} through the buffer itself, not a duplicate: nothing allocated per message. */
+    private static void update(CRC32C crc, ByteBuffer bytes, int from, int to) {
+        int position = bytes.position();
+        int limit = bytes.limit();
+        bytes.limit(to).position(from);
+        crc.update(bytes);
+        bytes.limit(limit).position(position);
     }
 
     public int magic() {
@@ -102,6 +153,15 @@ public final class MessageHeader {
 
     public int elementTypeCode() {
         return buffer.get(ELEMENT_TYPE_OFFSET) & 0xFF;
+    }
+
+    public int flags() {
+        return buffer.get(FLAGS_OFFSET) & 0xFF;
+    }
+
+    /** Whether {@link #FLAG_CHECKSUM} is set. */
+    public boolean hasChecksum() {
+        return (flags() & FLAG_CHECKSUM) != 0;
     }
 
     public int senderRank() {
@@ -132,10 +192,17 @@ public final class MessageHeader {
         return buffer.getInt(PAYLOAD_BYTES_OFFSET);
     }
 
+    /** The checksum field as written; meaningful only if {@link #hasChecksum()}. */
+    public int checksum() {
+        return buffer.getInt(CHECKSUM_OFFSET);
+    }
+
     @Override
     public String toString() {
-        return "MessageHeader{kind=" + kind() + ", elementType=" + elementTypeCode() + ", sender=" + senderRank()
+        return "MessageHeader{kind=" + kind() + ", elementType=" + elementTypeCode() + ", flags=" + flags()
+                + ", sender=" + senderRank()
                 + ", index=" + messageIndex() + ", sequence=" + sequence() + ", elements=" + elementCount()
-                + ", tensors=" + tensorCount() + ", payloadBytes=" + payloadBytes() + '}';
+                + ", tensors=" + tensorCount() + ", payloadBytes=" + payloadBytes()
+                + (hasChecksum() ? ", checksum=" + Integer.toHexString(checksum()) : "") + '}';
     }
 }

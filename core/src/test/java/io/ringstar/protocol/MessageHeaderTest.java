@@ -1,15 +1,19 @@
 package io.ringstar.protocol;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -28,19 +32,21 @@ class MessageHeaderTest {
     }
 
     private static MessageHeader written(ByteBuffer buffer) {
-        return new MessageHeader().wrap(buffer).write(MessageKind.STAR_REDUCE, 2, 7, 0x01020304, SEQUENCE,
-                ELEMENTS, FINGERPRINT, 3, 4096);
+        return new MessageHeader().wrap(buffer).write(MessageKind.STAR_REDUCE, 2, MessageHeader.FLAG_CHECKSUM, 7,
+                0x01020304, SEQUENCE, ELEMENTS, FINGERPRINT, 3, 4096);
     }
 
     @Test
     void constantsMatchTheByteDiagram() {
-        assertEquals(48, MessageHeader.LENGTH);
+        assertEquals(56, MessageHeader.LENGTH);
         assertEquals(0x52545352, MessageHeader.MAGIC);
-        assertEquals(2, MessageHeader.VERSION);
+        assertEquals(3, MessageHeader.VERSION);
+        assertEquals(1, MessageHeader.FLAG_CHECKSUM);
         assertEquals(0, MessageHeader.MAGIC_OFFSET);
         assertEquals(4, MessageHeader.VERSION_OFFSET);
         assertEquals(5, MessageHeader.KIND_OFFSET);
         assertEquals(6, MessageHeader.ELEMENT_TYPE_OFFSET);
+        assertEquals(7, MessageHeader.FLAGS_OFFSET);
         assertEquals(8, MessageHeader.SENDER_RANK_OFFSET);
         assertEquals(12, MessageHeader.MESSAGE_INDEX_OFFSET);
         assertEquals(16, MessageHeader.SEQUENCE_OFFSET);
@@ -48,16 +54,20 @@ class MessageHeaderTest {
         assertEquals(32, MessageHeader.FINGERPRINT_OFFSET);
         assertEquals(40, MessageHeader.TENSOR_COUNT_OFFSET);
         assertEquals(44, MessageHeader.PAYLOAD_BYTES_OFFSET);
+        assertEquals(48, MessageHeader.CHECKSUM_OFFSET);
+        assertEquals(52, MessageHeader.RESERVED_OFFSET);
     }
 
     @Test
     void writeThenReadEveryField() {
         MessageHeader header = written(dirty(MessageHeader.LENGTH));
         assertEquals(MessageHeader.MAGIC, header.magic());
-        assertEquals(2, header.version());
+        assertEquals(3, header.version());
         assertSame(MessageKind.STAR_REDUCE, header.kind());
         assertEquals(4, header.kindCode());
         assertEquals(2, header.elementTypeCode());
+        assertEquals(MessageHeader.FLAG_CHECKSUM, header.flags());
+        assertTrue(header.hasChecksum());
         assertEquals(7, header.senderRank());
         assertEquals(0x01020304, header.messageIndex());
         assertEquals(SEQUENCE, header.sequence());
@@ -65,20 +75,24 @@ class MessageHeaderTest {
         assertEquals(FINGERPRINT, header.fingerprint());
         assertEquals(3, header.tensorCount());
         assertEquals(4096, header.payloadBytes());
+        assertEquals(0, header.checksum(), "write clears the checksum of an earlier message");
+        assertEquals(0xCAFEF00D, header.checksum(0xCAFEF00D).checksum());
+        assertEquals(0x01020304, header.messageIndex(), "setting the checksum leaves the other fields alone");
     }
 
     @Test
     void readsBackThroughASecondFlyweightOverACopy() {
-        ByteBuffer first = dirty(64);
-        written(first);
-        ByteBuffer copy = ByteBuffer.wrap(Arrays.copyOf(first.array(), 64));
+        ByteBuffer first = dirty(72);
+        written(first).checksum(0x0BADF00D);
+        ByteBuffer copy = ByteBuffer.wrap(Arrays.copyOf(first.array(), 72));
         MessageHeader header = new MessageHeader().wrap(copy);
         assertSame(MessageKind.STAR_REDUCE, header.kind());
         assertEquals(SEQUENCE, header.sequence());
         assertEquals(FINGERPRINT, header.fingerprint());
         assertEquals(4096, header.payloadBytes());
+        assertEquals(0x0BADF00D, header.checksum());
         // Bytes past the header are not touched.
-        for (int i = MessageHeader.LENGTH; i < 64; i++) {
+        for (int i = MessageHeader.LENGTH; i < 72; i++) {
             assertEquals((byte) 0xEE, copy.get(i), "byte " + i);
         }
     }
@@ -86,17 +100,17 @@ class MessageHeaderTest {
     @Test
     void bytesAreLittleEndianAtTheDocumentedOffsets() {
         ByteBuffer buffer = dirty(MessageHeader.LENGTH);
-        written(buffer);
+        written(buffer).checksum(0x11223344);
         byte[] b = buffer.array();
         // magic 0x52545352, least significant byte first: "RSTR"
         assertEquals('R', b[0]);
         assertEquals('S', b[1]);
         assertEquals('T', b[2]);
         assertEquals('R', b[3]);
-        assertEquals(2, b[4]);
+        assertEquals(3, b[4]);
         assertEquals(4, b[5]);
         assertEquals(2, b[6]);
-        assertEquals(0, b[7], "reserved byte is zeroed even when the buffer was dirty");
+        assertEquals(1, b[7], "flags: the checksum bit");
         assertEquals(7, b[8]);
         assertEquals(0, b[9]);
         assertEquals(0, b[11]);
@@ -117,6 +131,11 @@ class MessageHeaderTest {
         assertEquals(0x10, b[45]);
         assertEquals(0, b[46]);
         assertEquals(0, b[47]);
+        assertEquals(0x44, b[48]);
+        assertEquals(0x11, b[51]);
+        for (int i = MessageHeader.RESERVED_OFFSET; i < MessageHeader.LENGTH; i++) {
+            assertEquals(0, b[i], "reserved byte " + i + " is zeroed even when the buffer was dirty");
+        }
         assertEquals(ByteOrder.LITTLE_ENDIAN, buffer.order());
     }
 
@@ -133,8 +152,8 @@ class MessageHeaderTest {
     @Test
     void worksOverDirectBuffers() {
         ByteBuffer buffer = ByteBuffer.allocateDirect(MessageHeader.LENGTH);
-        MessageHeader header = new MessageHeader().wrap(buffer).write(MessageKind.ABORT, 255, Integer.MAX_VALUE, -1,
-                Long.MIN_VALUE, Long.MAX_VALUE, -1L, Integer.MIN_VALUE, 0);
+        MessageHeader header = new MessageHeader().wrap(buffer).write(MessageKind.ABORT, 255, 0, Integer.MAX_VALUE,
+                -1, Long.MIN_VALUE, Long.MAX_VALUE, -1L, Integer.MIN_VALUE, 0);
         assertSame(MessageKind.ABORT, header.kind());
         assertEquals(15, header.kindCode());
         assertEquals(255, header.elementTypeCode());
@@ -145,6 +164,7 @@ class MessageHeaderTest {
         assertEquals(-1L, header.fingerprint());
         assertEquals(Integer.MIN_VALUE, header.tensorCount());
         assertEquals(0, header.payloadBytes());
+        assertFalse(header.hasChecksum());
         assertEquals((byte) 0x80, buffer.get(23), "most significant byte of Long.MIN_VALUE is last");
     }
 
@@ -160,10 +180,51 @@ class MessageHeaderTest {
     @Test
     void rejectsABufferShorterThanTheHeader() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> new MessageHeader().wrap(ByteBuffer.allocate(47)));
-        assertEquals("header needs 48 bytes, buffer's limit is 47", e.getMessage());
+                () -> new MessageHeader().wrap(ByteBuffer.allocate(55)));
+        assertEquals("header needs 56 bytes, buffer's limit is 55", e.getMessage());
         ByteBuffer largeButLimited = ByteBuffer.allocate(64).limit(40);
         assertThrows(IllegalArgumentException.class, () -> new MessageHeader().wrap(largeButLimited));
+    }
+
+    @Test
+    void checksumIsTheCrc32cOfTheFirst48HeaderBytesAndThePayload() {
+        ByteBuffer message = dirty(MessageHeader.LENGTH + 13);
+        MessageHeader header = written(message);
+        for (int i = 0; i < 13; i++) {
+            message.put(MessageHeader.LENGTH + i, (byte) (i * 37));
+        }
+        message.position(5).limit(60);
+        // Computed independently: CRC32C over a plain copy of the covered bytes.
+        CRC32C reference = new CRC32C();
+        byte[] bytes = message.array();
+        reference.update(bytes, 0, MessageHeader.CHECKSUM_OFFSET);
+        reference.update(bytes, MessageHeader.LENGTH, 13);
+        int expected = (int) reference.getValue();
+        CRC32C crc = new CRC32C();
+        crc.update(new byte[] {1, 2, 3});
+        assertEquals(expected, header.computeChecksum(crc, message, MessageHeader.LENGTH, MessageHeader.LENGTH + 13),
+                "the CRC is reset first and reads past the buffer's limit when told to");
+        assertEquals(5, message.position(), "position left alone");
+        assertEquals(60, message.limit(), "limit left alone");
+
+        // The checksum field and the reserved word are not covered, so writing it changes nothing.
+        header.checksum(expected);
+        message.put(MessageHeader.RESERVED_OFFSET, (byte) 9);
+        assertEquals(expected, header.computeChecksum(crc, message, MessageHeader.LENGTH, MessageHeader.LENGTH + 13));
+        // One flipped bit anywhere in the header fields or the payload changes it.
+        for (int bit : new int[] {0, 7 * 8, 47 * 8 + 7, MessageHeader.LENGTH * 8, (MessageHeader.LENGTH + 12) * 8 + 3}) {
+            bytes[bit / 8] ^= (byte) (1 << (bit % 8));
+            assertNotEquals(expected, header.computeChecksum(crc, message, MessageHeader.LENGTH,
+                    MessageHeader.LENGTH + 13), "bit " + bit + " flipped");
+            bytes[bit / 8] ^= (byte) (1 << (bit % 8));
+        }
+
+        // A payload in another, direct buffer gives the same value.
+        ByteBuffer direct = ByteBuffer.allocateDirect(20);
+        direct.put(3, bytes, MessageHeader.LENGTH, 13);
+        assertEquals(expected, header.computeChecksum(crc, direct, 3, 16));
+        assertEquals(0, direct.position());
+        assertEquals(20, direct.limit());
     }
 
     @ParameterizedTest
@@ -171,7 +232,7 @@ class MessageHeaderTest {
     void kindCodeRoundTrips(MessageKind kind) {
         assertSame(kind, MessageKind.fromCode(kind.code()));
         ByteBuffer buffer = ByteBuffer.allocate(MessageHeader.LENGTH);
-        MessageHeader header = new MessageHeader().wrap(buffer).write(kind, 1, 0, 0, 0, 0, 0, 0, 0);
+        MessageHeader header = new MessageHeader().wrap(buffer).write(kind, 1, 0, 0, 0, 0, 0, 0, 0, 0);
         assertSame(kind, header.kind());
         assertEquals(kind.code(), buffer.get(MessageHeader.KIND_OFFSET));
     }

@@ -72,6 +72,21 @@ public abstract class AggregatorConformanceTest {
         return new int[] {0, 1, 2, 7, 1000, 1_000_003};
     }
 
+    /**
+     * Options every aggregator of the suite gets before each test's own, so that a subclass can run
+     * the whole contract with a setting on (the checksum, say).
+     */
+    protected Map<String, String> suiteOptions() {
+        return Map.of();
+    }
+
+    private DistributedConfig.Builder configBuilder(int worldSize, int rank, Duration timeout) {
+        DistributedConfig.Builder builder = DistributedConfig.builder().worldSize(worldSize).rank(rank)
+                .timeout(timeout);
+        suiteOptions().forEach(builder::option);
+        return builder;
+    }
+
     /** Runs {@code body} on every rank with its own aggregator, closing them all at the end. */
     protected <T> List<Ranks.Outcome<T>> withAggregators(Algorithm algorithm, int worldSize, Duration timeout,
             int chunkBytes, AggregatorBody<T> body) {
@@ -85,8 +100,7 @@ public abstract class AggregatorConformanceTest {
         List<GradientAggregator> aggregators = new ArrayList<>();
         try {
             for (int rank = 0; rank < worldSize; rank++) {
-                DistributedConfig.Builder builder = DistributedConfig.builder().worldSize(worldSize).rank(rank)
-                        .timeout(timeout);
+                DistributedConfig.Builder builder = configBuilder(worldSize, rank, timeout);
                 options.forEach(builder::option);
                 DistributedConfig config = builder.build();
                 aggregators.add(algorithm.create(config, transports.get(rank)));
@@ -403,8 +417,8 @@ public abstract class AggregatorConformanceTest {
         List<Transport> transports = createGroup(3, Duration.ofSeconds(30));
         List<GradientAggregator> aggregators = new ArrayList<>();
         for (int rank = 0; rank < 3; rank++) {
-            aggregators.add(algorithm.create(DistributedConfig.builder().worldSize(3).rank(rank)
-                    .timeout(Duration.ofSeconds(30)).build(), transports.get(rank)));
+            aggregators.add(algorithm.create(configBuilder(3, rank, Duration.ofSeconds(30)).build(),
+                    transports.get(rank)));
         }
         try {
             List<Ranks.Outcome<Object>> outcomes = Ranks.run(3, LIMIT, rank -> {

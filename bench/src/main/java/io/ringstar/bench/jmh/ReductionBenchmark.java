@@ -8,16 +8,13 @@ import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The reduction kernels against a plain copy of the same bytes, on direct little-endian buffers
@@ -25,22 +22,21 @@ import org.openjdk.jmh.annotations.Warmup;
  * speed, so {@code add} should come close to {@code copy}: per byte of the buffer, {@code add}
  * reads two and writes one, {@code copy} reads one and writes one.
  *
- * <p>Each result has a secondary score {@code :bytes}, the buffer bytes processed per second;
- * compare those of {@code addFloat}, {@code addDouble} and {@code copy} at one size.
+ * <p>Each result has a secondary score {@code :bytes}, the buffer bytes processed per second
+ * (divide by 1e9 for GB/s); compare those of {@code addFloat}, {@code addDouble} and {@code copy}
+ * at one size. The primary score counts calls, which differ in bytes between sizes.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
-@Fork(value = 1, jvmArgsAppend = {
-        "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-        "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-        "--add-opens", "java.base/java.nio=ALL-UNNAMED"})
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-public class ReductionBenchmark {
+public class ReductionBenchmark extends BenchmarkDefaults {
 
-    /** Size of each buffer in bytes: in cache, around the default chunk size, and far beyond the caches. */
-    @Param({"65536", "1048576", "16777216"})
+    /**
+     * Size of each buffer in bytes: in the first-level cache, the size of one ring chunk, and far
+     * beyond the caches (the two buffers of 64 MiB are four times this machine's 32 MiB L3; 16 MiB
+     * ones would still fit in it).
+     */
+    @Param({"4096", "1048576", "67108864"})
     public int bytes;
 
     private ByteBuffer dst;

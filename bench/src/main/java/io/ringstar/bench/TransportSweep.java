@@ -1,0 +1,292 @@
+package io.ringstar.bench;
+
+import io.ringstar.AllReduceAggregator;
+import io.ringstar.DistributedConfig;
+import io.ringstar.GradientAggregator;
+import io.ringstar.Transport;
+import io.ringstar.Transports;
+import io.ringstar.tensor.ElementType;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+
+/**
+ * One transport's part of a bench run: this process's ranks (all of them as threads, or its one
+ * rank), their transports, one aggregator per algorithm on each, and a control aggregator (a ring
+ * with default settings, whatever the flags say) for the small collectives that keep the ranks in
+ * agreement: the plan check at start and, with one rank per process, gathering every rank's
+ * memory and wrong-element counts after each row. Every algorithm borrows the same transports,
+ * which this object owns and closes.
+ */
+final class TransportSweep implements AutoCloseable {
+    /** A row of the control gather: heap peak, off-heap peak, wrong elements. */
+    private static final int GATHERED_VALUES = 3;
+
+    private final BenchCommand.Settings settings;
+    private final RankPlacement placement;
+    private final MemoryMeter memory;
+    private final RankThreads threads;
+    private final List<Transport> transports;
+    private final List<GradientAggregator> control = new ArrayList<>();
+    private final Map<Algorithm, List<GradientAggregator>> groups = new EnumMap<>(Algorithm.class);
+
+    /** One rank's outcome for one row. */
+    private record RankTimes(long wrong, long[] nanosPerCall) {
+    }
+
+    /** What one rank learnt from the plan check. */
+    private record PlanCheck(double[] rankZeroPlan, List<Integer> differingRanks) {
+    }
+
+    private TransportSweep(BenchCommand.Settings settings, RankPlacement placement, MemoryMeter memory,
+            RankThreads threads, List<Transport> transports) {
+        this.settings = settings;
+        this.placement = placement;
+        this.memory = memory;
+        this.threads = threads;
+        this.transports = transports;
+    }
+
+    /**
+     * Opens this process's ranks of {@code placement}: blocks until the whole group has formed, at
+     * most the placement's timeout plus 30 s.
+     *
+     * @param memory watched around each row; the caller keeps ownership
+     * @throws RankFailureException if a rank cannot join; nothing is left open then
+     */
+    static TransportSweep open(BenchCommand.Settings settings, RankPlacement placement, MemoryMeter memory) {
+        RankThreads threads = new RankThreads(placement.localRanks());
+        List<Transport> transports;
+        try {
+            transports = threads.openTransports(placement);
+        } catch (RuntimeException e) {
+            threads.close();
+            throw e;
+        }
+        TransportSweep sweep = new TransportSweep(settings, placement, memory, threads, transports);
+        try {
+            for (int local = 0; local < transports.size(); local++) {
+                sweep.control.add(new AllReduceAggregator(sweep.aggregatorConfig(local, false),
+                        Transports.borrowed(transports.get(local))));
+            }
+            for (Algorithm algorithm : settings.algorithms()) {
+                List<GradientAggregator> aggregators = new ArrayList<>();
+                sweep.groups.put(algorithm, aggregators);
+                for (int local = 0; local < transports.size(); local++) {
+                    // The algorithms take turns on the same transports, so none of them may close them.
+                    aggregators.add(algorithm.create(sweep.aggregatorConfig(local, true),
+                            Transports.borrowed(transports.get(local))));
+                }
+            }
+            return sweep;
+        } catch (RuntimeException e) {
+            sweep.close();
+            throw e;
+        }
+    }
+
+    private DistributedConfig aggregatorConfig(int local, boolean withFlags) {
+        DistributedConfig.Builder config = DistributedConfig.builder()
+                .worldSize(placement.config().worldSize())
+                .rank(placement.groupRank(local))
+                .timeout(placement.config().timeout());
+        // Options from the flags and environment (--checksum, say) reach the aggregators too.
+        placement.config().options().forEach(config::option);
+        if (withFlags && settings.chunkBytes() != BenchCommand.Settings.AUTO) {
+            config.option(AllReduceAggregator.CHUNK_BYTES_OPTION, Integer.toString(settings.chunkBytes()));
+        }
+        return config.build();
+    }
+
+    String transport() {
+        return placement.config().transport();
+    }
+
+    /**
+     * Checks that every rank runs the same sweep as rank 0: rank 0 broadcasts its plan (the flags
+     * that decide which calls a rank makes and how many, {@link BenchCommand.Settings#plan}), each
+     * rank compares it with its own, and an all-reduce of one flag per rank tells every rank who
+     * differs. Ranks given different {@code --iters}, say, would otherwise call different numbers
+     * of collectives and fail later with a timeout or a mismatch that hides the cause.
+     *
+     * @throws UsageException on every rank when any rank differs, naming the ranks and, on a rank
+     *     that differs, its flags against rank 0's
+     */
+    void agreeOnPlan() throws UsageException {
+        double[] mine = settings.plan().stream().mapToDouble(BenchCommand.PlanEntry::value).toArray();
+        int worldSize = placement.config().worldSize();
+        List<PlanCheck> checks = threads.run(local -> {
+            GradientAggregator aggregator = control.get(local);
+            INDArray own = Nd4j.createFromArray(mine);
+            INDArray[] fromRankZero = aggregator.broadcastParams(own);
+            double[] rankZeroPlan = fromRankZero[0].toDoubleVector();
+            release(fromRankZero);
+            own.close();
+            INDArray vote = Nd4j.zeros(DataType.DOUBLE, worldSize);
+            if (!Arrays.equals(mine, rankZeroPlan)) {
+                vote.putScalar(placement.groupRank(local), 1.0);
+            }
+            INDArray[] votes = aggregator.reduceGradients(vote);
+            vote.close();
+            List<Integer> differing = new ArrayList<>();
+            for (int rank = 0; rank < worldSize; rank++) {
+                if (Math.round(votes[0].getDouble(rank) * worldSize) != 0) {
+                    differing.add(rank);
+                }
+            }
+            release(votes);
+            return new PlanCheck(rankZeroPlan, differing);
+        }, settings.timeout().multipliedBy(2).plusSeconds(30));
+        PlanCheck check = checks.get(0);
+        if (check.differingRanks().isEmpty()) {
+            return;
+        }
+        int rank = placement.groupRank(0);
+        if (placement.oneRankPerProcess() && check.differingRanks().contains(rank)) {
+            List<String> differences = new ArrayList<>();
+            List<BenchCommand.PlanEntry> plan = settings.plan();
+            for (int i = 0; i < plan.size(); i++) {
+                BenchCommand.PlanEntry entry = plan.get(i);
+                if (entry.value() != check.rankZeroPlan()[i]) {
+                    differences.add(entry.flag() + " " + entry.describe(entry.value()) + " here but "
+                            + entry.describe(check.rankZeroPlan()[i]) + " on rank 0");
+                }
+            }
+            throw new UsageException("rank " + rank + " was given other bench flags than rank 0: "
+                    + String.join(", ", differences) + "; give every rank the same flags");
+        }
+        List<Integer> differing = check.differingRanks();
+        String ranks = differing.stream().map(String::valueOf).collect(Collectors.joining(", "));
+        throw new UsageException((differing.size() == 1 ? "rank " + ranks + " was" : "ranks " + ranks + " were")
+                + " given other bench flags than rank 0 (each says which); give every rank the same flags");
+    }
+
+    /** Every local rank's input for one size: its {@link ClosedFormPattern} values; the caller closes them. */
+    List<INDArray> inputs(ElementType type, int count) {
+        return threads.run(local -> ClosedFormPattern.create(type, placement.groupRank(local), count),
+                Duration.ofMinutes(5));
+    }
+
+    /**
+     * One row: every rank checks one call, makes the warm-up calls, meets the others at the
+     * transport's barrier and times each of its calls; the memory meter watches throughout.
+     */
+    BenchRow measure(ElementType type, long size, List<INDArray> inputs, Algorithm algorithm, Operation operation) {
+        int iters = settings.itersFor(size);
+        int warmup = settings.warmupFor(size);
+        int worldSize = placement.config().worldSize();
+        List<GradientAggregator> aggregators = groups.get(algorithm);
+        // Each call ends within the timeout by contract; this only guards against a bug in that.
+        Duration limit = settings.timeout().multipliedBy(iters + warmup + 3L);
+        memory.start();
+        List<RankTimes> ranks = threads.run(local -> {
+            GradientAggregator aggregator = aggregators.get(local);
+            INDArray input = inputs.get(local);
+            INDArray[] checked = operation.call(aggregator, input);
+            long wrong = ClosedFormPattern.countWrong(checked[0], type, operation, worldSize);
+            release(checked);
+            for (int i = 0; i < warmup; i++) {
+                release(operation.call(aggregator, input));
+            }
+            transports.get(local).barrier();
+            long[] nanos = new long[iters];
+            long before = System.nanoTime();
+            for (int i = 0; i < iters; i++) {
+                release(operation.call(aggregator, input));
+                long after = System.nanoTime();
+                nanos[i] = after - before;
+                before = after;
+            }
+            return new RankTimes(wrong, nanos);
+        }, limit);
+        MemoryMeter.Peaks peaks = memory.stop();
+
+        // Threads: the slowest rank's time for each call; a process has only its own rank's.
+        long[] perCall = new long[iters];
+        for (RankTimes rank : ranks) {
+            for (int i = 0; i < iters; i++) {
+                perCall[i] = Math.max(perCall[i], rank.nanosPerCall()[i]);
+            }
+        }
+        long wrong = ranks.stream().mapToLong(RankTimes::wrong).sum();
+        List<Long> heap = List.of(peaks.heapBytes());
+        List<Long> offHeap = List.of(peaks.offHeapBytes());
+        if (placement.oneRankPerProcess()) {
+            long[][] gathered = gather(new long[] {peaks.heapBytes(), peaks.offHeapBytes(), wrong});
+            heap = column(gathered, 0);
+            offHeap = column(gathered, 1);
+            wrong = column(gathered, 2).stream().mapToLong(Long::longValue).sum();
+        }
+        return new BenchRow(transport(), type, algorithm, operation, size, size / type.bytes(), iters,
+                BenchRow.percentile(perCall, 50), BenchRow.percentile(perCall, 99),
+                operation.busBandwidthFactor(worldSize), wrong, heap, offHeap);
+    }
+
+    /**
+     * Every rank's {@code values} at every rank, with one rank per process: each rank writes its
+     * values into its own slots of a zeroed vector, the control ring averages the vectors, and
+     * multiplying by the world size gives back each value. The sum has one non-zero term per slot
+     * and a double holds whole numbers exactly below 2^53, so rounding recovers them exactly.
+     */
+    private long[][] gather(long[] values) {
+        int worldSize = placement.config().worldSize();
+        int rank = placement.groupRank(0);
+        double[] slots = threads.run(local -> {
+            INDArray mine = Nd4j.zeros(DataType.DOUBLE, (long) worldSize * values.length);
+            for (int j = 0; j < values.length; j++) {
+                mine.putScalar((long) rank * values.length + j, (double) values[j]);
+            }
+            INDArray[] average = control.get(local).reduceGradients(mine);
+            mine.close();
+            double[] result = average[0].toDoubleVector();
+            release(average);
+            return result;
+        }, settings.timeout().plusSeconds(30)).get(0);
+        long[][] gathered = new long[worldSize][values.length];
+        for (int r = 0; r < worldSize; r++) {
+            for (int j = 0; j < values.length; j++) {
+                gathered[r][j] = Math.round(slots[r * values.length + j] * worldSize);
+            }
+        }
+        return gathered;
+    }
+
+    private static List<Long> column(long[][] table, int column) {
+        return Arrays.stream(table).map(row -> row[column]).toList();
+    }
+
+    /** Off-heap bytes each algorithm's aggregators hold between calls, per local rank. */
+    Map<Algorithm, List<Long>> bufferBytes() {
+        Map<Algorithm, List<Long>> bytes = new EnumMap<>(Algorithm.class);
+        groups.forEach((algorithm, aggregators) -> bytes.put(algorithm,
+                aggregators.stream().map(Algorithm::bufferBytes).toList()));
+        return bytes;
+    }
+
+    /**
+     * Frees results at once: a training step would keep them, but a benchmark that leaves them to
+     * the garbage collector measures ND4J's memory pressure rather than the collective.
+     */
+    private static void release(INDArray[] results) {
+        for (INDArray result : results) {
+            if (result.closeable()) {
+                result.close();
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        groups.values().forEach(aggregators -> aggregators.forEach(GradientAggregator::close));
+        control.forEach(GradientAggregator::close);
+        transports.forEach(Transport::close);
+        threads.close();
+    }
+}
