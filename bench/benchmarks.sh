@@ -83,7 +83,8 @@ step() {
   begin=$(date +%s)
   # With pipefail the pipeline's status is the command's unless tee itself fails.
   "$@" 2>&1 | tee -a "$log" || status=$?
-  echo "$name|$*|$(( $(date +%s) - begin ))|$status" >> "$steps_file"
+  # Tab-separated: commands hold '|' (JMH's regular expression), never a tab.
+  printf '%s\t%s\t%s\t%s\n' "$name" "$*" "$(( $(date +%s) - begin ))" "$status" >> "$steps_file"
   return 0
 }
 
@@ -166,7 +167,8 @@ jmh_table() {
       next
     }
     {
-      name = $col["Benchmark"]; sub(/^.*\.jmh\./, "", name)
+      # From the class on: io.ringstar.transport.netty.FrameHeaderBenchmark.write -> FrameHeaderBenchmark.write
+      name = $col["Benchmark"]; if (match(name, /[A-Za-z0-9]+Benchmark\./)) name = substr(name, RSTART)
       if (name ~ /:p/ && name !~ /:p0\.50$/ && name !~ /:p0\.99$/) next
       p = ""; for (i = 1; i <= np; i++) if ($params[i] != "") p = p (p == "" ? "" : ", ") pname[params[i]] "=" $params[i]
       score = $col["Score"]; error = $col["Score Error (99.9%)"]; unit = $col["Unit"]
@@ -206,7 +208,7 @@ bytes_label() {
 outcome() {
   local entry name command seconds status
   for entry in "${steps[@]}"; do
-    IFS='|' read -r name command seconds status <<< "$entry"
+    IFS=$'\t' read -r name command seconds status <<< "$entry"
     if [ "$name" = "$1" ]; then
       [ "$status" = 0 ] && echo "passed in $seconds s" || echo "FAILED (status $status) after $seconds s; see $log"
       return
@@ -219,7 +221,7 @@ outcome() {
 command_of() {
   local entry name command seconds status
   for entry in "${steps[@]}"; do
-    IFS='|' read -r name command seconds status <<< "$entry"
+    IFS=$'\t' read -r name command seconds status <<< "$entry"
     [ "$name" != "$1" ] || echo "$command"
   done
 }
@@ -245,8 +247,9 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //' || true)
   echo "| step | command | outcome |"
   echo "|---|---|---|"
   for entry in "${steps[@]}"; do
-    IFS='|' read -r name command seconds status <<< "$entry"
-    echo "| $name | \`$command\` | $(outcome "$name") |"
+    IFS=$'\t' read -r name command seconds status <<< "$entry"
+    # A '|' inside a table cell ends the cell unless escaped, even in code.
+    echo "| $name | \`${command//|/\\|}\` | $(outcome "$name") |"
   done
   [ "$(id -u)" = 0 ] || echo "| cluster | (needs root) | not run |"
 
@@ -368,6 +371,6 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //' || true)
 mv "$report.tmp" "$report"
 echo "== wrote $report ($(( (finished - started) / 60 )) min $(( (finished - started) % 60 )) s of benchmarks)"
 for entry in "${steps[@]}"; do
-  IFS='|' read -r name command seconds status <<< "$entry"
+  IFS=$'\t' read -r name command seconds status <<< "$entry"
   [ "$status" = 0 ] || { echo "benchmarks.sh: step $name failed; see $log" >&2; exit 1; }
 done
