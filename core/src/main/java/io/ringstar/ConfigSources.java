@@ -38,6 +38,8 @@ import java.util.Optional;
  *       transports also read a secret itself from {@code RINGSTAR_SECRET}</td></tr>
  *   <tr><td>checksum</td><td>{@code --checksum crc32c|none}</td><td>{@code RINGSTAR_CHECKSUM}; becomes the
  *       option {@value DistributedConfig#CHECKSUM_OPTION}</td></tr>
+ *   <tr><td>TLS (Netty)</td><td>{@code --tls-cert PEM}, {@code --tls-key PEM}, {@code --tls-trust PEM}</td>
+ *       <td>{@code RINGSTAR_TLS_CERT}, {@code RINGSTAR_TLS_KEY}, {@code RINGSTAR_TLS_TRUST}</td></tr>
  * </table>
  *
  * <p>Every problem is an {@link InvalidConfigException} whose message says what is missing or
@@ -52,12 +54,27 @@ public final class ConfigSources {
     public static final String TIMEOUT = "timeout";
     public static final String SECRET_FILE = "secret-file";
     public static final String CHECKSUM = "checksum";
+    public static final String TLS_CERT = "tls-cert";
+    public static final String TLS_KEY = "tls-key";
+    public static final String TLS_TRUST = "tls-trust";
     /** Every flag {@link #resolve} reads, in the order help texts list them. */
     public static final List<String> FLAGS = List.of(RANK, WORLD_SIZE, COORDINATOR, TRANSPORT, TIMEOUT, SECRET_FILE,
-            CHECKSUM);
+            CHECKSUM, TLS_CERT, TLS_KEY, TLS_TRUST);
 
     /** The option under which the secret file's path reaches the transports. */
     public static final String SECRET_FILE_OPTION = "secretFile";
+    /** The option naming this rank's certificate chain (PEM) for TLS. */
+    public static final String TLS_CERT_OPTION = "tls.cert";
+    /** The option naming this rank's private key (PKCS#8 PEM, unencrypted) for TLS. */
+    public static final String TLS_KEY_OPTION = "tls.key";
+    /** The option naming the certificates (PEM) a peer's certificate must be issued by, or be. */
+    public static final String TLS_TRUST_OPTION = "tls.trust";
+    /** Each TLS flag, its option and its environment variable. */
+    private static final String[][] TLS_SOURCES = {
+        {TLS_CERT, TLS_CERT_OPTION, "RINGSTAR_TLS_CERT"},
+        {TLS_KEY, TLS_KEY_OPTION, "RINGSTAR_TLS_KEY"},
+        {TLS_TRUST, TLS_TRUST_OPTION, "RINGSTAR_TLS_TRUST"},
+    };
 
     /** Launcher variables for the rank, innermost launcher first (see the class comment). */
     static final List<String> RANK_VARIABLES = List.of("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID");
@@ -99,6 +116,10 @@ public final class ConfigSources {
             parts.add("timeout " + c.timeout().toSeconds() + "s" + origin(TIMEOUT));
             c.option(SECRET_FILE_OPTION).ifPresent(path -> parts.add("secret file " + path + origin(SECRET_FILE)));
             c.option(DistributedConfig.CHECKSUM_OPTION).ifPresent(sum -> parts.add("checksum " + sum + origin(CHECKSUM)));
+            if (c.option(TLS_CERT_OPTION).isPresent() || c.option(TLS_TRUST_OPTION).isPresent()) {
+                parts.add("TLS certificate " + c.option(TLS_CERT_OPTION).orElse("(none)") + origin(TLS_CERT)
+                        + ", trusting " + c.option(TLS_TRUST_OPTION).orElse("(none)") + origin(TLS_TRUST));
+            }
             return String.join(", ", parts);
         }
 
@@ -170,6 +191,12 @@ public final class ConfigSources {
             builder.option(DistributedConfig.CHECKSUM_OPTION, checksum.value);
             origins.put(CHECKSUM, checksum.origin);
         });
+        for (String[] tls : TLS_SOURCES) {
+            single(flags.get(tls[0]), "--" + tls[0], env, tls[2]).ifPresent(file -> {
+                builder.option(tls[1], file.value);
+                origins.put(tls[0], file.origin);
+            });
+        }
         DistributedConfig config = builder.build();
         // A bad value stops the program here, before it connects, like every other value.
         TransportAggregator.checksummed(config);

@@ -23,6 +23,15 @@ final class CommandArguments {
      * @param known the flags the command accepts, with their leading {@code --}
      */
     static CommandArguments parse(List<String> args, Collection<String> known) throws UsageException {
+        return parse(args, known, List.of());
+    }
+
+    /**
+     * Parses {@code args} where the {@code switches} (with their leading {@code --}) take no value:
+     * given, they read as "true".
+     */
+    static CommandArguments parse(List<String> args, Collection<String> known, Collection<String> switches)
+            throws UsageException {
         CommandArguments parsed = new CommandArguments();
         for (int i = 0; i < args.size(); i++) {
             String arg = args.get(i);
@@ -36,8 +45,14 @@ final class CommandArguments {
                 name = arg.substring(0, equals);
                 value = arg.substring(equals + 1);
             }
-            if (!known.contains(name)) {
-                throw new UsageException("unknown flag '" + name + "'; known flags: " + String.join(", ", known));
+            if (switches.contains(name)) {
+                if (value != null) {
+                    throw new UsageException("flag " + name + " takes no value, was given '" + value + "'");
+                }
+                value = "true";
+            } else if (!known.contains(name)) {
+                throw new UsageException("unknown flag '" + name + "'; known flags: " + String.join(", ", known)
+                        + (switches.isEmpty() ? "" : ", " + String.join(", ", switches)));
             }
             if (value == null) {
                 if (i + 1 >= args.size()) {

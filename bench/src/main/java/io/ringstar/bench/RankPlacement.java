@@ -5,12 +5,15 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.spi.LoopbackPorts;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.Transports;
+import io.ringstar.spi.NetworkOptions;
 import io.ringstar.transport.inproc.InProcessTransportProvider;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Where the ranks of a command's group run, decided once from the flags and the environment before
@@ -27,6 +30,38 @@ record RankPlacement(DistributedConfig config, boolean oneRankPerProcess, String
     /** The flags every command that runs ranks accepts, with their leading {@code --}. */
     static final List<String> FLAGS = ConfigSources.FLAGS.stream().map(name -> "--" + name).toList();
     private static final String IN_PROCESS = InProcessTransportProvider.NAME;
+    /** Set once this process has said that its job is unauthenticated. */
+    private static final AtomicBoolean WARNED_UNAUTHENTICATED = new AtomicBoolean();
+
+    /**
+     * The warning that this job runs unauthenticated: its transport is a network one, no shared
+     * secret is set (no {@code secret} or {@value ConfigSources#SECRET_FILE_OPTION} option, no
+     * {@value NetworkOptions#SECRET_ENV} in {@code env}) and no TLS certificate; empty otherwise.
+     */
+    Optional<String> unauthenticatedWarning(Map<String, String> env) {
+        if (config.transport().equals(IN_PROCESS) || config.option(NetworkOptions.SECRET_OPTION).isPresent()
+                || config.option(ConfigSources.SECRET_FILE_OPTION).isPresent()
+                || config.option(ConfigSources.TLS_CERT_OPTION).isPresent()
+                || env.containsKey(NetworkOptions.SECRET_ENV)) {
+            return Optional.empty();
+        }
+        return Optional.of("warning: this job is UNAUTHENTICATED: no shared secret is set, so anyone who can reach"
+                + " its ports can join it or send it data; give every rank --secret-file PATH (or set "
+                + NetworkOptions.SECRET_ENV + "), or with netty --tls-cert, --tls-key and --tls-trust");
+    }
+
+    /** Prints {@link #unauthenticatedWarning} on {@code err}, once per process whatever commands it runs. */
+    void warnIfUnauthenticated(Map<String, String> env, PrintStream err) {
+        warnIfUnauthenticated(env, err, WARNED_UNAUTHENTICATED);
+    }
+
+    /** As {@link #warnIfUnauthenticated(Map, PrintStream)}, with {@code warned} in place of the process's flag. */
+    void warnIfUnauthenticated(Map<String, String> env, PrintStream err, AtomicBoolean warned) {
+        unauthenticatedWarning(env).filter(line -> warned.compareAndSet(false, true)).ifPresent(line -> {
+            err.println(Main.PROGRAM + ": " + line);
+            err.flush();
+        });
+    }
 
     /** The ranks this process runs: all of them as threads, or the one it was given. */
     int localRanks() {
@@ -99,6 +134,11 @@ record RankPlacement(DistributedConfig config, boolean oneRankPerProcess, String
                     ConfigSources.TRANSPORT) + ") is not in this jar; available: "
                     + String.join(", ", Transports.available().keySet()));
         }
+        if (!config.transport().equals("netty") && config.option(ConfigSources.TLS_CERT_OPTION).isPresent()) {
+            throw new UsageException("--tls-cert (" + resolved.origins().get(ConfigSources.TLS_CERT) + ") is for the"
+                    + " netty transport, and this job uses " + config.transport() + "; give --transport netty or drop"
+                    + " the TLS flags");
+        }
         if (oneRankPerProcess && config.transport().equals(IN_PROCESS)) {
             throw new UsageException("rank " + config.rank() + " (" + resolved.origins().get(ConfigSources.RANK)
                     + ") runs one rank per process, which needs a network transport; give --transport "
@@ -108,7 +148,8 @@ record RankPlacement(DistributedConfig config, boolean oneRankPerProcess, String
                 : "world size " + config.worldSize() + " as threads of this process (no rank given), coordinator "
                         + config.coordinatorAddr() + ", transport " + config.transport() + " ("
                         + resolved.origins().get(ConfigSources.TRANSPORT) + "), timeout " + config.timeout().toSeconds()
-                        + "s" + config.option(ConfigSources.SECRET_FILE_OPTION).map(f -> ", secret file " + f).orElse("");
+                        + "s" + config.option(ConfigSources.SECRET_FILE_OPTION).map(f -> ", secret file " + f).orElse("")
+                        + config.option(ConfigSources.TLS_CERT_OPTION).map(f -> ", TLS certificate " + f).orElse("");
         return new RankPlacement(config, oneRankPerProcess, description);
     }
 
@@ -122,11 +163,18 @@ record RankPlacement(DistributedConfig config, boolean oneRankPerProcess, String
         out.println("  --transport T         " + String.join(" | ", Transports.available().keySet())
                 + " (default netty; inproc only with threads)");
         out.println("  --timeout SECONDS     bound of every wait (default " + defaultTimeout.toSeconds() + ")");
-        out.println("  --secret-file PATH    shared secret every rank proves at connection (or RINGSTAR_SECRET)");
+        out.println("  --secret-file PATH    shared secret every rank proves at connection (or RINGSTAR_SECRET);");
+        out.println("                        without one the job is unauthenticated, and says so on stderr");
+        out.println("  --checksum C          crc32c | none (default none): a CRC32C in every message, checked on");
+        out.println("                        receipt, so corruption in transit is an error, not wrong numbers");
+        out.println("  --tls-cert PEM        netty: this rank's certificate chain; turns on TLS with peer certificates");
+        out.println("  --tls-key PEM         netty: its private key (unencrypted PKCS#8, 'BEGIN PRIVATE KEY')");
+        out.println("  --tls-trust PEM       netty: certificates (CA or each peer's) a peer's certificate must chain to");
         out.println("  Without --rank and without a launcher's rank variable, every rank is a thread of this JVM.");
         out.println("  Launcher variables: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (torchrun, ringstar launch);");
         out.println("  OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE (mpirun); SLURM_PROCID, SLURM_NTASKS (srun);");
-        out.println("  PMI_RANK, PMI_SIZE; RINGSTAR_TRANSPORT, RINGSTAR_TIMEOUT, RINGSTAR_SECRET_FILE. A flag and a");
+        out.println("  PMI_RANK, PMI_SIZE; RINGSTAR_TRANSPORT, RINGSTAR_TIMEOUT, RINGSTAR_SECRET_FILE,");
+        out.println("  RINGSTAR_CHECKSUM, RINGSTAR_TLS_CERT, RINGSTAR_TLS_KEY, RINGSTAR_TLS_TRUST. A flag and a");
         out.println("  variable that disagree stop the program before it connects. Under a launcher on one host");
         out.println("  without MASTER_ADDR, rank 0 listens on " + DistributedConfig.DEFAULT_COORDINATOR_ADDR + ".");
     }

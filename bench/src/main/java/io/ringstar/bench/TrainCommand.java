@@ -1,6 +1,7 @@
 package io.ringstar.bench;
 
 import io.ringstar.Transport;
+import io.ringstar.bench.train.CheckpointSettings;
 import io.ringstar.bench.train.TrainSettings;
 import io.ringstar.bench.train.Trainer;
 import java.io.PrintStream;
@@ -23,8 +24,11 @@ final class TrainCommand implements Command {
     private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
     private static final List<String> TRAIN_FLAGS = TrainSettings.flagNames().stream().map(name -> "--" + name)
             .toList();
-    private static final List<String> FLAGS = Stream.of(RankPlacement.FLAGS, List.of(Algorithm.FLAG), TRAIN_FLAGS)
-            .flatMap(List::stream).toList();
+    private static final List<String> CHECKPOINT_FLAGS = CheckpointSettings.VALUE_FLAGS.stream()
+            .map(name -> "--" + name).toList();
+    private static final List<String> FLAGS = Stream.of(RankPlacement.FLAGS, List.of(Algorithm.FLAG), TRAIN_FLAGS,
+            CHECKPOINT_FLAGS).flatMap(List::stream).toList();
+    private static final String RESUME = "--" + CheckpointSettings.RESUME_FLAG;
 
     private final Map<String, String> env;
 
@@ -56,35 +60,53 @@ final class TrainCommand implements Command {
         out.println("Flags:");
         out.println("  --algorithm A         ps | ring | both (default both; ps with --mode async)");
         TrainSettings.printFlagHelp(out);
+        CheckpointSettings.printFlagHelp(out);
         out.println("  --help                this text");
         out.println();
         RankPlacement.printHelp(out, DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT);
         out.println();
-        out.println("Exit status: 0 trained, 1 a rank failed, 2 usage error (bad flag, unreadable data).");
+        out.println("Checkpoints: rank 0 alone writes them (the parameters are the same on every rank) and, with");
+        out.println("--resume, reads the newest valid one and broadcasts its parameters and step to the others, so");
+        out.println("only rank 0 needs to see the directory. A synchronous run resumed after a kill ends with the");
+        out.println("same parameters, bit for bit, as one never interrupted (the summary's params sha256 shows it):");
+        out.println("each step's batch depends only on the seed and the step. A torn or corrupt newest checkpoint");
+        out.println("is reported and the one before it used. In async mode the server checkpoints its parameters,");
+        out.println("version and the workers' steps; an async run is not reproducible, resumed or not.");
+        out.println();
+        out.println("Exit status: 0 trained, 1 a rank failed, 2 usage error (bad flag, unreadable data, a");
+        out.println("checkpoint of another run to resume from).");
         out.println();
         out.println("Examples:");
         out.println("  java -jar ringstar.jar train                        # 4 ranks as threads, Netty on loopback");
         out.println("  java -jar ringstar.jar launch --nproc 4 -- train --algorithm ring --model mlp");
         out.println("  java -jar ringstar.jar train --algorithm ps --mode async --max-staleness 4");
+        out.println("  java -jar ringstar.jar launch --nproc 4 -- train --checkpoint-dir ckpt --resume");
     }
 
     @Override
     public int run(List<String> args, PrintStream out, PrintStream err) throws UsageException {
-        CommandArguments arguments = CommandArguments.parse(args, FLAGS);
+        CommandArguments arguments = CommandArguments.parse(args, FLAGS, List.of(RESUME));
         RankPlacement placement = RankPlacement.resolve(arguments, env, DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT);
         TrainSettings settings;
         List<Trainer> trainers = new ArrayList<>();
         try {
             settings = TrainSettings.fromFlags(arguments.valuesOf(TrainSettings.flagNames()));
+            CheckpointSettings checkpoints = CheckpointSettings.fromFlags(
+                    arguments.valuesOf(CheckpointSettings.VALUE_FLAGS), arguments.value(RESUME).isPresent());
+            boolean hostsRankZero = placement.isRankZero(0);
             // The ring is always synchronous, so async mode without an explicit algorithm means the star alone.
             String defaultAlgorithm = settings.mode() == TrainSettings.Mode.ASYNC ? Algorithm.PS.label()
                     : Algorithm.BOTH;
             for (Algorithm algorithm : Algorithm.chosen(arguments, defaultAlgorithm)) {
                 // Every algorithm after the first trains on the first's data: it is read (or generated) once.
-                Trainer trainer = trainers.isEmpty() ? new Trainer(settings, algorithm, out)
+                Trainer trainer = trainers.isEmpty() ? new Trainer(settings, algorithm, out, checkpoints)
                         : trainers.get(0).withAlgorithm(algorithm);
                 // Reads the data and checks the batch split now, so a bad flag or file stops us before connecting.
                 trainer.validate(placement.config().worldSize());
+                if (hostsRankZero) {
+                    // The same for a checkpoint of another run: rank 0 alone reads the checkpoints.
+                    trainer.checkResume(placement.config().worldSize());
+                }
                 trainers.add(trainer);
             }
         } catch (IllegalArgumentException | UncheckedIOException e) {
@@ -93,6 +115,7 @@ final class TrainCommand implements Command {
         }
         String nativeThreads = NativeThreads.limitForRankThreads();
         out.println("# config: " + placement.description() + "; ND4J threads " + nativeThreads);
+        placement.warnIfUnauthenticated(env, err);
         out.flush();
         List<Transport> transports = List.of();
         try (RankThreads threads = new RankThreads(placement.localRanks())) {

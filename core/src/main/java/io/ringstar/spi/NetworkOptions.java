@@ -18,6 +18,7 @@ import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.UnaryOperator;
 
 /**
@@ -46,7 +47,33 @@ public final class NetworkOptions {
     /** The smallest receive buffer accepted: a few frames' worth of small messages. */
     public static final int MIN_RECEIVE_BUFFER_BYTES = 64 << 10;
 
+    /** Set once a transport of this process has warned that its job has no secret. */
+    private static final AtomicBoolean WARNED_UNAUTHENTICATED = new AtomicBoolean();
+
     private NetworkOptions() {
+    }
+
+    /**
+     * Logs at WARNING, once per process however many transports it opens, that the job runs without
+     * a shared secret (or other authentication, such as the Netty transport's TLS), so anyone who
+     * can reach its ports can join it and send it tensors.
+     *
+     * @return true if this call logged the warning, false if an earlier call had
+     */
+    public static boolean warnUnauthenticated(System.Logger log, String transport, int rank, String jobId) {
+        return warnUnauthenticated(WARNED_UNAUTHENTICATED, log, transport, rank, jobId);
+    }
+
+    /** As the public method, with {@code warned} in place of the process's flag. */
+    static boolean warnUnauthenticated(AtomicBoolean warned, System.Logger log, String transport, int rank,
+            String jobId) {
+        if (!warned.compareAndSet(false, true)) {
+            return false;
+        }
+        log.log(System.Logger.Level.WARNING, "rank " + rank + " of job '" + jobId + "' (" + transport + "): no shared"
+                + " secret is set, so this job is UNAUTHENTICATED: anyone who can reach its ports can join it or send it"
+                + " data. Set option " + SECRET_FILE_OPTION + " (--secret-file) or " + SECRET_ENV + " on every rank.");
+        return true;
     }
 
     /**

@@ -13,7 +13,10 @@ import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -98,5 +101,39 @@ class NetworkOptionsTest {
         assertTrue(NetworkOptions.samePrefix(a, new byte[] {10, 0, 0, 4}, 31));
         assertFalse(NetworkOptions.samePrefix(a, new byte[] {10, 0, 0, 4}, 32));
         assertFalse(NetworkOptions.samePrefix(a, new byte[] {11, 0, 0, 0}, 8));
+    }
+
+    @Test
+    void theUnauthenticatedWarningIsOneWarningPerProcess() {
+        List<String> logged = new ArrayList<>();
+        System.Logger log = new System.Logger() {
+            @Override
+            public String getName() {
+                return "test";
+            }
+
+            @Override
+            public boolean isLoggable(Level level) {
+                return true;
+            }
+
+            @Override
+            public void log(Level level, java.util.ResourceBundle bundle, String message, Throwable thrown) {
+                logged.add(level + " " + message);
+            }
+
+            @Override
+            public void log(Level level, java.util.ResourceBundle bundle, String format, Object... params) {
+                // As java.util.logging: a message without parameters is not a pattern.
+                logged.add(level + " " + (params == null || params.length == 0 ? format
+                        : java.text.MessageFormat.format(format, params)));
+            }
+        };
+        AtomicBoolean warned = new AtomicBoolean();
+        assertTrue(NetworkOptions.warnUnauthenticated(warned, log, "netty", 2, "job-7"));
+        assertFalse(NetworkOptions.warnUnauthenticated(warned, log, "aeron", 0, "job-7"));
+        assertEquals(1, logged.size(), logged.toString());
+        assertTrue(logged.get(0).startsWith("WARNING rank 2 of job 'job-7' (netty)")
+                && logged.get(0).contains("UNAUTHENTICATED") && logged.get(0).contains("RINGSTAR_SECRET"), logged.get(0));
     }
 }

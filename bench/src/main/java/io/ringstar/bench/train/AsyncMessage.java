@@ -27,9 +27,12 @@ import java.nio.charset.StandardCharsets;
  *       parameter version it was computed on, {@code step} the worker's step, {@code loss} its
  *       batch loss, {@code commNanos}/{@code busyNanos} the worker's time in messaging and in
  *       whole steps so far.</li>
+ *   <li>{@link #START}, server to worker, first: the parameters to start from, in the same layout;
+ *       {@code version} is their version (the number of gradients applied), {@code step} the step
+ *       the worker starts at: 0, or when the server resumed from a checkpoint, the number of that
+ *       worker's gradients it had applied.</li>
  *   <li>{@link #PARAMS}, server to worker: the parameters in the same layout; {@code version} is
- *       their version (the number of gradients applied), {@code step} the worker step it answers,
- *       -1 for the initial parameters.</li>
+ *       their version, {@code step} the worker step it answers.</li>
  *   <li>{@link #DONE}, worker to server: no payload; {@code step} is the worker's step count,
  *       the times are final.</li>
  *   <li>{@link #ABORT}, server to worker: the training failed; the payload is the reason in UTF-8.</li>
@@ -44,6 +47,7 @@ final class AsyncMessage {
     static final byte PARAMS = 2;
     static final byte DONE = 3;
     static final byte ABORT = 4;
+    static final byte START = 5;
 
     /** A decoded header; the payload follows it in the same buffer. */
     record Header(byte kind, long version, long step, double loss, long commNanos, long busyNanos, int payloadBytes) {
@@ -112,7 +116,7 @@ final class AsyncMessage {
         Header header = new Header(kind, buffer.getLong(), buffer.getLong(), buffer.getDouble(), buffer.getLong(),
                 buffer.getLong(), buffer.getInt());
         buffer.position(HEADER_BYTES);
-        if (kind < GRADIENT || kind > ABORT) {
+        if (kind < GRADIENT || kind > START) {
             throw new CollectiveMismatchException(operation, rank, peer, "unknown message kind " + kind);
         }
         if (header.payloadBytes() != length - HEADER_BYTES) {

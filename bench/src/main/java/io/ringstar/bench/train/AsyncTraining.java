@@ -5,15 +5,20 @@ import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
 import io.ringstar.bench.Algorithm;
+import io.ringstar.checkpoint.Checkpoint;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 
@@ -41,6 +46,15 @@ import org.nd4j.linalg.factory.Nd4j;
  * worker is never held back, so the rule cannot deadlock. A held-back reply waits at most the
  * timeout, then the training fails naming the slowest worker.
  *
+ * <h2>Checkpoints</h2>
+ * The server owns the parameters, so it alone checkpoints (every {@code --checkpoint-every}
+ * rounds of one gradient per worker, and at the end): the parameters, their version, each
+ * worker's clock and the loss per round, taken under the lock so they agree with each other.
+ * Gradients that workers had computed but the server had not applied are not in it. On resume
+ * the server restores all of that and starts each worker at its own clock (the START message),
+ * so each step of each worker is applied exactly once over the two runs. Async runs are not
+ * reproducible (the order in which gradients arrive decides the result), resumed or not.
+ *
  * <h2>Failures</h2>
  * Every receive waits at most {@code config.timeout()}. When a worker fails (its transport
  * closes, it sends nonsense, it times out) the server records the failure naming that worker,
@@ -49,6 +63,10 @@ import org.nd4j.linalg.factory.Nd4j;
  */
 final class AsyncTraining {
     private static final String OPERATION = "async training";
+    /** Checkpoint tensor: each worker's clock (gradients applied), DOUBLE [workers]. */
+    private static final String WORKER_CLOCKS = "worker-clocks";
+    /** Checkpoint metadata: the parameters' version (gradients applied in all). */
+    private static final String VERSION = "version";
 
     private final TrainSettings settings;
     private final Network network;
@@ -62,9 +80,11 @@ final class AsyncTraining {
     private final int workers;
     private final long parameterCount;
     private final Duration timeout;
+    private final TrainingCheckpoints checkpoints;
 
     AsyncTraining(TrainSettings settings, Network network, Dataset train, Dataset heldOut, DistributedConfig config,
-            Transport transport, PrintStream out, Trainer.StepHook hook, Trainer.BatchSchedule schedule) {
+            Transport transport, PrintStream out, Trainer.StepHook hook, Trainer.BatchSchedule schedule,
+            TrainingCheckpoints checkpoints) {
         this.settings = settings;
         this.network = network;
         this.train = train;
@@ -77,6 +97,7 @@ final class AsyncTraining {
         this.workers = config.worldSize() - 1;
         this.parameterCount = network.parameterCount();
         this.timeout = config.timeout();
+        this.checkpoints = checkpoints;
     }
 
     Trainer.Outcome run() {
@@ -95,7 +116,7 @@ final class AsyncTraining {
         long commNanos = 0;
         long busyNanos = 0;
         try {
-            for (int step = 0; step < settings.steps(); step++) {
+            for (int step = startStep; step < settings.steps(); step++) {
                 Trainer.callHook(hook, rank, step);
                 long stepStart = System.nanoTime();
                 int[] order = schedule.order(step);
@@ -130,10 +151,11 @@ final class AsyncTraining {
             INDArray x = heldOut.allFeatures();
             double accuracy = network.accuracy(params, x, heldOut.labels());
             Network.Scratch.close(x);
+            float[][] values = Trainer.toFloats(params);
             TrainSummary summary = new TrainSummary(settings.steps(), curve[curve.length - 1], accuracy,
                     elapsed, Trainer.share(commNanos, busyNanos), curve, heldOut.size(), Algorithm.PS.label(), "async",
-                    config.worldSize(), -1, -1, -1);
-            return new Trainer.Outcome(summary, Trainer.toFloats(params));
+                    config.worldSize(), -1, -1, -1, TrainSummary.digest(values), startStep);
+            return new Trainer.Outcome(summary, values);
         } finally {
             Network.Scratch.closeAll(params);
         }
@@ -141,8 +163,13 @@ final class AsyncTraining {
 
     /** Worker only: the version of the parameters it holds, as the last PARAMS message said. */
     private long heldVersion;
+    /** Worker only: the step to start at, as the START message said. */
+    private int startStep;
 
-    /** Waits for the server's PARAMS answering {@code step} (-1: the initial ones) and makes arrays of them. */
+    /**
+     * Waits for the server's PARAMS answering {@code step}, or for {@code step} -1 its START (which
+     * sets {@link #startStep}), and makes arrays of the parameters.
+     */
     private INDArray[] receiveParams(ByteBuffer buffer, int step) {
         int rank = config.rank();
         buffer.clear();
@@ -152,9 +179,15 @@ final class AsyncTraining {
             throw new CollectiveException(OPERATION, rank, 0, "the server stopped the training: "
                     + AsyncMessage.reason(buffer, header));
         }
-        if (header.kind() != AsyncMessage.PARAMS || header.step() != step) {
-            throw new CollectiveException(OPERATION, rank, 0, "expected the parameters answering step " + step
-                    + ", got message kind " + header.kind() + " for step " + header.step());
+        boolean start = step < 0;
+        if (start ? header.kind() != AsyncMessage.START || header.step() < 0 || header.step() > settings.steps()
+                : header.kind() != AsyncMessage.PARAMS || header.step() != step) {
+            throw new CollectiveException(OPERATION, rank, 0, "expected " + (start ? "the parameters to start from"
+                    : "the parameters answering step " + step) + ", got message kind " + header.kind()
+                    + " for step " + header.step());
+        }
+        if (start) {
+            startStep = (int) header.step();
         }
         float[] values = AsyncMessage.floats(buffer, header, parameterCount, OPERATION, rank, 0);
         heldVersion = header.version();
@@ -181,7 +214,8 @@ final class AsyncTraining {
     private final class Server {
         private final ReentrantLock lock = new ReentrantLock();
         private final Condition changed = lock.newCondition();
-        private final INDArray[] params = network.init(settings.seed());
+        /** Set by {@link #run} before the serving threads start, then changed in place under the lock. */
+        private INDArray[] params;
         private final long[] clock = new long[workers + 1];
         private final boolean[] done = new boolean[workers + 1];
         private final long[] workerComm = new long[workers + 1];
@@ -198,6 +232,8 @@ final class AsyncTraining {
         /** The held-out accuracy printed with the last round's progress line, and the version it measured. */
         private double lastRoundAccuracy = Double.NaN;
         private long lastRoundVersion = -1;
+        /** The round of the checkpoint resumed from; 0 for a fresh start. */
+        private int resumedRound;
         private CollectiveException failure;
 
         Trainer.Outcome run() {
@@ -205,10 +241,11 @@ final class AsyncTraining {
             windowStart = start;
             heldOutX = heldOut.allFeatures();
             try {
+                restoreOrInit();
                 ByteBuffer initial = AsyncMessage.allocate(parameterCount);
-                packParams(initial, -1);
                 for (int worker = 1; worker <= workers; worker++) {
-                    transport.send(worker, initial.duplicate());
+                    packParams(initial, AsyncMessage.START, clock[worker]);
+                    transport.send(worker, initial);
                 }
                 List<Thread> threads = new ArrayList<>();
                 for (int worker = 1; worker <= workers; worker++) {
@@ -243,18 +280,74 @@ final class AsyncTraining {
                     comm += workerComm[w];
                     busy += workerBusy[w];
                 }
+                float[][] values = Trainer.toFloats(params);
                 TrainSummary summary = new TrainSummary(settings.steps(), curve[curve.length - 1], accuracy,
                         elapsed, Trainer.share(comm, busy), curve, heldOut.size(), Algorithm.PS.label(), "async",
-                        config.worldSize(), maxLead, maxGradientAge, heldBack);
+                        config.worldSize(), maxLead, maxGradientAge, heldBack, TrainSummary.digest(values),
+                        resumedRound);
                 out.println(summary.describe(settings.model().label()));
-                return new Trainer.Outcome(summary, Trainer.toFloats(params));
+                return new Trainer.Outcome(summary, values);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new CollectiveException(OPERATION, 0, CollectiveException.NO_RANK,
                         "interrupted while serving the workers", e);
             } finally {
                 Network.Scratch.close(heldOutX);
-                Network.Scratch.closeAll(params);
+                if (params != null) {
+                    Network.Scratch.closeAll(params);
+                }
+            }
+        }
+
+        /** The parameters, version, clocks and loss per round of the checkpoint resumed from, or a fresh start. */
+        private void restoreOrInit() {
+            Optional<Checkpoint> point = checkpoints.takeResumePoint(config.worldSize(), network);
+            if (point.isEmpty()) {
+                params = network.init(settings.seed());
+                return;
+            }
+            Checkpoint checkpoint = point.get();
+            resumedRound = (int) checkpoint.step();
+            String[] names = network.parameterNames();
+            params = new INDArray[names.length];
+            for (int i = 0; i < names.length; i++) {
+                params[i] = checkpoint.tensor(names[i]);
+            }
+            INDArray clocks = checkpoint.tensor(WORKER_CLOCKS);
+            INDArray soFar = checkpoint.tensor(TrainingCheckpoints.LOSS_CURVE);
+            version = Long.parseLong(checkpoint.metadata(VERSION));
+            long applied = 0;
+            for (int w = 1; w <= workers; w++) {
+                clock[w] = (long) clocks.getDouble(w - 1);
+                applied += clock[w];
+            }
+            if (clocks.length() != workers || applied != version || version != checkpoint.step() * workers) {
+                throw new IllegalArgumentException("checkpoint of step " + checkpoint.step() + " does not add up: "
+                        + "version " + version + ", worker clocks " + clocks + " for " + workers + " workers");
+            }
+            float[] losses = Trainer.flat(soFar);
+            for (int round = 0; round < losses.length; round++) {
+                curve[round] = losses[round];
+                roundLoss[round] = (double) losses[round] * workers;
+            }
+            Network.Scratch.closeAll(clocks, soFar);
+        }
+
+        /** Under the lock, after a whole round: the server's state to the checkpoint directory. */
+        private void saveCheckpoint(int rounds) {
+            Map<String, INDArray> tensors = network.named(params);
+            double[] clocks = new double[workers];
+            for (int w = 1; w <= workers; w++) {
+                clocks[w - 1] = clock[w];
+            }
+            INDArray clockArray = Nd4j.create(clocks, new long[] {workers}, DataType.DOUBLE);
+            INDArray soFar = Nd4j.create(Arrays.copyOf(curve, rounds), new long[] {rounds}, 'c');
+            tensors.put(WORKER_CLOCKS, clockArray);
+            tensors.put(TrainingCheckpoints.LOSS_CURVE, soFar);
+            try {
+                checkpoints.save(rounds, tensors, Map.of(VERSION, Long.toString(version)), config.worldSize());
+            } finally {
+                Network.Scratch.closeAll(clockArray, soFar);
             }
         }
 
@@ -336,7 +429,7 @@ final class AsyncTraining {
                     heldBack++;
                 }
                 maxLead = Math.max(maxLead, clock[worker] - slowestClock());
-                packParams(buffer, header.step());
+                packParams(buffer, AsyncMessage.PARAMS, header.step());
                 return true;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -360,6 +453,9 @@ final class AsyncTraining {
             }
             curve[round] = (float) (roundLoss[round] / workers);
             int stepsDone = round + 1;
+            if (checkpoints.due(stepsDone)) {
+                saveCheckpoint(stepsDone);
+            }
             if (stepsDone % settings.logEvery() == 0 || stepsDone == settings.steps()) {
                 long now = System.nanoTime();
                 int inWindow = (round % settings.logEvery()) + 1;
@@ -419,9 +515,9 @@ final class AsyncTraining {
             return slowest;
         }
 
-        /** Writes PARAMS with the current parameters into {@code buffer}, flipped; the caller holds the lock or runs alone. */
-        private void packParams(ByteBuffer buffer, long step) {
-            AsyncMessage.writeHeader(buffer, AsyncMessage.PARAMS, version, step, Double.NaN, 0, 0,
+        /** Writes PARAMS or START with the current parameters into {@code buffer}, flipped; the caller holds the lock or runs alone. */
+        private void packParams(ByteBuffer buffer, byte kind, long step) {
+            AsyncMessage.writeHeader(buffer, kind, version, step, Double.NaN, 0, 0,
                     Math.toIntExact(4 * parameterCount));
             for (INDArray param : params) {
                 AsyncMessage.putFloats(buffer, Trainer.flat(param));

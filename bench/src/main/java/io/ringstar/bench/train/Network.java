@@ -1,7 +1,9 @@
 package io.ringstar.bench.train;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
@@ -67,6 +69,21 @@ final class Network {
     long parameterCount() {
         return kind == TrainSettings.Model.SOFTMAX ? (long) features * classes + classes
                 : (long) features * hidden + hidden + (long) hidden * classes + classes;
+    }
+
+    /** Names of the parameter tensors, in order, as checkpoints call them. */
+    String[] parameterNames() {
+        return kind == TrainSettings.Model.SOFTMAX ? new String[] {"W", "b"} : new String[] {"W1", "b1", "W2", "b2"};
+    }
+
+    /** The parameters by their {@link #parameterNames}, in order, for a checkpoint; the arrays are not copied. */
+    Map<String, INDArray> named(INDArray[] params) {
+        Map<String, INDArray> named = new LinkedHashMap<>();
+        String[] names = parameterNames();
+        for (int i = 0; i < names.length; i++) {
+            named.put(names[i], params[i]);
+        }
+        return named;
     }
 
     /** Shapes of the parameter tensors, in order. */

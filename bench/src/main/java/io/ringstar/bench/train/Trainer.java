@@ -6,10 +6,15 @@ import io.ringstar.LocalAggregator;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
 import io.ringstar.bench.Algorithm;
+import io.ringstar.checkpoint.Checkpoint;
 import java.io.PrintStream;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
+import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 
@@ -28,6 +33,17 @@ import org.nd4j.linalg.factory.Nd4j;
  * shards are equally large, the average of shard means is the global batch mean, so N ranks
  * follow the trajectory of one process on the same global batches up to float rounding. Every
  * rank then applies the same averaged gradient, so the parameters stay identical.
+ *
+ * <h2>Checkpoints and resume ({@link CheckpointSettings})</h2>
+ * Rank 0 alone writes checkpoints (the parameters are identical on every rank), after every
+ * {@code every} steps and after the last, into {@code DIR/<algorithm>}: the parameters, the step,
+ * the loss curve so far and the settings a resume must match ({@link TrainingCheckpoints}). Plain
+ * SGD keeps no other optimiser state. On resume rank 0 alone reads the newest valid checkpoint
+ * and the first {@link GradientAggregator#broadcastParams} call carries its parameters and its step
+ * to every rank, so the other ranks never read the directory. As the batch of step {@code s}
+ * depends only on the seed and {@code s}, and every reduction adds in a fixed order, a resumed run
+ * ends with the parameters of an uninterrupted one bit for bit. A save blocks rank 0 for its disk
+ * I/O after the step's timing is taken; the other ranks wait for it in the next step's reduce.
  *
  * <h2>Asynchronous training ({@code --mode async}, parameter server only)</h2>
  * See {@link AsyncTraining}: rank 0 serves and does not compute gradients; each of the
@@ -68,6 +84,8 @@ public final class Trainer {
     private final PrintStream out;
     private final StepHook hook;
     private final SplitData data;
+    private final CheckpointSettings checkpointSettings;
+    private final TrainingCheckpoints checkpoints;
 
     /**
      * @param settings what to train
@@ -76,14 +94,29 @@ public final class Trainer {
      * @throws IllegalArgumentException for async mode with the ring
      */
     public Trainer(TrainSettings settings, Algorithm algorithm, PrintStream out) {
-        this(settings, algorithm, out, (rank, step) -> { });
+        this(settings, algorithm, out, CheckpointSettings.NONE);
+    }
+
+    /**
+     * A trainer that checkpoints and resumes as {@code checkpoints} says; see {@link CheckpointSettings}.
+     *
+     * @throws IllegalArgumentException for async mode with the ring
+     */
+    public Trainer(TrainSettings settings, Algorithm algorithm, PrintStream out, CheckpointSettings checkpoints) {
+        this(settings, algorithm, out, (rank, step) -> { }, checkpoints);
     }
 
     Trainer(TrainSettings settings, Algorithm algorithm, PrintStream out, StepHook hook) {
-        this(settings, algorithm, out, hook, new SplitData(settings));
+        this(settings, algorithm, out, hook, CheckpointSettings.NONE);
     }
 
-    private Trainer(TrainSettings settings, Algorithm algorithm, PrintStream out, StepHook hook, SplitData data) {
+    Trainer(TrainSettings settings, Algorithm algorithm, PrintStream out, StepHook hook,
+            CheckpointSettings checkpoints) {
+        this(settings, algorithm, out, hook, new SplitData(settings), checkpoints);
+    }
+
+    private Trainer(TrainSettings settings, Algorithm algorithm, PrintStream out, StepHook hook, SplitData data,
+            CheckpointSettings checkpoints) {
         if (settings.mode() == TrainSettings.Mode.ASYNC && algorithm != Algorithm.PS) {
             throw new IllegalArgumentException("--mode async needs the parameter server (--algorithm ps); "
                     + "the ring is always synchronous");
@@ -93,6 +126,8 @@ public final class Trainer {
         this.out = out;
         this.hook = hook;
         this.data = data;
+        this.checkpointSettings = checkpoints;
+        this.checkpoints = new TrainingCheckpoints(checkpoints, settings, algorithm, out);
     }
 
     /**
@@ -103,7 +138,7 @@ public final class Trainer {
      * @throws IllegalArgumentException for async mode with the ring
      */
     public Trainer withAlgorithm(Algorithm other) {
-        return new Trainer(settings, other, out, hook, data);
+        return new Trainer(settings, other, out, hook, data, checkpointSettings);
     }
 
     /**
@@ -144,6 +179,25 @@ public final class Trainer {
         }
     }
 
+    /**
+     * With {@code --resume}, reads the checkpoint to resume from now and checks that it was
+     * written by this very run (model, data, seed, world size, batch size, ...), without touching
+     * the network: a command line calls this, in the process that runs rank 0 only (the others
+     * need not see the directory), before it connects. Rank 0's run then takes this checkpoint.
+     *
+     * @throws IllegalArgumentException if the checkpoint is of another run, naming what differs
+     * @throws java.io.UncheckedIOException if the checkpoint directory cannot be listed
+     */
+    public void checkResume(int worldSize) {
+        validate(worldSize);
+        checkpoints.checkResume(worldSize, network());
+    }
+
+    private Network network() {
+        Dataset train = data.get()[0];
+        return new Network(settings.model(), train.featureCount(), settings.hidden(), train.classCount());
+    }
+
     /** Whether a group of {@code worldSize} trains asynchronously: one rank alone has nobody to wait for. */
     private boolean isAsync(int worldSize) {
         return settings.mode() == TrainSettings.Mode.ASYNC && worldSize > 1;
@@ -159,7 +213,7 @@ public final class Trainer {
         Dataset[] split = data.get();
         Dataset train = split[0];
         Dataset heldOut = split[1];
-        Network network = new Network(settings.model(), train.featureCount(), settings.hidden(), train.classCount());
+        Network network = network();
         boolean async = isAsync(config.worldSize());
         int computing = computingRanks(config.worldSize());
         if (config.rank() == 0) {
@@ -173,7 +227,7 @@ public final class Trainer {
         }
         if (async) {
             return new AsyncTraining(settings, network, train, heldOut, config, transport, out, hook,
-                    new BatchSchedule(train.size(), settings.batchSize(), settings.seed())).run();
+                    new BatchSchedule(train.size(), settings.batchSize(), settings.seed()), checkpoints).run();
         }
         return runSync(config, transport, network, train, heldOut);
     }
@@ -230,9 +284,9 @@ public final class Trainer {
         INDArray[] params = null;
         try (GradientAggregator aggregator = aggregator(config, transport)) {
             long start = System.nanoTime();
-            INDArray[] initial = network.init(settings.seed());
-            params = aggregator.broadcastParams(initial);
-            Network.Scratch.closeAll(initial);
+            Start begin = startingPoint(rank, world, network, aggregator, curve);
+            params = begin.params();
+            int firstStep = begin.step();
             long commNanos = 0;
             long stepNanos = 0;
             long windowComm = 0;
@@ -240,7 +294,7 @@ public final class Trainer {
             // Rank 0's progress line at the last step (it always prints one) measures the final
             // parameters; the summary reuses that value instead of evaluating them a second time.
             double lastStepAccuracy = Double.NaN;
-            for (int step = 0; step < settings.steps(); step++) {
+            for (int step = firstStep; step < settings.steps(); step++) {
                 callHook(rank, step);
                 long stepStart = System.nanoTime();
                 int[] order = schedule.order(step);
@@ -267,8 +321,12 @@ public final class Trainer {
                 windowComm += comm;
                 windowStep += took;
                 boolean last = step + 1 == settings.steps();
+                if (rank == 0 && checkpoints.due(step + 1)) {
+                    // After the step's timing: the other ranks wait for this in the next step's reduce.
+                    saveCheckpoint(step + 1, network, params, curve, world);
+                }
                 if (rank == 0 && ((step + 1) % settings.logEvery() == 0 || last)) {
-                    int stepsInWindow = (step % settings.logEvery()) + 1;
+                    int stepsInWindow = Math.min(step % settings.logEvery(), step - firstStep) + 1;
                     double accuracy = network.accuracy(params, heldOutX, heldOutLabels);
                     if (last) {
                         lastStepAccuracy = accuracy;
@@ -287,18 +345,71 @@ public final class Trainer {
                 accuracy = network.accuracy(params, x, heldOutLabels);
                 Network.Scratch.close(x);
             }
+            float[][] values = toFloats(params);
             TrainSummary summary = new TrainSummary(settings.steps(), curve[curve.length - 1], accuracy,
                     elapsed, share(commNanos, stepNanos), curve, heldOut.size(), algorithm.label(), "sync", world,
-                    -1, -1, -1);
+                    -1, -1, -1, TrainSummary.digest(values), firstStep);
             if (rank == 0) {
                 out.println(summary.describe(settings.model().label()));
             }
-            return new Outcome(summary, toFloats(params));
+            return new Outcome(summary, values);
         } finally {
             Network.Scratch.close(heldOutX);
             if (params != null) {
                 Network.Scratch.closeAll(params);
             }
+        }
+    }
+
+    /** Where a synchronous run starts: the parameters, the same on every rank, and the first step to take. */
+    private record Start(INDArray[] params, int step) {
+    }
+
+    /**
+     * Rank 0's starting point on every rank: the checkpoint's parameters and step when resuming,
+     * else fresh parameters from the seed at step 0. Only rank 0 reads the checkpoint; the
+     * parameters and the step (a DOUBLE scalar, exact far beyond any step count) go out in one
+     * {@link GradientAggregator#broadcastParams} call, then the loss curve so far in a second one,
+     * whose length the other ranks know from the step. {@code curve} gets that curve.
+     */
+    private Start startingPoint(int rank, int world, Network network, GradientAggregator aggregator, float[] curve) {
+        Optional<Checkpoint> point = rank == 0 ? checkpoints.takeResumePoint(world, network) : Optional.empty();
+        String[] names = network.parameterNames();
+        long[][] shapes = network.shapes();
+        INDArray[] outgoing = new INDArray[names.length + 1];
+        for (int i = 0; i < names.length; i++) {
+            // Other ranks send arrays of the right shapes only; rank 0's values replace them.
+            outgoing[i] = point.isPresent() ? point.get().tensor(names[i])
+                    : rank == 0 ? null : Nd4j.zeros(DataType.FLOAT, shapes[i]);
+        }
+        if (rank == 0 && point.isEmpty()) {
+            System.arraycopy(network.init(settings.seed()), 0, outgoing, 0, names.length);
+        }
+        outgoing[names.length] = Nd4j.scalar((double) point.map(Checkpoint::step).orElse(0L));
+        INDArray[] received = aggregator.broadcastParams(outgoing);
+        Network.Scratch.closeAll(outgoing);
+        int step = (int) received[names.length].getDouble(0);
+        Network.Scratch.close(received[names.length]);
+        if (step > 0) {
+            INDArray mine = point.isPresent() ? point.get().tensor(TrainingCheckpoints.LOSS_CURVE)
+                    : Nd4j.zeros(DataType.FLOAT, step);
+            INDArray[] soFar = aggregator.broadcastParams(mine);
+            System.arraycopy(flat(soFar[0]), 0, curve, 0, step);
+            Network.Scratch.closeAll(soFar);
+            Network.Scratch.close(mine);
+        }
+        return new Start(Arrays.copyOf(received, names.length), step);
+    }
+
+    /** Rank 0: the state after {@code done} steps (parameters and loss curve so far) to the checkpoint directory. */
+    private void saveCheckpoint(int done, Network network, INDArray[] params, float[] curve, int world) {
+        Map<String, INDArray> tensors = network.named(params);
+        INDArray soFar = Nd4j.create(Arrays.copyOf(curve, done), new long[] {done}, 'c');
+        tensors.put(TrainingCheckpoints.LOSS_CURVE, soFar);
+        try {
+            checkpoints.save(done, tensors, Map.of(), world);
+        } finally {
+            Network.Scratch.close(soFar);
         }
     }
 

@@ -2,6 +2,7 @@ package io.ringstar.transport.aeron;
 
 import io.aeron.driver.ThreadingMode;
 import io.aeron.logbuffer.LogBufferDescriptor;
+import io.ringstar.ConfigSources;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.spi.NetworkOptions;
@@ -45,6 +46,14 @@ record AeronSettings(String jobId, byte[] secret, InetAddress coordinatorAddress
                 .orElseGet(() -> System.getProperty("ringstar." + name));
         String jobId = NetworkOptions.jobId(option);
         byte[] secret = NetworkOptions.secret(option, environment);
+        for (String tls : new String[] {ConfigSources.TLS_CERT_OPTION, ConfigSources.TLS_KEY_OPTION,
+                ConfigSources.TLS_TRUST_OPTION}) {
+            if (option.apply(tls) != null) {
+                // Ignoring it would leave a user who asked for encryption with none.
+                throw new InvalidConfigException("option " + tls, option.apply(tls), "is for the netty transport; the"
+                        + " aeron transport has no TLS (use netty, or drop the TLS options)");
+            }
+        }
         InetAddress coordinator = NetworkOptions.resolve("coordinatorAddr", config.coordinatorHost());
         int coordinatorPort = config.coordinatorPort();
         if (coordinatorPort == 0 && config.worldSize() > 1) {

@@ -14,6 +14,7 @@ import io.ringstar.spi.NetworkOptions;
 import io.ringstar.spi.TransportChecks;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,7 +42,14 @@ import org.agrona.concurrent.IdleStrategy;
  * version, job id ({@value #JOB_ID_OPTION}), world size, rank, and an optional shared secret
  * (option {@value #SECRET_OPTION}, a file named by {@value #SECRET_FILE_OPTION}, or the environment
  * variable {@value #SECRET_ENV}) proved without sending it. Rank 0 then hands out every rank's UDP
- * endpoint ({@value #BIND_OPTION}, {@value #PORT_OPTION}) and driver identity.
+ * endpoint ({@value #BIND_OPTION}, {@value #PORT_OPTION}), driver identity, and the session ids it
+ * takes. A rank subscribes to exactly those sessions of its peers, so its media driver drops any
+ * other stream sent to its port (a stranger's) without reading it. Without a secret, the first rank
+ * of a process to open logs a WARNING that the job is unauthenticated. Every socket binds the
+ * given address, never the wildcard: the UDP endpoint, and the sockets Aeron sends from, which it
+ * connects to the peer (bound to the route's source address). The data frames themselves are not
+ * authenticated: the secret keeps off-path strangers out, not someone who can read and forge
+ * packets on the path.
  *
  * <p><b>Data.</b> A message goes as a 16-byte {@link ChunkHeader} and its bytes, cut into chunks
  * of one Aeron frame ({@value #MTU_OPTION}), each written straight into the term with
@@ -113,6 +121,8 @@ public final class AeronTransport implements Transport {
 
     /** Every ringstar stream uses this id; session ids tell the pairs apart. */
     static final int STREAM_ID = 0x5253;
+    /** Draws each rank's base of the UDP session ids it takes. */
+    private static final SecureRandom SESSION_BASES = new SecureRandom();
     /** The most close waits for its peers to acknowledge its goodbye. */
     private static final long GOODBYE_WAIT_MILLIS = 5_000;
     /** How long close waits for threads still inside a stream to leave it before it closes the client. */
@@ -125,7 +135,10 @@ public final class AeronTransport implements Transport {
     private final Duration timeout;
     private final AeronSettings settings;
     private final PeerStream[] peers;
-    private final List<Subscription> subscriptions = new ArrayList<>();
+    /** By peer: the subscription that takes only that peer's session (UDP until the rendezvous says IPC). */
+    private final Subscription[] subscriptions;
+    /** Where this rank receives UDP, once bound. */
+    private InetSocketAddress udpEndpoint;
     private DriverHandle driver;
     private Thread receiver;
     private volatile boolean running = true;
@@ -154,8 +167,12 @@ public final class AeronTransport implements Transport {
         this.timeout = config.timeout();
         this.settings = AeronSettings.from(config, System.getenv());
         this.peers = new PeerStream[worldSize];
+        this.subscriptions = new Subscription[worldSize];
         if (worldSize == 1) {
             return;
+        }
+        if (settings.secret() == null) {
+            NetworkOptions.warnUnauthenticated(LOG, NAME, rank, settings.jobId());
         }
         long deadline = System.nanoTime() + timeout.toNanos();
         try {
@@ -172,10 +189,6 @@ public final class AeronTransport implements Transport {
             }
             throw e;
         }
-        if (settings.secret() == null) {
-            LOG.log(System.Logger.Level.INFO, "rank {0} of job ''{1}'': no shared secret is set, so the rendezvous is"
-                    + " not authenticated", rank, settings.jobId());
-        }
     }
 
     // ---- forming the group ----
@@ -187,11 +200,33 @@ public final class AeronTransport implements Transport {
 
     private void formGroup(long deadline) {
         String host = settings.bindAddress().getHostAddress();
-        Subscription udpSubscription = driver.aeron().addSubscription("aeron:udp?endpoint=" + uriHost(host) + ":"
-                + settings.port(), STREAM_ID);
-        subscriptions.add(udpSubscription);
-        int port = resolvedPort(udpSubscription, deadline);
-        Rendezvous.Endpoint self = new Rendezvous.Endpoint(settings.jobId(), worldSize, rank, host, port,
+        // Before the rendezvous, so that no peer's stream can arrive before this rank takes it: one
+        // subscription per peer, each to the one session id that peer will send UDP as. The ids are
+        // this rank's random base plus the peer's rank; the base reaches the peers only through the
+        // authenticated rendezvous. The driver drops every other session sent to this port without
+        // making an image of it, so a stranger's bytes are never read. The first subscription binds
+        // the port; the tag makes the others share its socket (port 0 would open another).
+        int sessionBase = SESSION_BASES.nextInt();
+        long tag = driver.aeron().nextCorrelationId();
+        int first = rank == 0 ? 1 : 0;
+        subscriptions[first] = driver.aeron().addSubscription(udpChannel(host, settings.port()) + "|tags=" + tag
+                + "|session-id=" + (sessionBase + first), STREAM_ID);
+        int port = resolvedPort(subscriptions[first], deadline);
+        // The others at once, and then awaited together: one round trip to the driver, not one per peer.
+        long[] registrations = new long[worldSize];
+        for (int peer = first + 1; peer < worldSize; peer++) {
+            if (peer != rank) {
+                registrations[peer] = driver.aeron().asyncAddSubscription("aeron:udp?tags=" + tag + "|session-id="
+                        + (sessionBase + peer), STREAM_ID);
+            }
+        }
+        for (int peer = first + 1; peer < worldSize; peer++) {
+            if (peer != rank) {
+                subscriptions[peer] = awaitSubscription(registrations[peer], deadline);
+            }
+        }
+        udpEndpoint = new InetSocketAddress(settings.bindAddress(), port);
+        Rendezvous.Endpoint self = new Rendezvous.Endpoint(settings.jobId(), worldSize, rank, host, port, sessionBase,
                 driver.driverId());
         Rendezvous.Table table = rank == 0
                 ? Rendezvous.coordinate(new InetSocketAddress(settings.coordinatorAddress(), settings.coordinatorPort()),
@@ -204,14 +239,18 @@ public final class AeronTransport implements Transport {
             }
             Rendezvous.Endpoint there = table.endpoints().get(peer);
             boolean ipc = there.driverId().equals(driver.driverId());
-            int sessionOut = sessionId(table.nonce(), rank, peer);
-            int sessionIn = sessionId(table.nonce(), peer, rank);
+            // IPC session ids must be unique on the shared driver, so they come from rank 0's nonce.
+            int sessionOut = ipc ? sessionId(table.nonce(), rank, peer) : there.sessionBase() + rank;
+            int sessionIn = ipc ? sessionId(table.nonce(), peer, rank) : sessionBase + peer;
             int mtu = Math.min(ipc ? AeronSettings.MAX_MTU : settings.mtu(), settings.termLength() / 8);
             String common = "term-length=" + settings.termLength() + "|mtu=" + mtu + "|session-id=" + sessionOut;
+            // Aeron connects the UDP socket it sends from to the peer's endpoint: it is bound to the
+            // route's source address (never the wildcard) and takes datagrams from that peer only.
             ExclusivePublication publication = driver.aeron().addExclusivePublication(ipc ? "aeron:ipc?" + common
-                    : "aeron:udp?endpoint=" + uriHost(there.host()) + ":" + there.port() + "|" + common, STREAM_ID);
+                    : udpChannel(there.host(), there.port()) + "|" + common, STREAM_ID);
             if (ipc) {
-                subscriptions.add(driver.aeron().addSubscription("aeron:ipc?session-id=" + sessionIn, STREAM_ID));
+                subscriptions[peer].close();
+                subscriptions[peer] = driver.aeron().addSubscription("aeron:ipc?session-id=" + sessionIn, STREAM_ID);
             }
             peers[peer] = new PeerStream(rank, peer, sessionIn, ipc, publication, settings.chunkBytes(),
                     settings.receiveBufferBytes(), settings.liveness(), settings.newIdleStrategy(),
@@ -235,6 +274,21 @@ public final class AeronTransport implements Transport {
         if (!missing.isEmpty()) {
             throw new CollectiveTimeoutException("rendezvous", rank, missing.get(0), "ranks " + missing
                     + " did not confirm their Aeron streams within the timeout of " + timeout);
+        }
+    }
+
+    private Subscription awaitSubscription(long registration, long deadline) {
+        IdleStrategy idle = settings.newIdleStrategy();
+        while (true) {
+            Subscription subscription = driver.aeron().getSubscription(registration);
+            if (subscription != null) {
+                return subscription;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                throw new CollectiveTimeoutException("rendezvous", rank, CollectiveException.NO_RANK,
+                        "the media driver did not add a subscription within the timeout of " + timeout);
+            }
+            idle.idle(0);
         }
     }
 
@@ -293,22 +347,27 @@ public final class AeronTransport implements Transport {
         }
     }
 
+    /** The peer's image, once its stream is here. */
     private Image imageOf(PeerStream peer) {
-        for (Subscription subscription : subscriptions) {
-            Image image = subscription.imageBySessionId(peer.sessionIn());
-            if (image != null) {
-                return image;
-            }
-        }
-        return null;
+        return subscriptions[peer.peer()].imageBySessionId(peer.sessionIn());
+    }
+
+    /** An Aeron UDP channel with this endpoint. */
+    private static String udpChannel(String host, int port) {
+        return "aeron:udp?endpoint=" + uriHost(host) + ":" + port;
     }
 
     private void onImageGone(Image image) {
         for (PeerStream peer : peers) {
-            if (peer != null && peer.sessionIn() == image.sessionId()) {
+            if (peer != null && image.subscription() == subscriptions[peer.peer()]) {
                 peer.onImageGone();
             }
         }
+    }
+
+    /** Where this rank receives UDP, or null for a group of one. */
+    InetSocketAddress udpEndpoint() {
+        return udpEndpoint;
     }
 
     private void onClientError(Throwable error) {

@@ -44,7 +44,8 @@ import java.util.concurrent.TimeUnit;
 final class Rendezvous {
     /** "RSTA" on the wire. */
     static final int MAGIC = 0x41545352;
-    static final short VERSION = 1;
+    /** 2: each endpoint carries the base of the session ids its rank receives over UDP. */
+    static final short VERSION = 2;
     static final int NONCE_BYTES = HandshakeProofs.NONCE_BYTES;
     static final int PROOF_BYTES = HandshakeProofs.PROOF_BYTES;
     // The same labels as the Netty transport's handshake, and a fifth for the table of endpoints.
@@ -79,10 +80,13 @@ final class Rendezvous {
     private Rendezvous() {
     }
 
-    /** What one rank tells the others: who it is, where its Aeron stream endpoint is, which driver it uses. */
-    record Endpoint(String jobId, int worldSize, int rank, String host, int port, String driverId) {
+    /**
+     * What one rank tells the others: who it is, where its Aeron stream endpoint is, the session ids
+     * it takes there (rank p sends it UDP as session {@code sessionBase + p}), which driver it uses.
+     */
+    record Endpoint(String jobId, int worldSize, int rank, String host, int port, int sessionBase, String driverId) {
         void write(ByteBuffer out) {
-            out.putInt(worldSize).putInt(rank).putInt(port);
+            out.putInt(worldSize).putInt(rank).putInt(port).putInt(sessionBase);
             putString(out, jobId);
             putString(out, host);
             putString(out, driverId);
@@ -92,7 +96,8 @@ final class Rendezvous {
             int worldSize = in.getInt();
             int rank = in.getInt();
             int port = in.getInt();
-            return new Endpoint(getString(in), worldSize, rank, getString(in), port, getString(in));
+            int sessionBase = in.getInt();
+            return new Endpoint(getString(in), worldSize, rank, getString(in), port, sessionBase, getString(in));
         }
     }
 

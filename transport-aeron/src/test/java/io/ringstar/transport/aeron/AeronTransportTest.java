@@ -75,7 +75,8 @@ class AeronTransportTest {
                 AeronTransport.PORT_OPTION, "70000",
                 AeronTransport.RECEIVE_BUFFER_OPTION, "10",
                 AeronTransport.SECRET_OPTION, "",
-                AeronTransport.BIND_OPTION, "0.0.0.0").entrySet()) {
+                AeronTransport.BIND_OPTION, "0.0.0.0",
+                io.ringstar.ConfigSources.TLS_CERT_OPTION, "/cert.pem").entrySet()) {
             InvalidConfigException e = assertThrows(InvalidConfigException.class, () -> new AeronTransport(
                     AeronGroups.config(2, 1, "127.0.0.1:1", Duration.ofSeconds(1), Map.of(bad.getKey(), bad.getValue()))));
             assertTrue(e.getMessage().contains(bad.getKey()), e.getMessage());
@@ -299,7 +300,7 @@ class AeronTransportTest {
             long start = System.nanoTime();
             CollectiveException refused = assertThrows(CollectiveException.class, () -> Rendezvous.register(
                     new InetSocketAddress(InetAddress.getLoopbackAddress(), fake.getLocalPort()), null,
-                    new Rendezvous.Endpoint("job", 2, 1, "127.0.0.1", 1, "driver"),
+                    new Rendezvous.Endpoint("job", 2, 1, "127.0.0.1", 1, 0, "driver"),
                     System.nanoTime() + TimeUnit.SECONDS.toNanos(20)));
             assertFalse(refused instanceof CollectiveTimeoutException, "no retrying until the deadline: " + refused);
             assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10));

@@ -183,7 +183,13 @@ final class AcceptorHandshake extends HandshakeHandler {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        admission.rejected(remote(ctx), "its connection failed during the handshake: " + cause);
+        finish();
+        if (expiry != null) {
+            expiry.cancel(false);
+        }
+        String tlsFailure = TlsContexts.tlsFailure(cause);
+        admission.rejected(remote(ctx), tlsFailure != null ? tlsFailure
+                : "its connection failed during the handshake: " + cause);
         ctx.close();
     }
 

@@ -22,13 +22,19 @@ import java.util.List;
  *                                                         ABANDON reason if the group never forms)
  * </pre>
  *
- * Both sides prove that they know the secret before either says anything about the job, so a
+ * With TLS ({@link TlsContexts}), the acceptor first sends a plain TLS record (magic, version);
+ * the initiator then starts TLS, and every record above, and every frame after them, goes inside
+ * it. An initiator without TLS that gets this record, or one with TLS that gets a CHALLENGE in
+ * plain text, stops with an error that says the two ranks' TLS settings differ.
+ *
+ * <p>Both sides prove that they know the secret before either says anything about the job, so a
  * peer without the secret, on either end of a connection, learns only that a ringstar rank of some
  * protocol version is there. Proofs and tags are HMAC-SHA256 over a label per record, both nonces
  * and (for tags) the identity's bytes: they cannot be replayed on another connection, moved to
  * another identity or swapped between the two directions. Without a secret the proofs are zeros
- * and the same records flow. The frames that follow the handshake are not authenticated; the
- * secret keeps strangers out of the group, it does not protect the bytes on the wire.
+ * and the same records flow. Without TLS the frames that follow the handshake are not
+ * authenticated: the secret keeps strangers out of the group, it does not protect the bytes on the
+ * wire; TLS does (encryption and integrity, the same for every record and frame).
  */
 final class Handshake {
     /** "RSTN" on the wire. */
@@ -45,6 +51,8 @@ final class Handshake {
     static final byte PROOF = 6;
     static final byte IDENTIFY = 7;
     static final byte ABANDON = 8;
+    /** Sent in plain text, first, by an acceptor that speaks TLS: the initiator starts TLS, or learns why it cannot. */
+    static final byte TLS = 9;
 
     /** The longest record an acceptor reads from a connection that has not proved anything yet. */
     static final int MAX_UNTRUSTED_RECORD = 4096;
@@ -106,6 +114,13 @@ final class Handshake {
 
     static byte[] newNonce() {
         return HandshakeProofs.newNonce();
+    }
+
+    static ByteBuf tls(ByteBufAllocator alloc) {
+        ByteBuf out = begin(alloc, TLS);
+        out.writeIntLE(MAGIC);
+        out.writeShortLE(VERSION);
+        return end(out);
     }
 
     static ByteBuf challenge(ByteBufAllocator alloc, byte[] nonce) {

@@ -2,6 +2,7 @@ package io.ringstar.transport.netty;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.ringstar.transport.netty.Handshake.Address;
 import io.ringstar.transport.netty.Handshake.Identity;
 import java.util.List;
@@ -39,17 +40,21 @@ final class InitiatorHandshake extends HandshakeHandler {
     private final byte[] secret;
     private final Identity self;
     private final PeerLink link;
+    /** This rank's TLS, or null for plain TCP. */
+    private final TlsContexts tls;
+    private boolean tlsStarted;
     private final CompletableFuture<List<Address>> result = new CompletableFuture<>();
     private byte[] challengeNonce;
     private byte[] helloNonce;
     private boolean proven;
     private boolean welcomed;
 
-    InitiatorHandshake(byte[] secret, Identity self, PeerLink link) {
+    InitiatorHandshake(byte[] secret, Identity self, PeerLink link, TlsContexts tls) {
         super(Handshake.MAX_UNTRUSTED_RECORD);
         this.secret = secret;
         this.self = self;
         this.link = link;
+        this.tls = tls;
     }
 
     /** Completes with the table (registration) or an empty list (peer connection) once the link carries frames. */
@@ -59,7 +64,12 @@ final class InitiatorHandshake extends HandshakeHandler {
 
     @Override
     void onRecord(ChannelHandlerContext ctx, byte type, ByteBuf body) {
-        if (type == Handshake.REFUSE) {
+        if (type == Handshake.TLS && !tlsStarted && challengeNonce == null) {
+            onTls(ctx, body);
+        } else if (tls != null && !tlsStarted) {
+            fail(ctx, new Refused("it does not use TLS, and this rank does (" + tls.files() + "); give every rank "
+                    + TlsContexts.OPTIONS + ", or none of them"));
+        } else if (type == Handshake.REFUSE) {
             fail(ctx, new Refused("refused: " + Handshake.readString(body)));
         } else if (welcomed && type == Handshake.ABANDON) {
             fail(ctx, new Abandoned(Handshake.readString(body)));
@@ -79,6 +89,20 @@ final class InitiatorHandshake extends HandshakeHandler {
         } else {
             onGarbage(ctx, "a handshake record of type " + type + " out of turn");
         }
+    }
+
+    /** The acceptor speaks TLS: start it (the TLS handler goes before this one), or say why this rank cannot. */
+    private void onTls(ChannelHandlerContext ctx, ByteBuf body) {
+        if (body.readIntLE() != Handshake.MAGIC) {
+            fail(ctx, new Refused("it is not a ringstar rank (its TLS record lacks the magic)"));
+            return;
+        }
+        if (tls == null) {
+            fail(ctx, new Refused("it requires TLS, and this rank has none; give every rank " + TlsContexts.OPTIONS));
+            return;
+        }
+        tlsStarted = true;
+        ctx.pipeline().addBefore(ctx.name(), "tls", tls.initiator().newHandler(ctx.alloc()));
     }
 
     private void onChallenge(ChannelHandlerContext ctx, ByteBuf body) {
@@ -157,7 +181,19 @@ final class InitiatorHandshake extends HandshakeHandler {
     }
 
     @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object event) throws Exception {
+        if (event instanceof SslHandshakeCompletionEvent done && !done.isSuccess()) {
+            // Before the close that follows it: a refused certificate is no hiccup to retry.
+            String tlsFailure = TlsContexts.tlsFailure(done.cause());
+            fail(ctx, new Refused(tlsFailure != null ? tlsFailure : "the TLS handshake failed: " + done.cause()));
+        }
+        super.userEventTriggered(ctx, event);
+    }
+
+    @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        fail(ctx, new Broken("the connection failed during the handshake: " + cause));
+        String tlsFailure = TlsContexts.tlsFailure(cause);
+        fail(ctx, tlsFailure != null ? new Refused(tlsFailure)
+                : new Broken("the connection failed during the handshake: " + cause));
     }
 }

@@ -12,10 +12,12 @@ import java.util.function.UnaryOperator;
 /**
  * The Netty transport's settings, read once from a {@link DistributedConfig}'s options (and the
  * {@value NettyTransport#SECRET_ENV} environment variable), each checked before any socket opens.
+ *
+ * @param tls this rank's TLS contexts, or null for plain TCP
  */
 record NettySettings(String jobId, byte[] secret, InetAddress coordinatorAddress, int coordinatorPort,
         InetAddress bindAddress, String advertisedHost, int port, int ioThreads, boolean epoll,
-        long pauseReadingBytes, Duration handshakeTimeout) {
+        long pauseReadingBytes, Duration handshakeTimeout, TlsContexts tls) {
 
     /** The most a connection waits for its handshake before the acceptor closes it. */
     static final Duration MAX_HANDSHAKE_TIME = Duration.ofSeconds(10);
@@ -71,7 +73,8 @@ record NettySettings(String jobId, byte[] secret, InetAddress coordinatorAddress
                     "must be at least " + MIN_RECEIVE_BUFFER_BYTES + " bytes");
         }
         Duration handshake = config.timeout().compareTo(MAX_HANDSHAKE_TIME) < 0 ? config.timeout() : MAX_HANDSHAKE_TIME;
+        TlsContexts tls = TlsContexts.from(option);
         return new NettySettings(jobId, secret, coordinator, coordinatorPort, bind, advertised, port, ioThreads, epoll,
-                pauseReading, handshake);
+                pauseReading, handshake, tls);
     }
 }

@@ -58,8 +58,18 @@ import java.util.concurrent.atomic.AtomicInteger;
  * know it without sending it. A peer that fails any check is refused with a
  * {@link HandshakeException} on its side and a logged reason on this one; connections that are not
  * ringstar ranks at all (garbage, a port scanner, a wrong secret) are closed and do not disturb the
- * job. Without a secret anyone who can reach the ports can join; listeners bind only to the address
- * given, never to every interface unless told so.
+ * job; nothing such a connection sends is ever read as a frame. Without a secret (or TLS) anyone who
+ * can reach the ports can join, and the first rank of a process to open logs a WARNING saying so.
+ * Listeners bind only to the address given, never to every interface unless told so.
+ *
+ * <p><b>TLS.</b> With options {@value #TLS_CERT_OPTION} (this rank's PEM certificate chain),
+ * {@value #TLS_KEY_OPTION} (its unencrypted PKCS#8 PEM key) and {@value #TLS_TRUST_OPTION} (PEM
+ * certificates a peer's certificate must be, or be issued by), every connection runs over TLS with
+ * both sides' certificates checked, from the handshake's first record to the last frame. Host
+ * names are not checked: ranks reach each other at the addresses in rank 0's table, and are known
+ * by their certificates. The three options go together, and every rank of a job must have them or
+ * none: a plain rank and a TLS rank refuse each other with a {@link HandshakeException} saying so,
+ * as does a rank whose certificate the other does not trust.
  *
  * <p><b>Data.</b> Messages are split into frames of at most 4 MiB ({@link Frame}). A message of
  * more than 64 KiB is sent straight from the caller's memory (no copy; {@code send} returns once
@@ -100,6 +110,12 @@ public final class NettyTransport implements Transport {
     public static final String BIND_OPTION = NetworkOptions.BIND_OPTION;
     /** Option: the listening port of ranks other than 0; 0 (the default) picks a free one. */
     public static final String PORT_OPTION = NetworkOptions.PORT_OPTION;
+    /** Option: this rank's certificate chain (PEM) for TLS. */
+    public static final String TLS_CERT_OPTION = TlsContexts.CERT_OPTION;
+    /** Option: this rank's private key (unencrypted PKCS#8 PEM, {@code BEGIN PRIVATE KEY}) for TLS. */
+    public static final String TLS_KEY_OPTION = TlsContexts.KEY_OPTION;
+    /** Option: the certificates (PEM; a CA, or every rank's own) that a peer's certificate must chain to. */
+    public static final String TLS_TRUST_OPTION = TlsContexts.TRUST_OPTION;
     /** Option: event-loop threads; 1 by default. */
     public static final String IO_THREADS_OPTION = "ioThreads";
     /** Option: {@code auto} (default), {@code true} or {@code false}: use native epoll. */
@@ -165,6 +181,10 @@ public final class NettyTransport implements Transport {
         this.loops = new MultiThreadIoEventLoopGroup(settings.ioThreads(),
                 new DefaultThreadFactory("ringstar-netty-rank" + rank, true),
                 settings.epoll() ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+        // Mutual TLS authenticates the ranks too: only a job with neither is open to anyone.
+        if (settings.secret() == null && settings.tls() == null && worldSize > 1) {
+            NetworkOptions.warnUnauthenticated(LOG, NAME, rank, settings.jobId());
+        }
         long deadline = System.nanoTime() + timeout.toNanos();
         try {
             if (worldSize > 1) {
@@ -173,10 +193,6 @@ public final class NettyTransport implements Transport {
         } catch (RuntimeException | Error e) {
             close();
             throw e;
-        }
-        if (settings.secret() == null && worldSize > 1) {
-            LOG.log(System.Logger.Level.INFO, "rank {0} of job ''{1}'': no shared secret is set, so connections are"
-                    + " not authenticated", rank, settings.jobId());
         }
     }
 
@@ -219,6 +235,9 @@ public final class NettyTransport implements Transport {
                         }
                         AcceptorHandshake handshake = new AcceptorHandshake(settings.secret(), self, new Admission(),
                                 settings.handshakeTimeout());
+                        if (settings.tls() != null) {
+                            channel.pipeline().addLast("tls-announcement", new TlsAnnouncement(settings.tls().acceptor()));
+                        }
                         channel.pipeline().addLast("handshake", handshake);
                         channel.closeFuture().addListener(closed -> handshakeOver(handshake));
                     }
@@ -272,7 +291,7 @@ public final class NettyTransport implements Transport {
         long backoffNanos = TimeUnit.MILLISECONDS.toNanos(20);
         String lastProblem = "no attempt was made";
         while (!closed) {
-            InitiatorHandshake handshake = new InitiatorHandshake(settings.secret(), identity, links[peer]);
+            InitiatorHandshake handshake = new InitiatorHandshake(settings.secret(), identity, links[peer], settings.tls());
             ChannelFuture connecting = client(handshake, deadline).connect(address.host(), address.port());
             // The connect timeout option ends the attempt; the extra second covers its own scheduling.
             connecting.awaitUninterruptibly(CONNECT_ATTEMPT_MILLIS + 1000);

@@ -93,7 +93,7 @@ class NettyTransportTest {
     }
 
     /** Every rank averages TensorFixtures' tensors {@code calls} times and checks each result exactly. */
-    private static void averageExactly(List<Transport> transports, int calls) {
+    static void averageExactly(List<Transport> transports, int calls) {
         int worldSize = transports.size();
         Ranks.runAll(worldSize, LIMIT, rank -> {
             DistributedConfig config = DistributedConfig.builder().worldSize(worldSize).rank(rank).build();

@@ -1,0 +1,387 @@
+package io.ringstar.checkpoint;
+
+import io.ringstar.tensor.ElementType;
+import io.ringstar.tensor.TensorCopy;
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.zip.CRC32C;
+import org.bytedeco.javacpp.BytePointer;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+
+/**
+ * The on-disk format of one {@link Checkpoint}, little-endian:
+ *
+ * <pre>
+ *  byte 0       4         8                    16             24              28             32
+ *       +-------+---------+--------------------+--------------+---------------+--------------+
+ *       | magic | version | file length (long) | step (long)  | metadata (int)| tensors (int)|
+ *       +-------+---------+--------------------+--------------+---------------+--------------+
+ *  32   metadata entries: key length (int), key (UTF-8), value length (int), value (UTF-8)
+ *       tensor entries:   name length (int), name (UTF-8), type (int, {@link ElementType#code()}),
+ *                         rank (int), rank dimensions (long each), the elements in 'c' order
+ *  end-4  CRC32C (int) of every byte before it
+ * </pre>
+ *
+ * The file length lets a reader tell a torn file (shorter than it says) from a changed one
+ * (checksum); the checksum is verified over the whole file before anything in it is believed, so
+ * a corrupt count or shape can never make the reader allocate what the file cannot hold.
+ */
+final class CheckpointFile {
+    /** "RSCK" read as a little-endian int. */
+    static final int MAGIC = 0x4B435352;
+    static final int VERSION = 1;
+    static final int HEADER_BYTES = 32;
+    static final int TRAILER_BYTES = 4;
+    private static final int IO_BYTES = 1 << 20;
+
+    private CheckpointFile() {
+    }
+
+    /** Writes {@code checkpoint} to {@code file} (created or truncated) and forces it to disk. */
+    static void write(Path file, Checkpoint checkpoint) throws IOException {
+        if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
+            // Tensor memory is copied as it lies; the format is little-endian.
+            throw new IOException("checkpoints are written on little-endian machines only");
+        }
+        List<byte[]> texts = new ArrayList<>();
+        long length = HEADER_BYTES + TRAILER_BYTES;
+        for (Map.Entry<String, String> entry : checkpoint.metadata().entrySet()) {
+            length += text(texts, entry.getKey()) + text(texts, entry.getValue());
+        }
+        for (Map.Entry<String, INDArray> entry : checkpoint.tensors().entrySet()) {
+            INDArray tensor = entry.getValue();
+            length += text(texts, entry.getKey()) + 8 + 8L * tensor.rank()
+                    + tensor.length() * ElementType.of(tensor.dataType()).bytes();
+        }
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                StandardOpenOption.TRUNCATE_EXISTING)) {
+            Writer out = new Writer(channel);
+            out.putInt(MAGIC).putInt(VERSION).putLong(length).putLong(checkpoint.step())
+                    .putInt(checkpoint.metadata().size()).putInt(checkpoint.tensors().size());
+            int next = 0;
+            for (int i = 0; i < checkpoint.metadata().size(); i++) {
+                out.putText(texts.get(next++)).putText(texts.get(next++));
+            }
+            for (INDArray tensor : checkpoint.tensors().values()) {
+                out.putText(texts.get(next++)).putInt(ElementType.of(tensor.dataType()).code()).putInt(tensor.rank());
+                for (long dimension : tensor.shape()) {
+                    out.putLong(dimension);
+                }
+                out.putElements(tensor);
+            }
+            out.finish();
+            if (channel.size() != length) {
+                throw new IOException("wrote " + channel.size() + " bytes to " + file + " but planned " + length);
+            }
+            channel.force(true);
+        }
+    }
+
+    private static int text(List<byte[]> texts, String text) {
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        texts.add(bytes);
+        return 4 + bytes.length;
+    }
+
+    /**
+     * Reads and checks a whole file.
+     *
+     * @throws InvalidCheckpointException if the file is torn, changed, not a checkpoint or of another version
+     * @throws IOException if it cannot be read
+     */
+    static Checkpoint read(Path file) throws IOException {
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+            long size = channel.size();
+            if (size < HEADER_BYTES + TRAILER_BYTES) {
+                throw new InvalidCheckpointException(file, "only " + size + " bytes, shorter than any checkpoint ("
+                        + (HEADER_BYTES + TRAILER_BYTES) + "); the write was cut short (torn)");
+            }
+            ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            readFully(channel, header, 0);
+            header.flip();
+            int magic = header.getInt();
+            if (magic != MAGIC) {
+                throw new InvalidCheckpointException(file, String.format("magic 0x%08X is not a ringstar checkpoint's "
+                        + "(0x%08X)", magic, MAGIC));
+            }
+            int version = header.getInt();
+            if (version != VERSION) {
+                throw new InvalidCheckpointException(file, "format version " + version + "; this code reads version "
+                        + VERSION);
+            }
+            long length = header.getLong();
+            if (length != size) {
+                throw new InvalidCheckpointException(file, size < length
+                        ? "only " + size + " of its " + length + " bytes are there; the write was cut short (torn)"
+                        : size + " bytes, but its header says " + length + " (corrupt)");
+            }
+            verifyChecksum(file, channel, size);
+            return parse(file, channel, size);
+        }
+    }
+
+    private static void verifyChecksum(Path file, FileChannel channel, long size) throws IOException {
+        CRC32C crc = new CRC32C();
+        ByteBuffer buffer = ByteBuffer.allocate((int) Math.min(IO_BYTES, size));
+        long body = size - TRAILER_BYTES;
+        for (long at = 0; at < body; ) {
+            buffer.clear().limit((int) Math.min(buffer.capacity(), body - at));
+            readFully(channel, buffer, at);
+            buffer.flip();
+            at += buffer.remaining();
+            crc.update(buffer);
+        }
+        ByteBuffer trailer = ByteBuffer.allocate(TRAILER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        readFully(channel, trailer, body);
+        int stored = trailer.flip().getInt();
+        int computed = (int) crc.getValue();
+        if (stored != computed) {
+            throw new InvalidCheckpointException(file, String.format("checksum mismatch: the file says CRC32C "
+                    + "0x%08X, its bytes give 0x%08X (corrupt)", stored, computed));
+        }
+    }
+
+    /** The checksum holds, so anything wrong here was written so; still nothing is allocated beyond the file. */
+    private static Checkpoint parse(Path file, FileChannel channel, long size) throws IOException {
+        Reader in = new Reader(file, channel, size - TRAILER_BYTES);
+        in.skip(16);
+        long step = in.getLong();
+        int metadataCount = in.count("metadata entries");
+        int tensorCount = in.count("tensors");
+        Map<String, String> metadata = new LinkedHashMap<>();
+        for (int i = 0; i < metadataCount; i++) {
+            metadata.put(in.getText("metadata key"), in.getText("metadata value"));
+        }
+        Map<String, INDArray> tensors = new LinkedHashMap<>();
+        try {
+            for (int i = 0; i < tensorCount; i++) {
+                String name = in.getText("tensor name");
+                int code = in.getInt();
+                ElementType type = ElementType.fromCode(code);
+                if (type == null) {
+                    throw in.malformed("tensor '" + name + "' has unknown type code " + code);
+                }
+                int rank = in.getInt();
+                if (rank < 0 || rank > Checkpoint.MAX_RANK) {
+                    throw in.malformed("tensor '" + name + "' has rank " + rank);
+                }
+                long[] shape = new long[rank];
+                long elements = 1;
+                for (int d = 0; d < rank; d++) {
+                    shape[d] = in.getLong();
+                    if (shape[d] < 0) {
+                        throw in.malformed("tensor '" + name + "' has dimension " + shape[d]);
+                    }
+                    // Capped rather than overflowing: any count this large is refused by require() below.
+                    long cap = Long.MAX_VALUE / Double.BYTES;
+                    elements = shape[d] == 0 ? 0 : elements > cap / shape[d] ? cap : elements * shape[d];
+                }
+                long bytes = elements * type.bytes();
+                in.require(bytes, "tensor '" + name + "' of shape " + Arrays.toString(shape));
+                INDArray tensor = elements == 0 ? Nd4j.create(type.dataType(), shape, 'c')
+                        : Nd4j.createUninitializedDetached(type.dataType(), 'c', shape);
+                tensors.put(name, tensor);
+                in.getElements(tensor, bytes);
+            }
+            in.requireEnd();
+            return new Checkpoint(step, tensors, metadata);
+        } catch (IOException | RuntimeException e) {
+            tensors.values().forEach(CheckpointFile::close);
+            throw e;
+        }
+    }
+
+    private static void close(INDArray tensor) {
+        if (tensor.closeable()) {
+            tensor.close();
+        }
+    }
+
+    private static void readFully(FileChannel channel, ByteBuffer buffer, long position) throws IOException {
+        long at = position;
+        while (buffer.hasRemaining()) {
+            int read = channel.read(buffer, at);
+            if (read < 0) {
+                throw new EOFException("file ended at byte " + at);
+            }
+            at += read;
+        }
+    }
+
+    /** A view of a 'c'-order, non-view tensor's elements {@code [fromByte, fromByte + bytes)}. */
+    private static ByteBuffer memory(INDArray tensor, long fromByte, int bytes) {
+        BytePointer start = new BytePointer(tensor.data().addressPointer()).getPointer(BytePointer.class, fromByte);
+        return start.capacity(bytes).asByteBuffer();
+    }
+
+    /** Sequential writes through a staging buffer, every byte counted into the CRC32C. */
+    private static final class Writer {
+        private final FileChannel channel;
+        private final ByteBuffer staging = ByteBuffer.allocate(64 * 1024).order(ByteOrder.LITTLE_ENDIAN);
+        private final CRC32C crc = new CRC32C();
+
+        Writer(FileChannel channel) {
+            this.channel = channel;
+        }
+
+        Writer putInt(int value) throws IOException {
+            room(4);
+            staging.putInt(value);
+            return this;
+        }
+
+        Writer putLong(long value) throws IOException {
+            room(8);
+            staging.putLong(value);
+            return this;
+        }
+
+        Writer putText(byte[] text) throws IOException {
+            putInt(text.length);
+            flush();
+            raw(ByteBuffer.wrap(text));
+            return this;
+        }
+
+        void putElements(INDArray tensor) throws IOException {
+            long bytes = tensor.length() * ElementType.of(tensor.dataType()).bytes();
+            if (bytes == 0) {
+                return;
+            }
+            flush();
+            boolean linear = tensor.ordering() == 'c' && !tensor.isView();
+            INDArray source = linear ? tensor : TensorCopy.of(tensor);
+            try {
+                for (long at = 0; at < bytes; at += IO_BYTES) {
+                    raw(memory(source, at, (int) Math.min(IO_BYTES, bytes - at)));
+                }
+            } finally {
+                if (source != tensor) {
+                    close(source);
+                }
+            }
+        }
+
+        /** Writes the CRC of everything so far, which itself is not counted. */
+        void finish() throws IOException {
+            flush();
+            ByteBuffer trailer = ByteBuffer.allocate(TRAILER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            trailer.putInt((int) crc.getValue()).flip();
+            while (trailer.hasRemaining()) {
+                channel.write(trailer);
+            }
+        }
+
+        private void room(int bytes) throws IOException {
+            if (staging.remaining() < bytes) {
+                flush();
+            }
+        }
+
+        private void flush() throws IOException {
+            staging.flip();
+            raw(staging);
+            staging.clear();
+        }
+
+        private void raw(ByteBuffer bytes) throws IOException {
+            crc.update(bytes.duplicate());
+            while (bytes.hasRemaining()) {
+                channel.write(bytes);
+            }
+        }
+    }
+
+    /** Sequential reads of the checksummed body, each bounded by what is left of it. */
+    private static final class Reader {
+        private final Path file;
+        private final FileChannel channel;
+        private final long end;
+        private final ByteBuffer scratch = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+        private long position;
+
+        Reader(Path file, FileChannel channel, long end) {
+            this.file = file;
+            this.channel = channel;
+            this.end = end;
+        }
+
+        void skip(long bytes) throws IOException {
+            require(bytes, "header");
+            position += bytes;
+        }
+
+        int getInt() throws IOException {
+            return fill(4).getInt();
+        }
+
+        long getLong() throws IOException {
+            return fill(8).getLong();
+        }
+
+        int count(String what) throws IOException {
+            int count = getInt();
+            if (count < 0) {
+                throw malformed("negative number of " + what + ": " + count);
+            }
+            return count;
+        }
+
+        String getText(String what) throws IOException {
+            int length = getInt();
+            if (length < 0 || length > Checkpoint.MAX_TEXT_BYTES) {
+                throw malformed(what + " of " + length + " bytes");
+            }
+            require(length, what);
+            ByteBuffer text = ByteBuffer.allocate(length);
+            readFully(channel, text, position);
+            position += length;
+            return new String(text.array(), StandardCharsets.UTF_8);
+        }
+
+        void getElements(INDArray tensor, long bytes) throws IOException {
+            for (long at = 0; at < bytes; at += IO_BYTES) {
+                ByteBuffer window = memory(tensor, at, (int) Math.min(IO_BYTES, bytes - at));
+                readFully(channel, window, position);
+                position += window.capacity();
+            }
+        }
+
+        void require(long bytes, String what) throws InvalidCheckpointException {
+            if (bytes > end - position) {
+                throw malformed(what + " needs " + bytes + " bytes at byte " + position + ", but only "
+                        + (end - position) + " are left before the checksum");
+            }
+        }
+
+        void requireEnd() throws InvalidCheckpointException {
+            if (position != end) {
+                throw malformed((end - position) + " bytes follow the last entry");
+            }
+        }
+
+        InvalidCheckpointException malformed(String problem) {
+            return new InvalidCheckpointException(file, "malformed although its checksum holds: " + problem);
+        }
+
+        private ByteBuffer fill(int bytes) throws IOException {
+            require(bytes, "a number");
+            scratch.clear().limit(bytes);
+            readFully(channel, scratch, position);
+            position += bytes;
+            return scratch.flip();
+        }
+    }
+}
