@@ -14,6 +14,7 @@
 #          [--type float|double|both] [--transports netty,aeron-udp,aeron-ipc] [--iters N]
 #          [--out DIR]
 #        bench/compare-mpi.sh --ratios FILE.csv     (only print the ratios of an earlier run's CSV)
+# Aeron options for every Aeron rank go in AERON_OPTS, e.g. AERON_OPTS=-Dringstar.aeron.termLength=16777216.
 # Writes DIR/compare-run<R>.csv and DIR/ratios-run<R>.md (default DIR bench/results/compare-mpi).
 # Installs Open MPI with apt-get when mpicc or mpirun is missing and this runs as root; builds
 # bench/target/ringstar.jar when it is missing. Exit status: 0 every result right, 1 otherwise.
@@ -198,7 +199,7 @@ aeron_ipc() {
     kill "$driver" 2>/dev/null || true
     return 1
   fi
-  RINGSTAR_JAVA_OPTS="-Dringstar.aeron.dir=$driver_dir" ringstar aeron-ipc aeron "$1" "$2"
+  RINGSTAR_JAVA_OPTS="-Dringstar.aeron.dir=$driver_dir ${AERON_OPTS:-}" ringstar aeron-ipc aeron "$1" "$2"
   kill "$driver"
   wait "$driver" 2>/dev/null || true
   driver=
@@ -216,7 +217,7 @@ for run in $(seq 1 "$runs"); do
         mpi-shm) mpi mpi-shm "$n" "$csv" "self,$shm" ;;
         mpi-tcp) mpi mpi-tcp "$n" "$csv" self,tcp --mca btl_tcp_if_include lo ;;
         netty) ringstar netty netty "$n" "$csv" ;;
-        aeron-udp) ringstar aeron-udp aeron "$n" "$csv" ;;
+        aeron-udp) RINGSTAR_JAVA_OPTS=${AERON_OPTS:-} ringstar aeron-udp aeron "$n" "$csv" ;;
         aeron-ipc) aeron_ipc "$n" "$csv" ;;
         *) echo "compare-mpi.sh: unknown transport $what (netty, aeron-udp, aeron-ipc)" >&2; exit 2 ;;
       esac || status=1
