@@ -55,8 +55,8 @@ while [ $# -gt 0 ]; do
 done
 # star_ring CSV: star p50 ÷ ring p50 of op reduce, one row per size and one column per world size,
 # transport and type in the CSV; then, per column, where they cross, star ÷ ring at the largest
-# size against the n/2 a link-bound run tends to, and (with a --rate) the share of the link the
-# ring's busbw used there.
+# size and, with a --rate, the n/2 a link-bound run tends to and the share of the link the ring's
+# busbw used there.
 star_ring() {
   awk -F, -v rate="$rate" '
     function label(bytes) {
@@ -107,10 +107,11 @@ star_ring() {
         else if (cross == first) text = sprintf("the ring is faster at every size measured (%s to %s)", label(first), label(largest))
         else if (cross == largest) text = sprintf("the ring is faster only at the largest size measured, %s", label(largest))
         else text = sprintf("the ring is faster from %s up to the largest size measured, %s", label(cross), label(largest))
-        link = bits(rate) > 0 ? sprintf("; the ring'"'"'s busbw there is %.0f%% of the link rate", \
-            100 * busbw[g, largest, "ring"] * 8e9 / bits(rate)) : ""
-        printf "- %s: %s; star ÷ ring at %s is %.2f (n/2 = %.1f)%s\n", title[c], text, label(largest),
-            p50[g, largest, "ps"] / p50[g, largest, "ring"], w[c] / 2, link
+        # n/2 and the link share only mean something on a shaped link.
+        link = bits(rate) > 0 ? sprintf(" (n/2 = %.1f); the ring'"'"'s busbw there is %.0f%% of the link rate", \
+            w[c] / 2, 100 * busbw[g, largest, "ring"] * 8e9 / bits(rate)) : ""
+        printf "- %s: %s; star ÷ ring at %s is %.2f%s\n", title[c], text, label(largest),
+            p50[g, largest, "ps"] / p50[g, largest, "ring"], link
       }
     }' "$1"
 }
