@@ -300,8 +300,9 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //' || true)
   echo "\`$(command_of cluster)\` ($(outcome cluster)). Four network namespaces on a"
   echo "bridge, each link shaped to $rate in both directions with tc's tbf, one rank (one JVM) per"
   echo "namespace over Netty; rank 0's p50 time. Above 1: the ring is faster. Once the links are the"
-  echo "limit, star ÷ ring tends to n/2: rank 0 of the star receives and sends n−1 copies of the data,"
-  echo "each ring rank 2(n−1)/n of one."
+  echo "limit, star ÷ ring tends to n/2: rank 0 of the star receives and sends n−1 copies of the data"
+  echo "(it streams each averaged chunk back while the next ones arrive, so both directions of its link"
+  echo "are busy at once), each ring rank 2(n−1)/n of one."
   echo
   if [ -s "$results/cluster/cluster.md" ]; then
     cat "$results/cluster/cluster.md"

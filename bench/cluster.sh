@@ -12,7 +12,8 @@
 # size from which the ring is faster at every larger size measured.
 #
 # What to expect: once the links are the bottleneck, rank 0 of the star receives and sends (n-1)
-# copies of the data while every ring rank sends 2(n-1)/n, so star ÷ ring tends to n/2; for small
+# copies of the data (both at once: it streams each averaged chunk back while the next ones
+# arrive) while every ring rank sends 2(n-1)/n, so star ÷ ring tends to n/2; for small
 # messages the ring's 2(n-1) steps against the star's 2 make the star faster. The cores of this
 # machine are shared by all ranks, so a fast --rate can make the CPU, not the link, the limit.
 #
