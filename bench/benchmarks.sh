@@ -10,7 +10,7 @@
 # computed from this run's numbers. Meant to take at most 15 minutes on a quiet 2-core machine with
 # the defaults; the step table in BENCHMARKS.md gives each step's time.
 #
-# Usage: bench/benchmarks.sh [--quick] [--max-bytes 16M] [--world-size 4] [--compare-max-bytes 64M]
+# Usage: bench/benchmarks.sh [--quick] [--max-bytes 16M] [--world-size 4] [--compare-max-bytes 16M]
 #          [--compare-world-sizes 2,3,4] [--compare-type float] [--cluster-max-bytes 16M]
 #          [--rate 1gbit] [--jmh "JMH options"]
 #   --max-bytes is the sweep's largest size, --compare-max-bytes Open MPI's and ringstar's in (b).
@@ -26,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
 
-quick=0 report_only=0 max_bytes=16M compare_max_bytes=64M world_size=4 compare_world_sizes=2,3,4 compare_type=float cluster_max_bytes=16M
+quick=0 report_only=0 max_bytes=16M compare_max_bytes=16M world_size=4 compare_world_sizes=2,3,4 compare_type=float cluster_max_bytes=16M
 rate=1gbit jmh_options="-f 1 -wi 1 -w 1s -i 2 -r 1s"
 args_given="$*"
 usage() {
