@@ -14,7 +14,7 @@
 #          [--compare-world-sizes 2,3,4] [--compare-type float] [--cluster-max-bytes 16M]
 #          [--rate 1gbit] [--jmh "JMH options"]
 #   --max-bytes is the sweep's largest size, --compare-max-bytes Open MPI's and ringstar's in (b).
-#   --quick   small sizes and few iterations, to check that everything works (about 4 minutes);
+#   --quick   small sizes and few iterations, to check that everything works (2-4 minutes);
 #             writes under bench/target/benchmarks-quick/ and leaves BENCHMARKS.md alone.
 #   --report-only   write the report again from the last run's files (with --quick: the quick
 #             run's), without running anything.
@@ -26,8 +26,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
 
-quick=0 report_only=0 max_bytes=16M compare_max_bytes=16M world_size=4 compare_world_sizes=2,3,4 compare_type=float cluster_max_bytes=16M
-rate=1gbit jmh_options="-f 1 -wi 1 -w 1s -i 2 -r 1s"
+quick=0 report_only=0 max_bytes=16M compare_max_bytes=16M world_size=4 compare_world_sizes=2,3,4
+compare_type=float cluster_max_bytes=16M rate=1gbit jmh_options="-f 1 -wi 1 -w 1s -i 2 -r 1s"
 args_given="$*"
 usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
@@ -336,26 +336,39 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //' || true)
   if [ -n "$copy" ] && [ -n "$inproc_busbw" ]; then
     read -r copy_gbps copy_size <<< "$copy"
     read -r add_gbps _ <<< "${add:-? 0}"
-    echo "- **Copies and memory bandwidth.** One thread copied a $(bytes_label "$copy_size") buffer at $copy_gbps GB/s and"
-    echo "  added floats into one at $add_gbps GB/s (JMH, ReductionBenchmark). The ring in one JVM (inproc, no"
-    echo "  network) reached a busbw of $(printf '%.2f' "$inproc_busbw") GB/s at $(bytes_label "$inproc_size"), $(awk -v a="$inproc_busbw" -v c="$copy_gbps" 'BEGIN { printf "%.2g", a / c }')× that copy speed. In-process"
-    echo "  ranks share no wire, so that time is their own work on shared cores: packing into and out"
-    echo "  of buckets, the transport's copies, the additions, and waiting for one another."
+    share=$(awk -v a="$inproc_busbw" -v c="$copy_gbps" 'BEGIN { printf "%.2g", a / c }')
+    echo "- **Copies and memory bandwidth.** One thread copied a $(bytes_label "$copy_size") buffer at $copy_gbps GB/s"
+    echo "  and added floats into one at $add_gbps GB/s (JMH, ReductionBenchmark). The ring in one JVM"
+    echo "  (inproc, no network) reached a busbw of $(printf '%.2f' "$inproc_busbw") GB/s at $(bytes_label "$inproc_size"),"
+    echo "  ${share}× that copy speed. In-process ranks share no wire, so that time is their own work on"
+    echo "  shared cores: packing into and out of buckets, the transport's copies, the additions, and"
+    echo "  waiting for one another."
   fi
-  echo "- **Cores.** This machine has $(env -u OMP_NUM_THREADS nproc) cores. The sweep runs $world_size ranks, compare-mpi.sh up to"
-  echo "  ${compare_world_sizes##*,} processes (plus a media driver for Aeron IPC), all on those cores; load before the run: $load_before."
+  cores=$(env -u OMP_NUM_THREADS nproc)
+  echo "- **Cores.** This machine has $cores cores. The sweep runs $world_size ranks, compare-mpi.sh up to"
+  echo "  ${compare_world_sizes##*,} processes (plus a media driver for Aeron IPC), all on those cores; load"
+  echo "  before the run: $load_before."
   if [ -s "$compare" ]; then
     shm=$(for n in ${compare_world_sizes//,/ }; do
-      b=$(pick "$compare" "v(\"transport\") == \"mpi-shm\" && v(\"algorithm\") == \"mpi\" && v(\"op\") == \"reduce\" && v(\"type\") == \"$compare_type\" && v(\"world_size\") == $n" busbw_gbps)
+      b=$(pick "$compare" "v(\"transport\") == \"mpi-shm\" && v(\"algorithm\") == \"mpi\" && v(\"op\") == \"reduce\" \
+        && v(\"type\") == \"$compare_type\" && v(\"world_size\") == $n" busbw_gbps)
       [ -z "$b" ] || printf '%s %.2f GB/s at n=%s' "${sep:-}" "$b" "$n"
       sep=','
     done)
     size=$(pick "$compare" 'v("transport") == "mpi-shm"' size_bytes)
     echo "  Open MPI's shared-memory MPI_Allreduce at $(bytes_label "$size") ($compare_type), busbw:$shm."
   fi
-  if [ -s "$results/cluster/cluster.md" ]; then
-    echo "- **The emulated link.** Every link was shaped to $rate each way; the share of it the ring's busbw"
-    echo "  used at the largest size, per world size, is in the last column of the cluster's lines above."
+  if [ -s "$results/cluster/cluster.csv" ]; then
+    echo "- **The emulated link.** Every link was shaped to $rate each way. At the largest size the"
+    echo "  ring's busbw (what each rank sent per second, ×8 for bits) was:"
+    awk -F, '
+      NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+      $col["algorithm"] == "ring" && $col["size_bytes"] + 0 >= largest[$col["world_size"]] {
+        largest[$col["world_size"]] = $col["size_bytes"] + 0; gbit[$col["world_size"]] = $col["busbw_gbps"] * 8
+      }
+      END { for (w = 2; w <= 64; w++) if (w in gbit) { printf "%s%.2f Gbit/s at n=%d", sep, gbit[w], w; sep = ", " }
+        print "." }
+    ' "$results/cluster/cluster.csv" | sed 's/^/  /'
   fi
   if [ -s "$sweep" ]; then
     awk -F, '
