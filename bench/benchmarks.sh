@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one command that regenerates BENCHMARKS.md from a fresh run on this machine:
-#   (a) ringstar's sweep, ranks as threads of one JVM, over inproc, Netty and Aeron, float and
-#       double, star and ring, reduce and broadcast, with its chart (bench/results/sweep.csv, .png);
+#   (a) ringstar's sweep, ranks as threads of one JVM, over inproc, Netty and Aeron, star and
+#       ring, reduce and broadcast, float then double, with a chart per type
+#       (bench/results/sweep.csv, sweep-float.png, sweep-double.png);
 #   (b) bench/compare-mpi.sh: Open MPI side by side, ranks as processes (bench/results/compare-mpi/);
 #   (c) bench/cluster.sh: star against ring on an emulated cluster of 4 namespaces with 1 Gbit/s
 #       links (bench/results/cluster/);
@@ -94,12 +95,22 @@ if [ "$report_only" = 0 ]; then
   : > "$log"
   : > "$steps_file"
   # A step that fails must not leave the previous run's files to be reported as this run's.
-  rm -rf "$results/sweep.csv" "$results/sweep.png" "$results/compare-mpi" "$results/cluster" "$results/jmh.csv"
+  rm -rf "$results"/sweep*.csv "$results"/sweep*.png "$results/compare-mpi" "$results/cluster" "$results/jmh.csv"
   step build mvn -B -q -DskipTests package
   [ -f "$jar" ] || { echo "benchmarks.sh: the build made no $jar (see $log)" >&2; exit 1; }
 
-  step sweep java -jar "$jar" bench --world-size "$world_size" --transport inproc,netty,aeron --type both --op all \
-    --algorithm both --max-bytes "$max_bytes" "${sweep_extra[@]}" --output "$results/sweep.csv" --plot "$results/sweep.png"
+  # One run and one chart per type: 12 lines on a chart can be told apart, 24 hardly.
+  for type in float double; do
+    step "sweep-$type" java -jar "$jar" bench --world-size "$world_size" --transport inproc,netty,aeron --type "$type" \
+      --op all --algorithm both --max-bytes "$max_bytes" "${sweep_extra[@]}" --output "$results/sweep-$type.csv" \
+      --plot "$results/sweep-$type.png"
+  done
+  parts=()
+  for type in float double; do [ ! -s "$results/sweep-$type.csv" ] || parts+=("$results/sweep-$type.csv"); done
+  if [ ${#parts[@]} -gt 0 ]; then
+    awk 'FNR > 1 || NR == 1' "${parts[@]}" > "$results/sweep.csv"
+    rm -f "${parts[@]}"
+  fi
 
   step compare-mpi bench/compare-mpi.sh --world-sizes "$compare_world_sizes" --max-bytes "$compare_max_bytes" --runs 1 \
     --type "$compare_type" "${compare_extra[@]}" --out "$results/compare-mpi"
@@ -256,15 +267,18 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //' || true)
   echo
   echo "## Sweep: star and ring over every transport, ranks as threads"
   echo
-  echo "\`$(command_of sweep)\` ($(outcome sweep)). $world_size ranks are threads of one JVM; a call's time is the"
-  echo "slowest rank's; busbw = size ÷ p50 time × 2(n−1)/n for reduce, × 1 for broadcast (GB = 10⁹ B)."
+  for type in float double; do
+    echo "- \`$(command_of "sweep-$type")\` ($(outcome "sweep-$type"))"
+  done
+  echo
+  echo "$world_size ranks are threads of one JVM; a call's time is the slowest rank's; busbw = size ÷ p50"
+  echo "time × 2(n−1)/n for reduce, × 1 for broadcast (GB = 10⁹ B)."
   if [ -s "$sweep" ]; then
-    echo
-    echo "![busbw against size]($results/sweep.png)"
     for type in float double; do
       table=$(busbw_table "$sweep" "$type")
       [ -n "$table" ] || continue
       echo
+      [ ! -s "$results/sweep-$type.png" ] || { echo "![busbw against size, $type]($results/sweep-$type.png)"; echo; }
       echo "busbw in GB/s, $type (every size is in \`$sweep\`):"
       echo
       echo "$table"
