@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# An emulated cluster on this machine: star against ring where the link, not the copies, is the limit.
+#
+# Four hosts, each a network namespace (rs-h<i>-<pid>) with one veth link (eth0, 10.77.0.<i+1>/24)
+# to a Linux bridge in a fifth namespace (rs-sw-<pid>), the switch. Every link is shaped with tc's
+# token bucket (tbf) at --rate in both directions: on the host's end (what it sends) and on the
+# switch's end (what it receives); --rate none leaves the links unshaped, as a control. At each
+# world size n the first n hosts run one rank each, `java -jar bench/target/ringstar.jar bench
+# --rank r --world-size n --coordinator 10.77.0.1:port`, timing the star's reduceGradients (ps)
+# and the ring all-reduce over the sizes. It then prints
+# star time ÷ ring time (p50, rank 0's) per size and world size, and where they cross: the smallest
+# size from which the ring is faster at every larger size measured.
+#
+# What to expect: once the links are the bottleneck, rank 0 of the star receives and sends (n-1)
+# copies of the data (both at once: it streams each averaged chunk back while the next ones
+# arrive) while every ring rank sends 2(n-1)/n, so star ÷ ring tends to n/2; for small
+# messages the ring's 2(n-1) steps against the star's 2 make the star faster. The cores of this
+# machine are shared by all ranks, so a fast --rate can make the CPU, not the link, the limit.
+#
+# Usage: bench/cluster.sh [--world-sizes 2,3,4] [--min-bytes 1K] [--max-bytes 16M] [--rate 1gbit]
+#          [--iters 20] [--warmup 3] [--type float] [--transport netty] [--out DIR]
+#        bench/cluster.sh --table FILE.csv [--rate R|none]   (only print the table of a CSV in
+#          ringstar's schema, per world size, transport and type; benchmarks.sh uses it for sweeps)
+# Writes DIR/cluster.csv (ringstar's CSV schema, all world sizes) and DIR/cluster.md (the table);
+# default DIR bench/results/cluster. Needs root, iproute2 (ip, tc) and the jar (built if missing).
+# Namespaces and rank processes are removed on every exit. Exit status: 0 all right, 1 otherwise.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export OMP_NUM_THREADS=1
+
+world_sizes=2,3,4 min_bytes=1K max_bytes=16M rate=1gbit iters=20 warmup=3 type=float transport=netty
+out=bench/results/cluster table_of=''
+hosts=4
+
+usage() {
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+  exit 2
+}
+
+while [ $# -gt 0 ]; do
+  [ $# -ge 2 ] || usage
+  case $1 in
+    --world-sizes) world_sizes=$2 ;;
+    --min-bytes) min_bytes=$2 ;;
+    --max-bytes) max_bytes=$2 ;;
+    --rate) rate=$2 ;;
+    --iters) iters=$2 ;;
+    --warmup) warmup=$2 ;;
+    --type) type=$2 ;;
+    --transport) transport=$2 ;;
+    --out) out=$2 ;;
+    --table) table_of=$2 ;;
+    *) usage ;;
+  esac
+  shift 2
+done
+# star_ring CSV: star p50 ÷ ring p50 of op reduce, one row per size and one column per world size,
+# transport and type in the CSV; then, per column, where they cross, star ÷ ring at the largest
+# size and, with a --rate, the n/2 a link-bound run tends to and the share of the link the ring's
+# busbw used there.
+star_ring() {
+  awk -F, -v rate="$rate" '
+    function label(bytes) {
+      return bytes >= 1048576 ? bytes / 1048576 " MiB" : bytes >= 1024 ? bytes / 1024 " KiB" : bytes " B"
+    }
+    function bits(text,   number, unit) {
+      number = text + 0; unit = tolower(text); sub(/^[0-9.]+/, "", unit)
+      return number * (unit == "kbit" ? 1e3 : unit == "mbit" ? 1e6 : unit == "gbit" ? 1e9 : unit == "tbit" ? 1e12 : \
+          unit == "bit" ? 1 : unit == "kbps" ? 8e3 : unit == "mbps" ? 8e6 : unit == "gbps" ? 8e9 : 0)
+    }
+    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    $col["op"] == "reduce" && ($col["algorithm"] == "ps" || $col["algorithm"] == "ring") {
+      g = $col["world_size"] SUBSEP $col["transport"] SUBSEP $col["type"]; s = $col["size_bytes"] + 0; a = $col["algorithm"]
+      if (!(g in seen)) { seen[g] = 1; group[++k] = g; w[k] = $col["world_size"]
+        title[k] = "n=" $col["world_size"] " " $col["transport"] " " $col["type"] }
+      p50[g, s, a] = $col["time_p50_us"]; busbw[g, s, a] = $col["busbw_gbps"]; wrong[g, s] += $col["wrong"]
+      sizes[s] = 1
+    }
+    END {
+      for (s in sizes) list[++m] = s + 0
+      for (i = 2; i <= m; i++) for (j = i; j > 1 && list[j - 1] > list[j]; j--) { t = list[j]; list[j] = list[j - 1]; list[j - 1] = t }
+      printf "| size |"; for (c = 1; c <= k; c++) printf " %s: star ÷ ring |", title[c]
+      printf "\n|---:|"; for (c = 1; c <= k; c++) printf "---:|"; printf "\n"
+      for (i = 1; i <= m; i++) {
+        printf "| %s |", label(list[i])
+        for (c = 1; c <= k; c++) {
+          g = group[c]; s = list[i]
+          if (!((g, s, "ps") in p50) || !((g, s, "ring") in p50) || p50[g, s, "ring"] <= 0) printf " |"
+          else if (wrong[g, s] != 0) printf " wrong |"
+          else printf " %.2f |", p50[g, s, "ps"] / p50[g, s, "ring"]
+        }
+        printf "\n"
+      }
+      printf "\n"
+      for (c = 1; c <= k; c++) {
+        g = group[c]; cross = 0; measured = 0; largest = 0
+        for (i = m; i >= 1; i--) {
+          s = list[i]
+          if (!((g, s, "ps") in p50) || !((g, s, "ring") in p50) || wrong[g, s] != 0) continue
+          if (!largest) largest = s
+          measured++
+          if (p50[g, s, "ps"] > p50[g, s, "ring"]) cross = s; else break
+        }
+        if (!measured) { printf "- %s: no size was measured right by both algorithms\n", title[c]; continue }
+        first = 0
+        for (i = 1; i <= m && !first; i++) if (((g, list[i], "ps") in p50) && ((g, list[i], "ring") in p50)) first = list[i]
+        if (!cross) text = sprintf("the star is faster or as fast at %s, the largest size measured", label(largest))
+        else if (cross == first) text = sprintf("the ring is faster at every size measured (%s to %s)", label(first), label(largest))
+        else if (cross == largest) text = sprintf("the ring is faster only at the largest size measured, %s", label(largest))
+        else text = sprintf("the ring is faster from %s up to the largest size measured, %s", label(cross), label(largest))
+        # n/2 and the link share only mean something on a shaped link.
+        link = bits(rate) > 0 ? sprintf(" (n/2 = %.1f); the ring'"'"'s busbw there is %.0f%% of the link rate", \
+            w[c] / 2, 100 * busbw[g, largest, "ring"] * 8e9 / bits(rate)) : ""
+        printf "- %s: %s; star ÷ ring at %s is %.2f%s\n", title[c], text, label(largest),
+            p50[g, largest, "ps"] / p50[g, largest, "ring"], link
+      }
+    }' "$1"
+}
+
+if [ -n "$table_of" ]; then
+  star_ring "$table_of"
+  exit 0
+fi
+for n in ${world_sizes//,/ }; do
+  if ! [ "$n" -ge 2 ] 2>/dev/null || [ "$n" -gt "$hosts" ]; then
+    echo "cluster.sh: world sizes are 2..$hosts (the emulated cluster has $hosts hosts), got $n" >&2
+    exit 2
+  fi
+done
+if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
+  echo "cluster.sh: needs root and iproute2 (ip, tc) to build network namespaces" >&2
+  exit 2
+fi
+[ -f bench/target/ringstar.jar ] || ./ringstar --help >/dev/null
+jar=$PWD/bench/target/ringstar.jar
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+switch=rs-sw-$$
+namespaces=("$switch")
+for i in $(seq 0 $((hosts - 1))); do namespaces+=("rs-h$i-$$"); done
+ranks=()
+
+# shellcheck disable=SC2317  # called by the trap
+cleanup() {
+  local pid ns
+  for pid in "${ranks[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for ns in "${namespaces[@]}"; do
+    # Anything still running in a namespace would keep it alive after `ip netns del`.
+    for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
+    ip netns del "$ns" 2>/dev/null || true
+  done
+  rm -f "$out"/.cluster-part-*.csv "$out"/.rank-*.log
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# tbf lets through at most `burst` bytes above the rate. 128 KiB holds two 64 KiB segments (veth
+# passes TCP's large segments unsplit) and is about 1 ms of traffic at 1 Gbit/s, small against the
+# tens of milliseconds a bandwidth-bound message of a few MiB takes.
+shape() {
+  [ "$rate" != none ] || return 0
+  ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "$rate" burst 128kb latency 50ms
+}
+
+ip netns add "$switch"
+ip -n "$switch" link add name br0 type bridge
+ip -n "$switch" link set br0 up
+for i in $(seq 0 $((hosts - 1))); do
+  host=rs-h$i-$$
+  ip netns add "$host"
+  ip -n "$switch" link add name "h$i" type veth peer name eth0 netns "$host"
+  ip -n "$switch" link set "h$i" master br0
+  ip -n "$switch" link set "h$i" up
+  ip -n "$host" addr add "10.77.0.$((i + 1))/24" dev eth0
+  ip -n "$host" link set eth0 up
+  ip -n "$host" link set lo up
+  shape "$switch" "h$i"
+  shape "$host" eth0
+done
+echo "== emulated cluster: $hosts hosts on a bridge, every link $rate each way (tc tbf), transport $transport"
+
+status=0
+port=29500
+parts=()
+for n in ${world_sizes//,/ }; do
+  port=$((port + 1))
+  csv=$out/.cluster-part-$n.csv
+  args=(bench --world-size "$n" --coordinator "10.77.0.1:$port" --transport "$transport" --algorithm both
+    --op reduce --type "$type" --min-bytes "$min_bytes" --max-bytes "$max_bytes" --iters "$iters"
+    --warmup "$warmup" --timeout 120)
+  echo "== world size $n: ranks 0..$((n - 1)) on hosts 10.77.0.1..$n: ${args[*]}"
+  ranks=()
+  for r in $(seq 1 $((n - 1))); do
+    timeout 1200 ip netns exec "rs-h$r-$$" java -jar "$jar" "${args[@]}" --rank "$r" >"$out/.rank-$r.log" 2>&1 &
+    ranks+=($!)
+  done
+  # Rank 0 runs in the background too: bash runs a trap only between commands, and `wait` is one
+  # that a signal interrupts, so Ctrl-C or SIGTERM cleans up at once instead of after the run.
+  timeout 1200 ip netns exec rs-h0-$$ java -jar "$jar" "${args[@]}" --rank 0 --output "$csv" &
+  ranks+=($!)
+  rank0=0
+  wait "${ranks[-1]}" || rank0=$?
+  for r in $(seq 1 $((n - 1))); do
+    if ! wait "${ranks[$((r - 1))]}"; then
+      echo "cluster.sh: rank $r at world size $n failed; its last lines:" >&2
+      tail -5 "$out/.rank-$r.log" >&2
+      status=1
+    fi
+    rm -f "$out/.rank-$r.log"
+  done
+  ranks=()
+  if [ "$rank0" != 0 ] || [ ! -s "$csv" ]; then
+    echo "cluster.sh: rank 0 at world size $n failed (status $rank0)" >&2
+    status=1
+  else
+    parts+=("$csv")
+  fi
+done
+[ ${#parts[@]} -gt 0 ] || exit 1
+awk 'FNR > 1 || NR == 1' "${parts[@]}" > "$out/cluster.csv"
+
+star_ring "$out/cluster.csv" > "$out/cluster.md"
+echo
+cat "$out/cluster.md"
+echo "== wrote $out/cluster.csv and $out/cluster.md"
+if awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "wrong") w = i; next } $w != 0 { bad = 1 } END { exit !bad }' "$out/cluster.csv"; then
+  echo "cluster.sh: some rows have wrong elements (column wrong)" >&2
+  status=1
+fi
+exit "$status"

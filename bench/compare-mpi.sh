@@ -1,0 +1,250 @@
+#!/usr/bin/env bash
+# ringstar side by side with Open MPI on this machine, ranks as processes, in one run:
+#   - Open MPI (bench/mpi/collectives.c) over shared memory (btl vader, or sm on Open MPI 5) and
+#     over TCP on loopback (btl tcp, interface lo): MPI_Allreduce, MPI_Reduce + MPI_Bcast, MPI_Bcast;
+#   - ringstar's sweep (`ringstar launch --nproc N -- bench ...`): ring all-reduce, star
+#     reduceGradients and broadcastParams over Netty (TCP on loopback), Aeron UDP on loopback (an
+#     embedded driver per rank) and Aeron IPC (every rank a client of one SharedMediaDriver);
+# at the same sizes, types and world sizes, all written in one CSV (the columns of `ringstar bench
+# --output x.csv`, see its --help); then prints the busbw ratio ringstar / Open MPI per size: ring
+# vs MPI_Allreduce, star reduce vs MPI_Reduce + MPI_Bcast, star broadcast vs MPI_Bcast; Netty and
+# Aeron UDP vs Open MPI's TCP, Aeron IPC vs its shared memory. A ratio above 1 means ringstar moved the bytes faster.
+#
+# Usage: bench/compare-mpi.sh [--world-sizes 2,3,4] [--min-bytes 4] [--max-bytes 64M] [--runs 1]
+#          [--type float|double|both] [--transports netty,aeron-udp,aeron-ipc] [--iters N]
+#          [--out DIR]
+#        bench/compare-mpi.sh --ratios FILE.csv     (only print the ratios of an earlier run's CSV)
+# Aeron options for every Aeron rank go in AERON_OPTS, e.g. AERON_OPTS=-Dringstar.aeron.termLength=16777216.
+# Writes DIR/compare-run<R>.csv and DIR/ratios-run<R>.md (default DIR bench/results/compare-mpi).
+# Installs Open MPI with apt-get when mpicc or mpirun is missing and this runs as root; builds
+# bench/target/ringstar.jar when it is missing. Exit status: 0 every result right, 1 otherwise.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export OMP_NUM_THREADS=1
+
+world_sizes=2,3,4 min_bytes=4 max_bytes=64M runs=1 type=both transports=netty,aeron-udp,aeron-ipc
+iters='' out=bench/results/compare-mpi ratios_of=''
+
+usage() {
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+  exit 2
+}
+
+while [ $# -gt 0 ]; do
+  [ $# -ge 2 ] || usage
+  case $1 in
+    --world-sizes) world_sizes=$2 ;;
+    --min-bytes) min_bytes=$2 ;;
+    --max-bytes) max_bytes=$2 ;;
+    --runs) runs=$2 ;;
+    --type) type=$2 ;;
+    --transports) transports=$2 ;;
+    --iters) iters=$2 ;;
+    --out) out=$2 ;;
+    --ratios) ratios_of=$2 ;;
+    *) usage ;;
+  esac
+  shift 2
+done
+
+# ratios CSV: a markdown table per world size and type, one row per size, one column per pair of
+# (ringstar operation and transport, Open MPI operation and transport) present in the CSV. The cell
+# is ringstar's busbw divided by Open MPI's; a row whose `wrong` is not 0 shows as "wrong".
+ratios() {
+  awk -F, '
+    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    {
+      key = $col["world_size"] SUBSEP $col["type"] SUBSEP $col["size_bytes"] SUBSEP $col["algorithm"] \
+          SUBSEP $col["op"] SUBSEP $col["transport"]
+      busbw[key] = $col["busbw_gbps"]; wrong[key] = $col["wrong"]
+      ws[$col["world_size"]] = 1; types[$col["type"]] = 1; sizes[$col["size_bytes"] + 0] = 1
+    }
+    function label(bytes) {
+      return bytes >= 1048576 ? bytes / 1048576 " MiB" : bytes >= 1024 ? bytes / 1024 " KiB" : bytes " B"
+    }
+    END {
+      # ringstar algorithm, op, transport | Open MPI algorithm, transport | column title
+      n = split("ring reduce netty|mpi mpi-tcp|ring ÷ Allreduce, Netty ÷ tcp;" \
+          "ring reduce aeron-udp|mpi mpi-tcp|ring ÷ Allreduce, Aeron UDP ÷ tcp;" \
+          "ring reduce aeron-ipc|mpi mpi-shm|ring ÷ Allreduce, Aeron IPC ÷ shm;" \
+          "ps reduce netty|mpi-reduce-bcast mpi-tcp|star ÷ Reduce+Bcast, Netty ÷ tcp;" \
+          "ps reduce aeron-udp|mpi-reduce-bcast mpi-tcp|star ÷ Reduce+Bcast, Aeron UDP ÷ tcp;" \
+          "ps reduce aeron-ipc|mpi-reduce-bcast mpi-shm|star ÷ Reduce+Bcast, Aeron IPC ÷ shm;" \
+          "ps broadcast netty|mpi mpi-tcp|star bcast ÷ Bcast, Netty ÷ tcp;" \
+          "ps broadcast aeron-udp|mpi mpi-tcp|star bcast ÷ Bcast, Aeron UDP ÷ tcp;" \
+          "ps broadcast aeron-ipc|mpi mpi-shm|star bcast ÷ Bcast, Aeron IPC ÷ shm", pairs, ";")
+      sorted_sizes = 0
+      for (s in sizes) list[++sorted_sizes] = s + 0
+      for (i = 2; i <= sorted_sizes; i++)
+        for (j = i; j > 1 && list[j - 1] > list[j]; j--) { t = list[j]; list[j] = list[j - 1]; list[j - 1] = t }
+      for (w = 1; w <= 1024; w++) {
+        if (!(w in ws)) continue
+        for (ti = 1; ti <= 2; ti++) {
+          ty = ti == 1 ? "float" : "double"
+          if (!(ty in types)) continue
+          used = 0
+          for (p = 1; p <= n; p++) {
+            split(pairs[p], part, "|"); split(part[1], rs, " "); split(part[2], mp, " ")
+            for (k = 1; k <= sorted_sizes; k++) {
+              a = w SUBSEP ty SUBSEP list[k] SUBSEP rs[1] SUBSEP rs[2] SUBSEP rs[3]
+              b = w SUBSEP ty SUBSEP list[k] SUBSEP mp[1] SUBSEP rs[2] SUBSEP mp[2]
+              if ((a in busbw) && (b in busbw)) { cols[++used] = p; break }
+            }
+          }
+          if (!used) continue
+          printf "\n**World size %d, %s** (busbw ringstar ÷ busbw Open MPI)\n\n| size |", w, ty
+          for (c = 1; c <= used; c++) { split(pairs[cols[c]], part, "|"); printf " %s |", part[3] }
+          printf "\n|---:|"
+          for (c = 1; c <= used; c++) printf "---:|"
+          printf "\n"
+          for (k = 1; k <= sorted_sizes; k++) {
+            line = "| " label(list[k]) " |"; any = 0
+            for (c = 1; c <= used; c++) {
+              split(pairs[cols[c]], part, "|"); split(part[1], rs, " "); split(part[2], mp, " ")
+              a = w SUBSEP ty SUBSEP list[k] SUBSEP rs[1] SUBSEP rs[2] SUBSEP rs[3]
+              b = w SUBSEP ty SUBSEP list[k] SUBSEP mp[1] SUBSEP rs[2] SUBSEP mp[2]
+              if (!(a in busbw) || !(b in busbw)) cell = ""
+              else if (wrong[a] != 0 || wrong[b] != 0) cell = "wrong"
+              else if (busbw[b] <= 0) cell = ""
+              else cell = sprintf("%.3g", busbw[a] / busbw[b])
+              any = any || cell != ""
+              line = line " " cell " |"
+            }
+            if (any) print line
+          }
+        }
+      }
+    }' "$1"
+}
+
+if [ -n "$ratios_of" ]; then
+  ratios "$ratios_of"
+  exit 0
+fi
+
+if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "compare-mpi.sh: installing Open MPI (openmpi-bin libopenmpi-dev) with apt-get" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openmpi-bin libopenmpi-dev >/dev/null
+  else
+    echo "compare-mpi.sh: needs Open MPI's mpicc and mpirun (Debian: apt-get install openmpi-bin libopenmpi-dev)" >&2
+    exit 2
+  fi
+fi
+[ -f bench/target/ringstar.jar ] || ./ringstar --help >/dev/null
+jar=$PWD/bench/target/ringstar.jar
+mkdir -p bench/target/mpi "$out"
+out=$(cd "$out" && pwd)
+mpicc -O2 -o bench/target/mpi/collectives bench/mpi/collectives.c
+# Open MPI 5 renamed the shared-memory transport from vader to sm.
+if ompi_info 2>/dev/null | grep -q 'MCA btl: vader'; then shm=vader; else shm=sm; fi
+mpi_version=$(mpirun --version 2>&1 | head -1)
+iter_flags=()
+[ -z "$iters" ] || iter_flags=(--iters "$iters")
+sweep=(--min-bytes "$min_bytes" --max-bytes "$max_bytes" --type "$type" "${iter_flags[@]}")
+driver='' driver_dir=''
+trap '[ -z "$driver" ] || kill "$driver" 2>/dev/null; [ -z "$driver_dir" ] || rm -rf "$driver_dir" "$driver_dir.log"' EXIT
+
+# mpi LABEL N CSV BTL-FLAGS...: Open MPI's collectives at world size N, rows labelled LABEL.
+mpi() {
+  local label=$1 n=$2 csv=$3
+  shift 3
+  echo "== $label, world size $n: mpirun --bind-to none -np $n --mca btl $* ($mpi_version)"
+  # Unbound, like the JVMs it is compared with (Open MPI pins ranks to cores by default up to 2).
+  mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$n" --mca btl "$@" bench/target/mpi/collectives \
+    "${sweep[@]}" --transport "$label" --output "$csv"
+}
+
+# ringstar LABEL TRANSPORT N CSV: ringstar's sweep as N processes, in two launches: the star's
+# reduce and broadcast, then the ring's reduce (its broadcast has no Open MPI row to compare with).
+# Rank 0 writes the rows, whose transport column is then set to LABEL (aeron-udp and aeron-ipc are
+# both `aeron` to ringstar).
+ringstar() {
+  local label=$1 transport=$2 n=$3 csv=$4 pair algorithm op raw status
+  local raws=()
+  for pair in "ps all" "ring reduce"; do
+    read -r algorithm op <<< "$pair"
+    raw=${csv%.csv}-$algorithm.csv
+    echo "== $label, world size $n: ringstar launch --nproc $n -- bench --transport $transport --algorithm $algorithm" \
+      "--op $op ${RINGSTAR_JAVA_OPTS:-}"
+    status=0
+    ./ringstar launch --nproc "$n" --max-time 1800 -- bench --transport "$transport" --algorithm "$algorithm" \
+      --op "$op" "${sweep[@]}" --output "$raw" > "$csv.log" 2>&1 || status=$?
+    grep -E '^\[rank 0\] +[0-9]' "$csv.log" || true
+    if [ "$status" != 0 ] || [ ! -s "$raw" ]; then
+      echo "compare-mpi.sh: ringstar over $label at world size $n failed (status $status); its last lines:" >&2
+      tail -20 "$csv.log" >&2
+      rm -f "$csv.log" "$raw" "${raws[@]}"
+      return 1
+    fi
+    raws+=("$raw")
+  done
+  rm -f "$csv.log"
+  awk -F, -v OFS=, -v label="$label" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "transport") t = i; print; next }
+    FNR > 1 { $t = label; print }' "${raws[@]}" > "$csv"
+  rm -f "${raws[@]}"
+}
+
+# aeron_ipc N CSV: ringstar over Aeron IPC, every rank a client of one shared media driver.
+aeron_ipc() {
+  driver_dir=/dev/shm/ringstar-compare-$$
+  java --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -cp "$jar" \
+    io.ringstar.transport.aeron.SharedMediaDriver --dir "$driver_dir" > "$driver_dir.log" 2>&1 &
+  driver=$!
+  for _ in $(seq 1 200); do grep -q ready "$driver_dir.log" 2>/dev/null && break; sleep 0.1; done
+  if ! grep -q ready "$driver_dir.log"; then
+    echo "compare-mpi.sh: the shared media driver did not start within 20 s:" >&2
+    cat "$driver_dir.log" >&2
+    kill "$driver" 2>/dev/null || true
+    return 1
+  fi
+  RINGSTAR_JAVA_OPTS="-Dringstar.aeron.dir=$driver_dir ${AERON_OPTS:-}" ringstar aeron-ipc aeron "$1" "$2"
+  kill "$driver"
+  wait "$driver" 2>/dev/null || true
+  driver=
+  rm -rf "$driver_dir" "$driver_dir.log"
+}
+
+status=0
+for run in $(seq 1 "$runs"); do
+  echo "== run $run of $runs, $(date -u +%FT%TZ)"
+  parts=()
+  for n in ${world_sizes//,/ }; do
+    for what in mpi-shm mpi-tcp ${transports//,/ }; do
+      csv=$out/part-$run-$n-$what.csv
+      case $what in
+        mpi-shm) mpi mpi-shm "$n" "$csv" "self,$shm" ;;
+        mpi-tcp) mpi mpi-tcp "$n" "$csv" self,tcp --mca btl_tcp_if_include lo ;;
+        netty) ringstar netty netty "$n" "$csv" ;;
+        aeron-udp) RINGSTAR_JAVA_OPTS=${AERON_OPTS:-} ringstar aeron-udp aeron "$n" "$csv" ;;
+        aeron-ipc) aeron_ipc "$n" "$csv" ;;
+        *) echo "compare-mpi.sh: unknown transport $what (netty, aeron-udp, aeron-ipc)" >&2; exit 2 ;;
+      esac || status=1
+      [ ! -f "$csv" ] || parts+=("$csv")
+    done
+  done
+  if [ ${#parts[@]} = 0 ]; then
+    echo "compare-mpi.sh: run $run produced no results" >&2
+    exit 1
+  fi
+  # One header for all: Open MPI's program and ringstar must write the same columns in the same order.
+  all=$out/compare-run$run.csv
+  header=$(head -1 "${parts[0]}")
+  for part in "${parts[@]}"; do
+    if [ "$(head -1 "$part")" != "$header" ]; then
+      echo "compare-mpi.sh: $part has other columns than ${parts[0]}:" >&2
+      printf '  %s\n  %s\n' "$(head -1 "$part")" "$header" >&2
+      exit 1
+    fi
+  done
+  awk 'FNR > 1 || NR == 1' "${parts[@]}" > "$all"
+  rm -f "${parts[@]}"
+  if awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "wrong") w = i; next } $w != 0 { bad = 1 } END { exit !bad }' "$all"; then
+    echo "compare-mpi.sh: some rows of $all have wrong elements (column wrong)" >&2
+    status=1
+  fi
+  ratios "$all" | tee "$out/ratios-run$run.md"
+  echo "== wrote $all and $out/ratios-run$run.md"
+done
+exit "$status"

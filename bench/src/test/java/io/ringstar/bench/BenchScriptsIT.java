@@ -1,0 +1,204 @@
+package io.ringstar.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The benchmark scripts run for real at tiny sizes: {@code bench/compare-mpi.sh} (Open MPI's
+ * program and ringstar's sweep must write the same CSV columns, with right results) and
+ * {@code bench/cluster.sh} (namespaces and ranks must be gone after it ends, also when it is
+ * stopped with SIGTERM midway). Open MPI is installed by the script itself when it runs as root;
+ * without root and without {@code mpicc}, or without root for the namespaces, the tests skip.
+ */
+@Tag("slow")
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
+class BenchScriptsIT {
+    /** The schema of {@code ringstar bench --output x.csv}, which Open MPI's program writes too. */
+    private static final List<String> COLUMNS = List.of("date", "world_size", "placement", "transport", "type",
+            "algorithm", "op", "size_bytes", "count", "iters", "time_p50_us", "time_p99_us", "algbw_gbps",
+            "busbw_gbps", "bus_factor", "wrong", "heap_peak_bytes", "offheap_peak_bytes");
+    private static final Path ROOT = Paths.get("..").toAbsolutePath().normalize();
+
+    /** How a script ended; {@code pid} names its namespaces ("rs-h0-<pid>"). */
+    private record Outcome(int status, String output, long pid) {
+    }
+
+    @Test
+    void compareMpiWritesOpenMpiAndRingstarRowsInOneSchemaAllRight(@TempDir Path out) throws Exception {
+        boolean root = "0".equals(run(List.of("id", "-u"), 10).output().trim());
+        Assumptions.assumeTrue(root || Files.isExecutable(Paths.get("/usr/bin/mpicc")),
+                "needs Open MPI's mpicc, or root to install it (Debian: openmpi-bin libopenmpi-dev)");
+        Outcome outcome = run(List.of(ROOT.resolve("bench/compare-mpi.sh").toString(), "--world-sizes", "3",
+                "--max-bytes", "1K", "--type", "float", "--transports", "netty", "--iters", "3", "--out",
+                out.toString()), 240);
+        assertEquals(0, outcome.status(), outcome.output());
+
+        List<Map<String, String>> rows = readCsv(out.resolve("compare-run1.csv"));
+        Map<String, Set<String>> operations = new HashMap<>();
+        for (Map<String, String> row : rows) {
+            assertEquals("0", row.get("wrong"), "wrong elements in " + row);
+            assertEquals("3", row.get("world_size"), row.toString());
+            assertEquals("float", row.get("type"), row.toString());
+            double size = Double.parseDouble(row.get("size_bytes"));
+            double p50 = Double.parseDouble(row.get("time_p50_us"));
+            double factor = row.get("op").equals("reduce") ? 4.0 / 3 : 1;
+            assertEquals(factor, Double.parseDouble(row.get("bus_factor")), 1e-5, row.toString());
+            // busbw in GB/s is size / p50 * factor; the CSV rounds, so compare to 1%.
+            assertEquals(size / (p50 * 1e3) * factor, Double.parseDouble(row.get("busbw_gbps")),
+                    size / (p50 * 1e3) * factor * 0.01 + 1e-6, row.toString());
+            operations.computeIfAbsent(row.get("transport"), t -> new TreeSet<>())
+                    .add(row.get("algorithm") + " " + row.get("op") + " " + row.get("size_bytes"));
+        }
+        Set<String> mpi = expected(List.of("mpi reduce", "mpi-reduce-bcast reduce", "mpi broadcast"));
+        assertEquals(mpi, operations.get("mpi-shm"));
+        assertEquals(mpi, operations.get("mpi-tcp"));
+        assertEquals(expected(List.of("ps reduce", "ps broadcast", "ring reduce")),
+                operations.get("netty"));
+
+        String ratios = Files.readString(out.resolve("ratios-run1.md"));
+        assertTrue(ratios.contains("**World size 3, float**"), ratios);
+        for (String size : List.of("4 B", "64 B", "1 KiB")) {
+            String line = ratios.lines().filter(l -> l.startsWith("| " + size + " |")).findFirst().orElseThrow(
+                    () -> new AssertionError("no row for " + size + " in\n" + ratios));
+            // Three ratios for Netty: ring / Allreduce, star / Reduce+Bcast, star broadcast / Bcast.
+            List<String> cells = Arrays.stream(line.split("\\|")).map(String::trim).filter(c -> !c.isEmpty())
+                    .skip(1).toList();
+            assertEquals(3, cells.size(), line);
+            cells.forEach(cell -> assertTrue(Double.parseDouble(cell) > 0, line));
+        }
+    }
+
+    @Test
+    void clusterMeasuresBothAlgorithmsAndLeavesNoNamespaceBehind(@TempDir Path out) throws Exception {
+        assumeNamespaces();
+        Outcome outcome = run(List.of(ROOT.resolve("bench/cluster.sh").toString(), "--world-sizes", "2",
+                "--min-bytes", "1K", "--max-bytes", "8K", "--iters", "3", "--warmup", "1", "--rate", "100mbit",
+                "--out", out.toString()), 240);
+        assertEquals(0, outcome.status(), outcome.output());
+        List<Map<String, String>> rows = readCsv(out.resolve("cluster.csv"));
+        Set<String> measured = rows.stream().peek(row -> assertEquals("0", row.get("wrong"), row.toString()))
+                .map(row -> row.get("algorithm") + " " + row.get("size_bytes")).collect(Collectors.toSet());
+        assertEquals(Set.of("ps 1024", "ring 1024", "ps 2048", "ring 2048", "ps 4096", "ring 4096", "ps 8192",
+                "ring 8192"), measured);
+        String table = Files.readString(out.resolve("cluster.md"));
+        assertTrue(table.contains("| 8 KiB |") && table.contains("- n=2 netty float: "), table);
+        assertEquals("", namespacesOf(outcome.pid()), "namespaces left behind");
+    }
+
+    @Test
+    void clusterStoppedMidwayRemovesItsNamespacesAndRanks(@TempDir Path out) throws Exception {
+        assumeNamespaces();
+        Path log = out.resolve("cluster.log");
+        Process script = new ProcessBuilder(ROOT.resolve("bench/cluster.sh").toString(), "--world-sizes", "4",
+                "--max-bytes", "1M", "--out", out.toString()).redirectErrorStream(true).redirectOutput(log.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            // Stopped once rank 0 has printed its configuration: every namespace and rank exists then.
+            while (!Files.readString(log).contains("# config: rank 0")) {
+                assertTrue(script.isAlive(), "cluster.sh ended early:\n" + Files.readString(log));
+                assertTrue(System.nanoTime() < deadline, "rank 0 never started:\n" + Files.readString(log));
+                Thread.sleep(100);
+            }
+            assertTrue(!namespacesOf(script.pid()).isEmpty(), "no namespaces of cluster.sh while it runs");
+            List<ProcessHandle> ranks = script.descendants().toList();
+            assertTrue(ranks.size() >= 4, "rank processes: " + ranks);
+            script.destroy();
+            assertTrue(script.waitFor(30, TimeUnit.SECONDS), "cluster.sh did not end within 30 s of SIGTERM");
+            assertEquals("", namespacesOf(script.pid()), "namespaces left behind");
+            for (ProcessHandle rank : ranks) {
+                try {
+                    rank.onExit().get(10, TimeUnit.SECONDS);
+                } catch (TimeoutException e) {
+                    fail("still running 10 s after cluster.sh ended: " + rank.info());
+                }
+            }
+        } finally {
+            script.descendants().forEach(ProcessHandle::destroyForcibly);
+            script.destroyForcibly();
+        }
+    }
+
+    private static void assumeNamespaces() throws IOException, InterruptedException {
+        boolean root = "0".equals(run(List.of("id", "-u"), 10).output().trim());
+        Assumptions.assumeTrue(root && Files.isExecutable(Paths.get("/usr/sbin/tc")),
+                "needs root and iproute2 (ip, tc) for network namespaces");
+    }
+
+    /** The namespaces of the script with process id {@code pid}, one per line. */
+    private static String namespacesOf(long pid) throws IOException, InterruptedException {
+        return run(List.of("ip", "netns", "list"), 10).output().lines().map(line -> line.split(" ")[0])
+                .filter(name -> name.matches("rs-(h\\d|sw)-" + pid)).collect(Collectors.joining("\n"));
+    }
+
+    /** "algorithm op size" for every size 4 B..1 KiB of float and every one of {@code operations}. */
+    private static Set<String> expected(List<String> operations) {
+        Set<String> expected = new TreeSet<>();
+        for (String operation : operations) {
+            for (int size = 4; size <= 1024; size *= 2) {
+                expected.add(operation + " " + size);
+            }
+        }
+        return expected;
+    }
+
+    private static List<Map<String, String>> readCsv(Path file) throws IOException {
+        List<String> lines = Files.readAllLines(file);
+        assertEquals(COLUMNS, List.of(lines.get(0).split(",", -1)), "the header of " + file);
+        List<Map<String, String>> rows = new ArrayList<>();
+        for (String line : lines.subList(1, lines.size())) {
+            String[] cells = line.split(",", -1);
+            assertEquals(COLUMNS.size(), cells.length, line);
+            Map<String, String> row = new HashMap<>();
+            for (int i = 0; i < cells.length; i++) {
+                row.put(COLUMNS.get(i), cells[i]);
+            }
+            rows.add(row);
+        }
+        assertTrue(rows.size() > 0, "no rows in " + file);
+        return rows;
+    }
+
+    /** Runs {@code command} to its end within {@code seconds}; output to a file, for the reason LauncherIT gives. */
+    private static Outcome run(List<String> command, int seconds) throws IOException, InterruptedException {
+        Path output = Files.createTempFile("bench-scripts-it-", ".out");
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+        try {
+            if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
+                process.destroy();
+                process.waitFor(30, TimeUnit.SECONDS);
+                fail("not finished within " + seconds + " s: " + command + "; output:\n"
+                        + Files.readString(output, StandardCharsets.UTF_8));
+            }
+            return new Outcome(process.exitValue(), Files.readString(output, StandardCharsets.UTF_8), process.pid());
+        } finally {
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
+            process.destroyForcibly();
+            Files.deleteIfExists(output);
+        }
+    }
+}
