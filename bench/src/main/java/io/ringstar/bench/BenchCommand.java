@@ -239,7 +239,8 @@ final class BenchCommand implements Command {
         out.println("                         iters = timed calls] only in the file");
         out.println("  p50(us), p99(us) [time_p50_us, time_p99_us]  median and 99th percentile (nearest rank; the");
         out.println("                         slowest call when fewer than 100) of the per-call times: with threads,");
-        out.println("                         each call's time is the slowest rank's; with processes, rank 0's");
+        out.println("                         each call's time is the slowest rank's (with processes, gathered");
+        out.println("                         at rank 0 after each row)");
         out.println("  algbw(GB/s) [algbw_gbps]  size / p50 time, GB = 10^9 bytes");
         out.println("  busbw(GB/s) [busbw_gbps]  algbw * bus_factor: 2(n-1)/n for reduce, 1 for broadcast (nccl-tests),");
         out.println("                         the share of the data an optimal algorithm moves over its busiest link");
@@ -417,8 +418,8 @@ final class BenchCommand implements Command {
         meta.put("warmup", settings.warmup() == Settings.AUTO ? "auto" : settings.warmup());
         meta.put("chunk_bytes", settings.chunkBytes() == Settings.AUTO ? "default" : settings.chunkBytes());
         meta.put("timeout_s", settings.timeout().toSeconds());
-        meta.put("time", "nearest-rank percentiles of the per-call times; threads: the slowest rank's time of"
-                + " each call, processes: rank 0's");
+        meta.put("time", "nearest-rank percentiles of the per-call times; each call's time is the slowest"
+                + " rank's (processes: gathered at rank 0)");
         meta.put("memory_per", settings.oneRankPerProcess() ? "rank" : "jvm");
         meta.put("memory", "heap: sum of the heap pools' peaks during the row; offheap: peak, sampled every "
                 + JvmMemoryMeter.PERIOD.toMillis() + " ms, of ND4J host memory + JDK direct buffers + Netty"
@@ -529,7 +530,7 @@ final class BenchCommand implements Command {
         Runtime runtime = Runtime.getRuntime();
         String transports = String.join(", ", settings.transports());
         out.printf(Locale.ROOT, "# ringstar bench: world size %d, transport %s (%s)%n", settings.worldSize(),
-                transports, settings.oneRankPerProcess() ? "one rank per process; times are rank 0's"
+                transports, settings.oneRankPerProcess() ? "one rank per process; a call's time is the slowest rank's"
                         : settings.transports().equals(List.of(IN_PROCESS)) ? "ranks are threads of this JVM"
                         : "ranks are threads of this JVM; over a network transport each has its own sockets on"
                                 + " loopback");

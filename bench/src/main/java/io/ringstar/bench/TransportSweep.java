@@ -22,12 +22,15 @@ import org.nd4j.linalg.factory.Nd4j;
  * rank), their transports, one aggregator per algorithm on each, and a control aggregator (a ring
  * with default settings, whatever the flags say) for the small collectives that keep the ranks in
  * agreement: the plan check at start and, with one rank per process, gathering every rank's
- * memory and wrong-element counts after each row. Every algorithm borrows the same transports,
+ * memory, wrong-element count and call times after each row. Every algorithm borrows the same transports,
  * which this object owns and closes.
  */
 final class TransportSweep implements AutoCloseable {
-    /** A row of the control gather: heap peak, off-heap peak, wrong elements. */
-    private static final int GATHERED_VALUES = 3;
+    /** The control gather's row per rank: heap peak, off-heap peak, wrong elements, then each call's time. */
+    private static final int HEAP = 0;
+    private static final int OFF_HEAP = 1;
+    private static final int WRONG = 2;
+    private static final int FIRST_CALL = 3;
 
     private final BenchCommand.Settings settings;
     private final RankPlacement placement;
@@ -208,7 +211,8 @@ final class TransportSweep implements AutoCloseable {
         }, limit);
         MemoryMeter.Peaks peaks = memory.stop();
 
-        // Threads: the slowest rank's time for each call; a process has only its own rank's.
+        // A call's time is the slowest rank's: over the threads of this JVM, or, with one rank per
+        // process, over every rank's times gathered at the end of the row.
         long[] perCall = new long[iters];
         for (RankTimes rank : ranks) {
             for (int i = 0; i < iters; i++) {
@@ -219,10 +223,20 @@ final class TransportSweep implements AutoCloseable {
         List<Long> heap = List.of(peaks.heapBytes());
         List<Long> offHeap = List.of(peaks.offHeapBytes());
         if (placement.oneRankPerProcess()) {
-            long[][] gathered = gather(new long[] {peaks.heapBytes(), peaks.offHeapBytes(), wrong});
-            heap = column(gathered, 0);
-            offHeap = column(gathered, 1);
-            wrong = column(gathered, 2).stream().mapToLong(Long::longValue).sum();
+            long[] mine = new long[FIRST_CALL + iters];
+            mine[HEAP] = peaks.heapBytes();
+            mine[OFF_HEAP] = peaks.offHeapBytes();
+            mine[WRONG] = wrong;
+            System.arraycopy(perCall, 0, mine, FIRST_CALL, iters);
+            long[][] gathered = gather(mine);
+            heap = column(gathered, HEAP);
+            offHeap = column(gathered, OFF_HEAP);
+            wrong = column(gathered, WRONG).stream().mapToLong(Long::longValue).sum();
+            for (long[] rank : gathered) {
+                for (int i = 0; i < iters; i++) {
+                    perCall[i] = Math.max(perCall[i], rank[FIRST_CALL + i]);
+                }
+            }
         }
         return new BenchRow(transport(), type, algorithm, operation, size, size / type.bytes(), iters,
                 BenchRow.percentile(perCall, 50), BenchRow.percentile(perCall, 99),

@@ -151,8 +151,9 @@ public final class CollectiveCall {
             throw mismatch(src, "received " + length + " bytes from rank " + src
                     + " that are not a ringstar collective message of protocol version " + MessageHeader.VERSION);
         }
-        // Before any other field is believed: with a flipped bit there, the field checks below
-        // would report a disagreement between the ranks that never happened.
+        // Before the fields below are believed (magic, version and the flags byte must be read to
+        // know there is a checksum): with a flipped bit in one of them, the field checks would
+        // report a disagreement between the ranks that never happened.
         if (incoming.hasChecksum()) {
             verifyChecksum(src, kind, messageIndex, length);
         }
@@ -172,7 +173,9 @@ public final class CollectiveCall {
             throw mismatch(src, "rank " + src + " sends " + (checksummed ? "without" : "with") + " a checksum, "
                     + "this rank " + (checksummed ? "with" : "without") + " one: give every rank the same option "
                     + DistributedConfig.CHECKSUM_OPTION + " (" + DistributedConfig.CHECKSUM_CRC32C + " or "
-                    + DistributedConfig.CHECKSUM_NONE + ")");
+                    + DistributedConfig.CHECKSUM_NONE + ")" + (checksummed
+                            ? " (or this message's flags byte was damaged in transit, which no checksum can then show)"
+                            : ""));
         }
         if (incoming.senderRank() != src) {
             throw mismatch(src, "a message from rank " + src + " says it comes from rank " + incoming.senderRank());

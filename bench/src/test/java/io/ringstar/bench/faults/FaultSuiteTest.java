@@ -13,7 +13,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
@@ -429,12 +431,14 @@ class FaultSuiteTest {
         InetAddress loopback = InetAddress.getLoopbackAddress();
         FaultJob.run(ranks.get(0), stoppable(transport, 0, coordinator, Duration.ofSeconds(60), 20));
         awaitListening(ranks.get(0), port);
-        long heldOpen = System.nanoTime();
+        // The probe's outcome: how long the rank took to close the connection, or why it did not.
+        CompletableFuture<Duration> heldOpen = new CompletableFuture<>();
         Thread holder = new Thread(() -> {
             try {
-                Garbage.closedAfter(loopback, port, new byte[] {100, 0, 0, 0, 2}, false, Duration.ofSeconds(25));
+                heldOpen.complete(Garbage.closedAfter(loopback, port, new byte[] {100, 0, 0, 0, 2}, false,
+                        Duration.ofSeconds(25)));
             } catch (IOException | AssertionError e) {
-                System.out.println("[fault] garbage " + transport + ": held-open probe: " + e);
+                heldOpen.completeExceptionally(e);
             }
         }, "held-open-probe");
         holder.setDaemon(true);
@@ -444,9 +448,15 @@ class FaultSuiteTest {
             FaultJob.run(ranks.get(rank), stoppable(transport, rank, coordinator, Duration.ofSeconds(60), 20));
         }
         awaitFormed(ranks);
-        holder.join(TimeUnit.SECONDS.toMillis(30));
+        Duration closedAfter;
+        try {
+            closedAfter = heldOpen.get(30, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            throw new AssertionError("a connection left open with half a record was not closed by rank 0 of "
+                    + transport, e.getCause());
+        }
         System.out.printf("[fault] garbage %s: a connection left open with half a record was closed after %.1f s%n",
-                transport, (System.nanoTime() - heldOpen) / 1e9);
+                transport, closedAfter.toNanos() / 1e9);
         awaitIteration(ranks, 5);
         int udpPorts = 0;
         for (ChildProcess rank : ranks) {

@@ -222,7 +222,7 @@ public final class AeronTransport implements Transport {
         }
         for (int peer = first + 1; peer < worldSize; peer++) {
             if (peer != rank) {
-                subscriptions[peer] = awaitSubscription(registrations[peer], deadline);
+                subscriptions[peer] = awaitSubscription(peer, registrations[peer], deadline);
             }
         }
         udpEndpoint = new InetSocketAddress(settings.bindAddress(), port);
@@ -277,7 +277,7 @@ public final class AeronTransport implements Transport {
         }
     }
 
-    private Subscription awaitSubscription(long registration, long deadline) {
+    private Subscription awaitSubscription(int peer, long registration, long deadline) {
         IdleStrategy idle = settings.newIdleStrategy();
         while (true) {
             Subscription subscription = driver.aeron().getSubscription(registration);
@@ -285,8 +285,9 @@ public final class AeronTransport implements Transport {
                 return subscription;
             }
             if (System.nanoTime() - deadline >= 0) {
-                throw new CollectiveTimeoutException("rendezvous", rank, CollectiveException.NO_RANK,
-                        "the media driver did not add a subscription within the timeout of " + timeout);
+                throw new CollectiveTimeoutException("rendezvous", rank, peer,
+                        "the media driver did not add the subscription for rank " + peer + "'s stream within the timeout of "
+                        + timeout);
             }
             idle.idle(0);
         }
