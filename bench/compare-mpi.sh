@@ -150,10 +150,14 @@ trap '[ -z "$driver" ] || kill "$driver" 2>/dev/null; [ -z "$driver_dir" ] || rm
 mpi() {
   local label=$1 n=$2 csv=$3
   shift 3
-  echo "== $label, world size $n: mpirun --bind-to none -np $n --mca btl $* ($mpi_version)"
+  echo "== $label, world size $n: mpirun --bind-to none -np $n --mca pml ob1 --mca btl $* ($mpi_version)"
   # Unbound, like the JVMs it is compared with (Open MPI pins ranks to cores by default up to 2).
-  mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$n" --mca btl "$@" bench/target/mpi/collectives \
-    "${sweep[@]}" --transport "$label" --output "$csv"
+  # PML ob1 because only it moves bytes through the BTLs named here: a UCX PML, picked by default
+  # where UCX is installed, ignores --mca btl, and mpi-shm and mpi-tcp would then measure the same.
+  # The time limit is the one ringstar's launches get; --foreground keeps mpirun in this terminal's
+  # process group, so Ctrl-C still reaches it, and mpirun stops its ranks when it gets SIGTERM.
+  timeout --foreground -k 30 1800 mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$n" \
+    --mca pml ob1 --mca btl "$@" bench/target/mpi/collectives "${sweep[@]}" --transport "$label" --output "$csv"
 }
 
 # ringstar LABEL TRANSPORT N CSV: ringstar's sweep as N processes, in two launches: the star's
