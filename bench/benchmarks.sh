@@ -75,8 +75,9 @@ jar=bench/target/ringstar.jar
 run_file=$results/run.txt
 steps_file=$results/steps.txt
 
-# step NAME COMMAND...: runs the command, echoing it, its output to the terminal and the log, and
-# records in steps.txt how long it took and whether it passed.
+# step NAME COMMAND...: runs the command, echoing it, its output to the terminal and the log,
+# records in steps.txt how long it took and whether it passed, and returns the command's status.
+# Called on the left of `||`, where set -e does not act inside it.
 step() {
   local name=$1 begin status=0
   shift
@@ -86,7 +87,7 @@ step() {
   "$@" 2>&1 | tee -a "$log" || status=$?
   # Tab-separated: commands hold '|' (JMH's regular expression), never a tab.
   printf '%s\t%s\t%s\t%s\n' "$name" "$*" "$(( $(date +%s) - begin ))" "$status" >> "$steps_file"
-  return 0
+  return "$status"
 }
 
 if [ "$report_only" = 0 ]; then
@@ -94,16 +95,25 @@ if [ "$report_only" = 0 ]; then
   load_before=$(cut -d' ' -f1-3 /proc/loadavg)
   : > "$log"
   : > "$steps_file"
+  # This run's steps.txt must not be reported with the previous run's run.txt (--report-only).
+  rm -f "$run_file"
+  # `mvn package` without clean leaves the last jar when it fails: with it gone, a failed build
+  # cannot be followed by benchmarks of old code. Nothing is measured or written after a failed build.
+  rm -f "$jar"
+  if ! step build mvn -B -q -DskipTests package || [ ! -f "$jar" ]; then
+    echo "benchmarks.sh: the build failed or made no $jar (see $log); nothing measured, $report left as it was" >&2
+    exit 1
+  fi
   # A step that fails must not leave the previous run's files to be reported as this run's.
   rm -rf "$results"/sweep*.csv "$results"/sweep*.png "$results/compare-mpi" "$results/cluster" "$results/jmh.csv"
-  step build mvn -B -q -DskipTests package
-  [ -f "$jar" ] || { echo "benchmarks.sh: the build made no $jar (see $log)" >&2; exit 1; }
 
+  # From here a failed step (`|| true`) is recorded in steps.txt and shown in the report, the run
+  # goes on to the next step, and the script exits 1 after writing the report.
   # One run and one chart per type: 12 lines on a chart can be told apart, 24 hardly.
   for type in float double; do
     step "sweep-$type" java -jar "$jar" bench --world-size "$world_size" --transport inproc,netty,aeron --type "$type" \
       --op all --algorithm both --max-bytes "$max_bytes" "${sweep_extra[@]}" --output "$results/sweep-$type.csv" \
-      --plot "$results/sweep-$type.png"
+      --plot "$results/sweep-$type.png" || true
   done
   parts=()
   for type in float double; do [ ! -s "$results/sweep-$type.csv" ] || parts+=("$results/sweep-$type.csv"); done
@@ -113,11 +123,11 @@ if [ "$report_only" = 0 ]; then
   fi
 
   step compare-mpi bench/compare-mpi.sh --world-sizes "$compare_world_sizes" --max-bytes "$compare_max_bytes" --runs 1 \
-    --type "$compare_type" "${compare_extra[@]}" --out "$results/compare-mpi"
+    --type "$compare_type" "${compare_extra[@]}" --out "$results/compare-mpi" || true
 
   if [ "$(id -u)" = 0 ]; then
     step cluster bench/cluster.sh --max-bytes "$cluster_max_bytes" --rate "$rate" "${cluster_extra[@]}" \
-      --out "$results/cluster"
+      --out "$results/cluster" || true
   fi
 
   # JMH: whichever of the reduction, message-header and ping-pong benchmarks this jar has.
@@ -125,7 +135,8 @@ if [ "$report_only" = 0 ]; then
     | sort -u | paste -sd'|' || true)
   if [ -n "$jmh_classes" ]; then
     read -r -a jmh_flags <<< "$jmh_options"
-    step jmh java "${jmh_java[@]}" -jar "$jar" jmh "${jmh_flags[@]}" -rf csv -rff "$results/jmh.csv" "($jmh_classes)"
+    step jmh java "${jmh_java[@]}" -jar "$jar" jmh "${jmh_flags[@]}" -rf csv -rff "$results/jmh.csv" "($jmh_classes)" \
+      || true
   fi
   finished=$(date +%s)
   load_after=$(cut -d' ' -f1-3 /proc/loadavg)
