@@ -23,6 +23,8 @@
 #   --cluster-max-bytes 64M --jmh "-f 1 -wi 3 -i 5".
 # Needs root for the emulated cluster (the step is reported as skipped otherwise), Open MPI
 # (installed by compare-mpi.sh when missing), JDK 17 and Maven (the jar is rebuilt first).
+# Exit status: 0 every step passed; 1 a step failed. A failed build ends the run at once, before
+# anything is measured or the report is written; any other failed step is shown in the report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
