@@ -186,6 +186,8 @@ parts=()
 for n in ${world_sizes//,/ }; do
   port=$((port + 1))
   csv=$out/.cluster-part-$n.csv
+  # A part left by a run that was killed before its cleanup must not pass for this run's.
+  rm -f "$csv"
   args=(bench --world-size "$n" --coordinator "10.77.0.1:$port" --transport "$transport" --algorithm both
     --op reduce --type "$type" --min-bytes "$min_bytes" --max-bytes "$max_bytes" --iters "$iters"
     --warmup "$warmup" --timeout 120)
@@ -213,9 +215,9 @@ for n in ${world_sizes//,/ }; do
   if [ "$rank0" != 0 ] || [ ! -s "$csv" ]; then
     echo "cluster.sh: rank 0 at world size $n failed (status $rank0)" >&2
     status=1
-  else
-    parts+=("$csv")
   fi
+  # Rank 0 writes its rows before it exits 1 on wrong elements: kept, so the check below names them.
+  [ ! -s "$csv" ] || parts+=("$csv")
 done
 [ ${#parts[@]} -gt 0 ] || exit 1
 awk 'FNR > 1 || NR == 1' "${parts[@]}" > "$out/cluster.csv"

@@ -152,44 +152,59 @@ trap '[ -z "$driver" ] || kill "$driver" 2>/dev/null; [ -z "$driver_dir" ] || rm
 mpi() {
   local label=$1 n=$2 csv=$3
   shift 3
-  echo "== $label, world size $n: mpirun --bind-to none -np $n --mca btl $* ($mpi_version)"
+  echo "== $label, world size $n: mpirun --bind-to none -np $n --mca pml ob1 --mca btl $* ($mpi_version)"
   # Unbound, like the JVMs it is compared with (Open MPI pins ranks to cores by default up to 2).
-  mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$n" --mca btl "$@" bench/target/mpi/collectives \
-    "${sweep[@]}" --transport "$label" --output "$csv"
+  # PML ob1 because only it moves bytes through the BTLs named here: a UCX PML, picked by default
+  # where UCX is installed, ignores --mca btl, and mpi-shm and mpi-tcp would then measure the same.
+  # The time limit is the one ringstar's launches get; --foreground keeps mpirun in this terminal's
+  # process group, so Ctrl-C still reaches it, and mpirun stops its ranks when it gets SIGTERM.
+  timeout --foreground -k 30 1800 mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$n" \
+    --mca pml ob1 --mca btl "$@" bench/target/mpi/collectives "${sweep[@]}" --transport "$label" --output "$csv"
 }
 
 # ringstar LABEL TRANSPORT N CSV: ringstar's sweep as N processes, in two launches: the star's
 # reduce and broadcast, then the ring's reduce (its broadcast has no Open MPI row to compare with).
 # Rank 0 writes the rows, whose transport column is then set to LABEL (aeron-udp and aeron-ipc are
-# both `aeron` to ringstar).
+# both `aeron` to ringstar). Returns 1 when a launch failed; the rows a failed launch still wrote
+# (rank 0 writes them before it exits 1 on wrong elements) are kept, so their `wrong` shows.
+# Called on the left of `||`, where set -e does not act: every failure is checked by hand.
 ringstar() {
-  local label=$1 transport=$2 n=$3 csv=$4 pair algorithm op raw status
+  local label=$1 transport=$2 n=$3 csv=$4 pair algorithm op raw launch result=0
   local raws=()
   for pair in "ps all" "ring reduce"; do
     read -r algorithm op <<< "$pair"
     raw=${csv%.csv}-$algorithm.csv
+    # A file left by an interrupted run must not pass for this launch's.
+    rm -f "$raw"
     echo "== $label, world size $n: ringstar launch --nproc $n -- bench --transport $transport --algorithm $algorithm" \
       "--op $op ${RINGSTAR_JAVA_OPTS:-}"
-    status=0
+    launch=0
     ./ringstar launch --nproc "$n" --max-time 1800 -- bench --transport "$transport" --algorithm "$algorithm" \
-      --op "$op" "${sweep[@]}" --output "$raw" > "$csv.log" 2>&1 || status=$?
+      --op "$op" "${sweep[@]}" --output "$raw" > "$csv.log" 2>&1 || launch=$?
     grep -E '^\[rank 0\] +[0-9]' "$csv.log" || true
-    if [ "$status" != 0 ] || [ ! -s "$raw" ]; then
-      echo "compare-mpi.sh: ringstar over $label at world size $n failed (status $status); its last lines:" >&2
+    if [ "$launch" != 0 ] || [ ! -s "$raw" ]; then
+      echo "compare-mpi.sh: ringstar over $label at world size $n, $algorithm $op, failed (status $launch);" \
+        "its last lines:" >&2
       tail -20 "$csv.log" >&2
-      rm -f "$csv.log" "$raw" "${raws[@]}"
-      return 1
+      result=1
+      # No rows: it crashed or timed out, and so would the next launch, most likely.
+      [ -s "$raw" ] || break
     fi
     raws+=("$raw")
   done
   rm -f "$csv.log"
-  awk -F, -v OFS=, -v label="$label" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "transport") t = i; print; next }
-    FNR > 1 { $t = label; print }' "${raws[@]}" > "$csv"
-  rm -f "${raws[@]}"
+  if [ ${#raws[@]} -gt 0 ]; then
+    awk -F, -v OFS=, -v label="$label" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "transport") t = i; print; next }
+      FNR > 1 { $t = label; print }' "${raws[@]}" > "$csv" || { rm -f "$csv"; result=1; }
+    rm -f "${raws[@]}"
+  fi
+  return "$result"
 }
 
 # aeron_ipc N CSV: ringstar over Aeron IPC, every rank a client of one shared media driver.
+# Called on the left of `||` like ringstar(): returns ringstar's status after stopping the driver.
 aeron_ipc() {
+  local result=0
   driver_dir=/dev/shm/ringstar-compare-$$
   java --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -cp "$jar" \
     io.ringstar.transport.aeron.SharedMediaDriver --dir "$driver_dir" > "$driver_dir.log" 2>&1 &
@@ -198,14 +213,16 @@ aeron_ipc() {
   if ! grep -q ready "$driver_dir.log"; then
     echo "compare-mpi.sh: the shared media driver did not start within 20 s:" >&2
     cat "$driver_dir.log" >&2
-    kill "$driver" 2>/dev/null || true
-    return 1
+    result=1
+  else
+    RINGSTAR_JAVA_OPTS="-Dringstar.aeron.dir=$driver_dir ${AERON_OPTS:-}" ringstar aeron-ipc aeron "$1" "$2" \
+      || result=$?
   fi
-  RINGSTAR_JAVA_OPTS="-Dringstar.aeron.dir=$driver_dir ${AERON_OPTS:-}" ringstar aeron-ipc aeron "$1" "$2"
-  kill "$driver"
+  kill "$driver" 2>/dev/null || true
   wait "$driver" 2>/dev/null || true
   driver=
   rm -rf "$driver_dir" "$driver_dir.log"
+  return "$result"
 }
 
 status=0
@@ -215,6 +232,8 @@ for run in $(seq 1 "$runs"); do
   for n in ${world_sizes//,/ }; do
     for what in mpi-shm mpi-tcp ${transports//,/ }; do
       csv=$out/part-$run-$n-$what.csv
+      # A part left by an interrupted run must not be merged as this run's.
+      rm -f "$csv"
       case $what in
         mpi-shm) mpi mpi-shm "$n" "$csv" "self,$shm" ;;
         mpi-tcp) mpi mpi-tcp "$n" "$csv" self,tcp --mca btl_tcp_if_include lo ;;
@@ -223,7 +242,7 @@ for run in $(seq 1 "$runs"); do
         aeron-ipc) aeron_ipc "$n" "$csv" ;;
         *) echo "compare-mpi.sh: unknown transport $what (netty, aeron-udp, aeron-ipc)" >&2; exit 2 ;;
       esac || status=1
-      [ ! -f "$csv" ] || parts+=("$csv")
+      [ ! -s "$csv" ] || parts+=("$csv")
     done
   done
   if [ ${#parts[@]} = 0 ]; then

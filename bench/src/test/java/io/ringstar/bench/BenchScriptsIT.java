@@ -48,9 +48,7 @@ class BenchScriptsIT {
 
     @Test
     void compareMpiWritesOpenMpiAndRingstarRowsInOneSchemaAllRight(@TempDir Path out) throws Exception {
-        boolean root = "0".equals(run(List.of("id", "-u"), 10).output().trim());
-        Assumptions.assumeTrue(root || Files.isExecutable(Paths.get("/usr/bin/mpicc")),
-                "needs Open MPI's mpicc, or root to install it (Debian: openmpi-bin libopenmpi-dev)");
+        assumeOpenMpi();
         Outcome outcome = run(List.of(ROOT.resolve("bench/compare-mpi.sh").toString(), "--world-sizes", "3",
                 "--max-bytes", "1K", "--type", "float", "--transports", "netty", "--iters", "3", "--out",
                 out.toString()), 240);
@@ -142,6 +140,33 @@ class BenchScriptsIT {
         }
     }
 
+    /**
+     * A failed Aeron IPC run fails the script, although its function runs where set -e does not act;
+     * Open MPI's rows are still written, and the shared media driver's directory is gone.
+     */
+    @Test
+    void compareMpiExitsOneWhenAeronIpcFails(@TempDir Path out) throws Exception {
+        assumeOpenMpi();
+        // The JVM refuses an unknown -XX option, so every Aeron IPC launch fails at once.
+        Outcome outcome = run(List.of(ROOT.resolve("bench/compare-mpi.sh").toString(), "--world-sizes", "2",
+                "--max-bytes", "16", "--type", "float", "--transports", "aeron-ipc", "--iters", "3", "--out",
+                out.toString()), Map.of("AERON_OPTS", "-XX:+RingstarNoSuchOption"), 240);
+        assertEquals(1, outcome.status(), outcome.output());
+        assertTrue(outcome.output().contains("ringstar over aeron-ipc at world size 2, ps all, failed"),
+                outcome.output());
+        Set<String> transports = readCsv(out.resolve("compare-run1.csv")).stream().map(row -> row.get("transport"))
+                .collect(Collectors.toSet());
+        assertEquals(Set.of("mpi-shm", "mpi-tcp"), transports);
+        assertTrue(Files.notExists(Paths.get("/dev/shm/ringstar-compare-" + outcome.pid())),
+                "the shared media driver's directory was left behind");
+    }
+
+    private static void assumeOpenMpi() throws IOException, InterruptedException {
+        boolean root = "0".equals(run(List.of("id", "-u"), 10).output().trim());
+        Assumptions.assumeTrue(root || Files.isExecutable(Paths.get("/usr/bin/mpicc")),
+                "needs Open MPI's mpicc, or root to install it (Debian: openmpi-bin libopenmpi-dev)");
+    }
+
     private static void assumeNamespaces() throws IOException, InterruptedException {
         boolean root = "0".equals(run(List.of("id", "-u"), 10).output().trim());
         Assumptions.assumeTrue(root && Files.isExecutable(Paths.get("/usr/sbin/tc")),
@@ -184,9 +209,17 @@ class BenchScriptsIT {
 
     /** Runs {@code command} to its end within {@code seconds}; output to a file, for the reason LauncherIT gives. */
     private static Outcome run(List<String> command, int seconds) throws IOException, InterruptedException {
+        return run(command, Map.of(), seconds);
+    }
+
+    /** As {@link #run(List, int)}, with {@code environment} added to this process's. */
+    private static Outcome run(List<String> command, Map<String, String> environment, int seconds)
+            throws IOException, InterruptedException {
         Path output = Files.createTempFile("bench-scripts-it-", ".out");
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile())
-                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+        builder.environment().putAll(environment);
+        Process process = builder.start();
         try {
             if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
                 process.destroy();
