@@ -315,8 +315,8 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //' || true)
   echo "\`$(command_of compare-mpi)\` ($(outcome compare-mpi)). Open MPI runs \`bench/mpi/collectives.c\`:"
   echo "MPI_Allreduce then ÷ n (against the ring), MPI_Reduce to rank 0, ÷ n, MPI_Bcast (against the"
   echo "star's reduceGradients) and MPI_Bcast (against broadcastParams), over shared memory (\`mpi-shm\`)"
-  echo "and TCP on loopback (\`mpi-tcp\`). Its time per call is the slowest rank's; ringstar's, in"
-  echo "processes, is rank 0's. Each cell is ringstar's busbw ÷ Open MPI's at the same size, type and"
+  echo "and TCP on loopback (\`mpi-tcp\`); its program is built with -O3. On both sides a call's time is"
+  echo "the slowest rank's. Each cell is ringstar's busbw ÷ Open MPI's at the same size, type and"
   echo "world size (above 1: ringstar is faster). All rows: \`$compare\`."
   if [ -s "$compare" ]; then
     bench/compare-mpi.sh --ratios "$compare"
@@ -330,7 +330,7 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //' || true)
   echo
   echo "\`$(command_of cluster)\` ($(outcome cluster)). Four network namespaces on a"
   echo "bridge, each link shaped to $rate in both directions with tc's tbf, one rank (one JVM) per"
-  echo "namespace over Netty; rank 0's p50 time. Above 1: the ring is faster. Once the links are the"
+  echo "namespace over Netty; p50 of the slowest rank's time per call. Above 1: the ring is faster. Once the links are the"
   echo "limit, star ÷ ring tends to n/2: rank 0 of the star receives and sends n−1 copies of the data"
   echo "(it streams each averaged chunk back while the next ones arrive, so both directions of its link"
   echo "are busy at once), each ring rank 2(n−1)/n of one."

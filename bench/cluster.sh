@@ -8,7 +8,7 @@
 # world size n the first n hosts run one rank each, `java -jar bench/target/ringstar.jar bench
 # --rank r --world-size n --coordinator 10.77.0.1:port`, timing the star's reduceGradients (ps)
 # and the ring all-reduce over the sizes. It then prints
-# star time ÷ ring time (p50, rank 0's) per size and world size, and where they cross: the smallest
+# star time ÷ ring time (p50 of the slowest rank's per call) per size and world size, and where they cross: the smallest
 # size from which the ring is faster at every larger size measured.
 #
 # What to expect: once the links are the bottleneck, rank 0 of the star receives and sends (n-1)
