@@ -1,7 +1,7 @@
 package io.ringstar.checkpoint;
 
 import io.ringstar.tensor.ElementType;
-import io.ringstar.tensor.TensorCopy;
+import io.ringstar.tensor.TensorMemory;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -16,9 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.zip.CRC32C;
-import org.bytedeco.javacpp.BytePointer;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.factory.Nd4j;
 
 /**
  * The on-disk format of one {@link Checkpoint}, little-endian:
@@ -190,22 +188,15 @@ final class CheckpointFile {
                 }
                 long bytes = elements * type.bytes();
                 in.require(bytes, "tensor '" + name + "' of shape " + Arrays.toString(shape));
-                INDArray tensor = elements == 0 ? Nd4j.create(type.dataType(), shape, 'c')
-                        : Nd4j.createUninitializedDetached(type.dataType(), 'c', shape);
+                INDArray tensor = TensorMemory.newDetached(type, shape);
                 tensors.put(name, tensor);
                 in.getElements(tensor, bytes);
             }
             in.requireEnd();
             return new Checkpoint(step, tensors, metadata);
         } catch (IOException | RuntimeException e) {
-            tensors.values().forEach(CheckpointFile::close);
+            tensors.values().forEach(TensorMemory::close);
             throw e;
-        }
-    }
-
-    private static void close(INDArray tensor) {
-        if (tensor.closeable()) {
-            tensor.close();
         }
     }
 
@@ -218,12 +209,6 @@ final class CheckpointFile {
             }
             at += read;
         }
-    }
-
-    /** A view of a 'c'-order, non-view tensor's elements {@code [fromByte, fromByte + bytes)}. */
-    private static ByteBuffer memory(INDArray tensor, long fromByte, int bytes) {
-        BytePointer start = new BytePointer(tensor.data().addressPointer()).getPointer(BytePointer.class, fromByte);
-        return start.capacity(bytes).asByteBuffer();
     }
 
     /** Sequential writes through a staging buffer, every byte counted into the CRC32C. */
@@ -261,16 +246,13 @@ final class CheckpointFile {
                 return;
             }
             flush();
-            boolean linear = tensor.ordering() == 'c' && !tensor.isView();
-            INDArray source = linear ? tensor : TensorCopy.of(tensor);
+            INDArray source = TensorMemory.linearInCOrder(tensor);
             try {
                 for (long at = 0; at < bytes; at += IO_BYTES) {
-                    raw(memory(source, at, (int) Math.min(IO_BYTES, bytes - at)));
+                    raw(TensorMemory.bytes(source, at, (int) Math.min(IO_BYTES, bytes - at)));
                 }
             } finally {
-                if (source != tensor) {
-                    close(source);
-                }
+                TensorMemory.closeIfCopy(tensor, source);
             }
         }
 
@@ -353,7 +335,7 @@ final class CheckpointFile {
 
         void getElements(INDArray tensor, long bytes) throws IOException {
             for (long at = 0; at < bytes; at += IO_BYTES) {
-                ByteBuffer window = memory(tensor, at, (int) Math.min(IO_BYTES, bytes - at));
+                ByteBuffer window = TensorMemory.bytes(tensor, at, (int) Math.min(IO_BYTES, bytes - at));
                 readFully(channel, window, position);
                 position += window.capacity();
             }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ringstar.tensor.TensorMemory;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -97,6 +98,41 @@ class CheckpointDirectoryTest {
         // The loaded arrays are the caller's own: changing one leaves the file as it was.
         read.tensor("weights").addi(1);
         assertSameValues(tensors.get("weights"), CheckpointDirectory.read(file).tensor("weights"), "weights");
+    }
+
+    @Test
+    void tensorsWhoseElementsAreNotInCOrderInMemoryAreWrittenInCOrder() throws IOException {
+        Map<String, INDArray> tensors = new LinkedHashMap<>();
+        // ND4J calls this 'c' order and no view (it spans its whole buffer), yet its memory holds
+        // its elements in another order.
+        INDArray permuted = floats(7, 1, 2, 3, 4).permute(0, 2, 1);
+        tensors.put("permuted", permuted);
+        tensors.put("permutedDoubles", floats(7, 2, 3, 2, 5).castTo(DataType.DOUBLE).permute(2, 0, 1));
+        tensors.put("transposed", floats(7, 3, 5, 3).transpose());
+        tensors.put("strided", floats(7, 4, 4, 9).get(NDArrayIndex.all(), NDArrayIndex.interval(0, 2, 9)));
+        // Contiguous but starting inside its buffer: written straight from memory at its offset.
+        INDArray rows = floats(7, 5, 6, 5).get(NDArrayIndex.interval(2, 5), NDArrayIndex.all());
+        assertTrue(TensorMemory.isLinearInCOrder(rows));
+        tensors.put("rows", rows);
+        assertFalse(permuted.isView());
+        assertFalse(TensorMemory.isLinearInCOrder(permuted));
+
+        store().save(new Checkpoint(7, tensors, Map.of()));
+        Checkpoint read = store().loadLatest().orElseThrow();
+
+        for (String name : tensors.keySet()) {
+            assertSameValues(tensors.get(name), read.tensor(name), name);
+        }
+        // Element by element too, against the indices, not only against ND4J's own copy.
+        INDArray back = read.tensor("permuted");
+        for (int i = 0; i < 2; i++) {
+            for (int j = 0; j < 4; j++) {
+                for (int k = 0; k < 3; k++) {
+                    float expected = 7 * 1000.25f + 17.5f + (i * 12 + k * 4 + j) * 0.001f - 3;
+                    assertEquals(expected, back.getFloat(i, j, k), "permuted[" + i + "," + j + "," + k + "]");
+                }
+            }
+        }
     }
 
     @Test
