@@ -285,6 +285,39 @@ class CheckpointDirectoryTest {
     }
 
     @Test
+    void theAbandonedLaterCheckpointsAreGoneBeforeTheNewOneIsRenamedIn() throws IOException {
+        CheckpointDirectory store = store();
+        store.save(checkpoint(10));
+        store.save(checkpoint(20));
+        store.save(checkpoint(30));
+        // A directory under the new checkpoint's name makes the rename fail, as a crash there would
+        // stop it: step 30 must already be gone, or a restart would resume the abandoned run.
+        Files.createDirectory(store.pathOf(25));
+        Files.write(store.pathOf(25).resolve("occupant"), new byte[1]);
+        IOException failure = assertThrows(IOException.class, () -> store.save(checkpoint(25)));
+        assertTrue(failure.getMessage().startsWith("writing checkpoint " + store.pathOf(25) + " failed: "),
+                failure.getMessage());
+        assertFalse(Files.exists(store.pathOf(30)), "the abandoned step 30 is still there");
+        assertFalse(Files.exists(dir.resolve("checkpoint-000000000025.rsck.tmp")));
+        Checkpoint loaded = store.loadLatest().orElseThrow();
+        assertEquals(20, loaded.step());
+        assertEquals(1, warnings.size(), warnings.toString());
+        assertTrue(warnings.get(0).contains(store.pathOf(25).toString()), warnings.get(0));
+    }
+
+    @Test
+    void aFileNamedOtherwiseThanSaveNamesItIsNotACheckpointOfTheDirectory() throws IOException {
+        CheckpointDirectory store = store();
+        Path valid = store.save(checkpoint(10));
+        Files.copy(valid, dir.resolve("checkpoint-30.rsck"));
+        assertEquals(List.of(10L), store.steps());
+        assertEquals(10, store.loadLatest().orElseThrow().step());
+        assertTrue(warnings.isEmpty(), warnings.toString());
+        // Still readable on its own.
+        assertEquals(10, CheckpointDirectory.read(dir.resolve("checkpoint-30.rsck")).step());
+    }
+
+    @Test
     void aSaveThatCannotWriteNamesTheFileAndLeavesTheOlderCheckpointsAlone() throws IOException {
         CheckpointDirectory store = store();
         store.save(checkpoint(10));
