@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.zip.CRC32C;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
@@ -49,10 +50,7 @@ final class CheckpointFile {
 
     /** Writes {@code checkpoint} to {@code file} (created or truncated) and forces it to disk. */
     static void write(Path file, Checkpoint checkpoint) throws IOException {
-        if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
-            // Tensor memory is copied as it lies; the format is little-endian.
-            throw new IOException("checkpoints are written on little-endian machines only");
-        }
+        requireLittleEndian("written");
         List<byte[]> texts = new ArrayList<>();
         long length = HEADER_BYTES + TRAILER_BYTES;
         for (Map.Entry<String, String> entry : checkpoint.metadata().entrySet()) {
@@ -87,6 +85,13 @@ final class CheckpointFile {
         }
     }
 
+    private static void requireLittleEndian(String verb) throws IOException {
+        if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
+            // Tensor memory is copied as it lies; the format is little-endian.
+            throw new IOException("checkpoints are " + verb + " on little-endian machines only");
+        }
+    }
+
     private static int text(List<byte[]> texts, String text) {
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         texts.add(bytes);
@@ -100,6 +105,7 @@ final class CheckpointFile {
      * @throws IOException if it cannot be read
      */
     static Checkpoint read(Path file) throws IOException {
+        requireLittleEndian("read");
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
             long size = channel.size();
             if (size < HEADER_BYTES + TRAILER_BYTES) {
@@ -160,12 +166,13 @@ final class CheckpointFile {
         int tensorCount = in.count("tensors");
         Map<String, String> metadata = new LinkedHashMap<>();
         for (int i = 0; i < metadataCount; i++) {
-            metadata.put(in.getText("metadata key"), in.getText("metadata value"));
+            String key = in.getName("metadata key", metadata.keySet());
+            metadata.put(key, in.getText("metadata value of '" + key + "'"));
         }
         Map<String, INDArray> tensors = new LinkedHashMap<>();
         try {
             for (int i = 0; i < tensorCount; i++) {
-                String name = in.getText("tensor name");
+                String name = in.getName("tensor name", tensors.keySet());
                 int code = in.getInt();
                 ElementType type = ElementType.fromCode(code);
                 if (type == null) {
@@ -193,7 +200,13 @@ final class CheckpointFile {
                 in.getElements(tensor, bytes);
             }
             in.requireEnd();
-            return new Checkpoint(step, tensors, metadata);
+            try {
+                return new Checkpoint(step, tensors, metadata);
+            } catch (IllegalArgumentException e) {
+                // What the reader does not check itself (a negative step, say) must not escape as
+                // anything but an invalid checkpoint, which loadLatest skips.
+                throw in.malformed(e.getMessage());
+            }
         } catch (IOException | RuntimeException e) {
             tensors.values().forEach(TensorMemory::close);
             throw e;
@@ -319,6 +332,18 @@ final class CheckpointFile {
                 throw malformed("negative number of " + what + ": " + count);
             }
             return count;
+        }
+
+        /** A text that must be neither empty nor one of {@code taken}. */
+        String getName(String what, Set<String> taken) throws IOException {
+            String name = getText(what);
+            if (name.isEmpty()) {
+                throw malformed("empty " + what);
+            }
+            if (taken.contains(name)) {
+                throw malformed(what + " '" + name + "' appears twice");
+            }
+            return name;
         }
 
         String getText(String what) throws IOException {

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.tensor.TensorMemory;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -17,6 +19,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.nd4j.linalg.api.buffer.DataType;
@@ -315,6 +318,74 @@ class CheckpointDirectoryTest {
         assertTrue(warnings.isEmpty(), warnings.toString());
         // Still readable on its own.
         assertEquals(10, CheckpointDirectory.read(dir.resolve("checkpoint-30.rsck")).step());
+    }
+
+    /** Replaces {@code [from, from + cut)} of {@code file} by {@code insert}, then fixes its length and checksum. */
+    private static void rewrite(Path file, int from, int cut, byte[] insert) throws IOException {
+        byte[] old = Files.readAllBytes(file);
+        byte[] bytes = new byte[old.length - cut + insert.length];
+        System.arraycopy(old, 0, bytes, 0, from);
+        System.arraycopy(insert, 0, bytes, from, insert.length);
+        System.arraycopy(old, from + cut, bytes, from + insert.length, old.length - from - cut);
+        ByteBuffer buffer = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        buffer.putLong(8, bytes.length);
+        CRC32C crc = new CRC32C();
+        crc.update(bytes, 0, bytes.length - 4);
+        buffer.putInt(bytes.length - 4, (int) crc.getValue());
+        Files.write(file, bytes);
+    }
+
+    private static int indexOf(byte[] bytes, String text) {
+        byte[] pattern = text.getBytes(StandardCharsets.UTF_8);
+        outer:
+        for (int i = 0; i + pattern.length <= bytes.length; i++) {
+            for (int j = 0; j < pattern.length; j++) {
+                if (bytes[i + j] != pattern[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        throw new AssertionError("'" + text + "' is not in the file");
+    }
+
+    @Test
+    void aWellChecksummedFileWithEmptyOrRepeatedNamesOrANegativeStepIsMalformed() throws IOException {
+        Map<String, INDArray> tensors = new LinkedHashMap<>();
+        tensors.put("alpha", floats(20, 1, 3, 2));
+        tensors.put("omega", floats(20, 2, 3, 2));
+        Checkpoint written = new Checkpoint(20, tensors, Map.of("key1", "x", "key2", "y"));
+        byte[] stepBytes = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(-20).array();
+        // Each case: where to cut, how much, what to put there, and what the warning must say.
+        record Damage(String at, int cut, byte[] insert, String says) {
+        }
+        List<Damage> damages = List.of(
+                new Damage("omega", 5, "alpha".getBytes(StandardCharsets.UTF_8), "tensor name 'alpha' appears twice"),
+                new Damage("key2", 4, "key1".getBytes(StandardCharsets.UTF_8), "metadata key 'key1' appears twice"),
+                // The length before the name becomes 0 and the name goes.
+                new Damage("omega", 9, new byte[0], "empty tensor name"),
+                new Damage(null, 8, stepBytes, "-20"));
+        for (Damage damage : damages) {
+            warnings.clear();
+            CheckpointDirectory store = new CheckpointDirectory(dir.resolve("d" + damages.indexOf(damage)),
+                    CheckpointDirectory.DEFAULT_KEEP, warnings::add);
+            store.save(checkpoint(10));
+            Path file = store.save(written);
+            byte[] bytes = Files.readAllBytes(file);
+            if (damage.at() == null) {
+                rewrite(file, 16, damage.cut(), damage.insert());
+            } else if (damage.insert().length == 0) {
+                int name = indexOf(bytes, damage.at());
+                rewrite(file, name - 4, damage.cut(), new byte[4]);
+            } else {
+                rewrite(file, indexOf(bytes, damage.at()), damage.cut(), damage.insert());
+            }
+            assertEquals(10, store.loadLatest().orElseThrow().step(), damage.says());
+            assertEquals(1, warnings.size(), warnings.toString());
+            assertTrue(warnings.get(0).contains(file.toString()) && warnings.get(0).contains("malformed")
+                    && warnings.get(0).contains(damage.says()), warnings.get(0));
+            assertThrows(InvalidCheckpointException.class, () -> CheckpointDirectory.read(file));
+        }
     }
 
     @Test
