@@ -37,6 +37,14 @@ class CheckpointDirectoryTest {
         return new CheckpointDirectory(dir, CheckpointDirectory.DEFAULT_KEEP, warnings::add);
     }
 
+    private CheckpointDirectory storeWith(long... steps) throws IOException {
+        CheckpointDirectory store = store();
+        for (long step : steps) {
+            store.save(checkpoint(step));
+        }
+        return store;
+    }
+
     /** Values distinct per step, tensor and index, so any mix-up of either shows. */
     private static INDArray floats(long step, int tensor, long... shape) {
         INDArray array = Nd4j.create(DataType.FLOAT, shape, 'c');
@@ -271,10 +279,7 @@ class CheckpointDirectoryTest {
 
     @Test
     void savingAnEarlierStepDropsTheLaterOnesOfTheAbandonedRun() throws IOException {
-        CheckpointDirectory store = store();
-        store.save(checkpoint(10));
-        store.save(checkpoint(20));
-        store.save(checkpoint(30));
+        CheckpointDirectory store = storeWith(10, 20, 30);
         // A run resumed from step 20 (30 was, say, corrupt) saves step 25: 30 belongs to a run
         // that no longer continues and must not win a later loadLatest.
         store.save(checkpoint(25));
@@ -289,10 +294,7 @@ class CheckpointDirectoryTest {
 
     @Test
     void theAbandonedLaterCheckpointsAreGoneBeforeTheNewOneIsRenamedIn() throws IOException {
-        CheckpointDirectory store = store();
-        store.save(checkpoint(10));
-        store.save(checkpoint(20));
-        store.save(checkpoint(30));
+        CheckpointDirectory store = storeWith(10, 20, 30);
         // A directory under the new checkpoint's name makes the rename fail, as a crash there would
         // stop it: step 30 must already be gone, or a restart would resume the abandoned run.
         Files.createDirectory(store.pathOf(25));
