@@ -8,7 +8,8 @@ import org.nd4j.linalg.factory.Nd4j;
 /**
  * The raw memory of tensors, for code outside this package that moves their elements as bytes
  * (checkpoint files) without touching ND4J itself. Byte views are in the machine's order; their
- * callers check that it is little-endian.
+ * callers check that it is little-endian. A byte view borrows the tensor's memory and is valid
+ * only while the tensor is open; arrays made here belong to the caller. Nothing here blocks.
  */
 public final class TensorMemory {
     private TensorMemory() {
