@@ -1,5 +1,6 @@
 package io.ringstar.checkpoint;
 
+import io.ringstar.tensor.TensorMemory;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
@@ -23,10 +24,14 @@ import java.util.regex.Pattern;
  * {@code CheckpointFile}: magic, version, length, step, metadata, tensors, CRC32C of it all).
  *
  * <h2>What survives a crash</h2>
- * {@link #save} writes a temporary file in the same directory, forces it to disk, renames it
- * atomically over its final name and forces the directory, so a crash at any moment leaves
- * either the old set of checkpoints or the new one, plus perhaps a temporary file, which
- * {@link #loadLatest} ignores and the next {@link #save} removes. A checkpoint torn or changed
+ * {@link #save} writes a temporary file in the same directory and forces it to disk; deletes the
+ * checkpoints of later steps (an abandoned run's) and forces the directory; renames the temporary
+ * file atomically over its final name and forces the directory; then deletes the oldest beyond
+ * those kept and forces the directory once more. Each step is durable before the next begins, so
+ * after a crash at any moment {@link #loadLatest} finds either the new checkpoint or the newest
+ * one that was there before of a step not above the new one's (never an abandoned later one,
+ * once the new one may exist), plus perhaps a temporary file, which {@link #loadLatest} ignores
+ * and the next {@link #save} removes. A checkpoint torn or changed
  * some other way (a disk that lies about forcing, a copy cut short, a flipped bit) fails its
  * length or checksum check; {@link #loadLatest} reports it and takes the one before.
  *
@@ -96,7 +101,7 @@ public final class CheckpointDirectory {
      *
      * @return the file written
      * @throws IOException naming the file if writing, forcing, renaming or cleaning up fails; the
-     *     checkpoints there were before stay readable
+     *     checkpoints there were before of steps up to this one stay readable
      */
     public Path save(Checkpoint checkpoint) throws IOException {
         boolean created = !Files.isDirectory(directory);
@@ -111,6 +116,9 @@ public final class CheckpointDirectory {
                 Files.deleteIfExists(stale);
             }
             CheckpointFile.write(temporary, checkpoint);
+            // Before the rename, so that no crash can leave the new checkpoint beside a later one,
+            // which loadLatest would take.
+            deleteAndForce(stepFiles().stream().filter(file -> file.step() > checkpoint.step()).toList());
             try {
                 Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } catch (AtomicMoveNotSupportedException e) {
@@ -128,16 +136,20 @@ public final class CheckpointDirectory {
             }
             throw failure;
         }
-        List<Long> steps = steps();
-        int kept = 0;
-        for (long step : steps) {
-            if (step > checkpoint.step() || (step < checkpoint.step() && kept >= keep)) {
-                Files.deleteIfExists(pathOf(step));
-            } else if (step <= checkpoint.step()) {
-                kept++;
-            }
-        }
+        // Newest first, and none is above this step any more: the first keep stay.
+        List<StepFile> files = stepFiles();
+        deleteAndForce(files.subList(Math.min(keep, files.size()), files.size()));
         return target;
+    }
+
+    /** Deletes {@code files}, then forces the directory so that the deletions last. */
+    private void deleteAndForce(List<StepFile> files) throws IOException {
+        for (StepFile file : files) {
+            Files.deleteIfExists(file.path());
+        }
+        if (!files.isEmpty()) {
+            forceDirectory(directory);
+        }
     }
 
     /**
@@ -153,13 +165,14 @@ public final class CheckpointDirectory {
         if (!Files.isDirectory(directory)) {
             return Optional.empty();
         }
-        for (long step : steps()) {
-            Path file = pathOf(step);
+        for (StepFile stepFile : stepFiles()) {
+            Path file = stepFile.path();
             try {
                 Checkpoint checkpoint = CheckpointFile.read(file);
-                if (checkpoint.step() != step) {
+                if (checkpoint.step() != stepFile.step()) {
                     warnings.accept("skipping checkpoint " + file + ": it holds step " + checkpoint.step()
                             + ", not the step its name says (renamed by hand?)");
+                    checkpoint.tensors().values().forEach(TensorMemory::close);
                     continue;
                 }
                 return Optional.of(checkpoint);
@@ -184,24 +197,40 @@ public final class CheckpointDirectory {
 
     /**
      * The steps of the checkpoint files in the directory, newest first, whether or not they are
-     * valid (only {@link #loadLatest} reads them); empty if the directory is missing.
+     * valid (only {@link #loadLatest} reads them); empty if the directory is missing. Only files
+     * named as {@link #pathOf} names them count.
      *
      * @throws IOException naming the directory if it cannot be listed
      */
     public List<Long> steps() throws IOException {
-        List<Long> steps = new ArrayList<>();
+        return stepFiles().stream().map(StepFile::step).toList();
+    }
+
+    /** A checkpoint file and the step its name says. */
+    private record StepFile(long step, Path path) {
+    }
+
+    /**
+     * The files named as {@link #pathOf} names them, newest first. Other spellings of a step
+     * ({@code checkpoint-5.rsck}) are not listed: reading and deleting go by {@link #pathOf}.
+     */
+    private List<StepFile> stepFiles() throws IOException {
+        List<StepFile> files = new ArrayList<>();
         for (Path file : list(SUFFIX)) {
             Matcher matcher = NAME.matcher(file.getFileName().toString());
             if (matcher.matches()) {
                 try {
-                    steps.add(Long.parseLong(matcher.group(1)));
+                    long step = Long.parseLong(matcher.group(1));
+                    if (pathOf(step).getFileName().equals(file.getFileName())) {
+                        files.add(new StepFile(step, file));
+                    }
                 } catch (NumberFormatException e) {
                     // Nineteen digits above Long.MAX_VALUE: not a name save() writes.
                 }
             }
         }
-        steps.sort(Comparator.reverseOrder());
-        return steps;
+        files.sort(Comparator.comparingLong(StepFile::step).reversed());
+        return files;
     }
 
     private List<Path> list(String suffix) throws IOException {

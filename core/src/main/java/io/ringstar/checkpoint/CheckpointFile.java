@@ -1,7 +1,7 @@
 package io.ringstar.checkpoint;
 
 import io.ringstar.tensor.ElementType;
-import io.ringstar.tensor.TensorCopy;
+import io.ringstar.tensor.TensorMemory;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -15,10 +15,9 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.zip.CRC32C;
-import org.bytedeco.javacpp.BytePointer;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.factory.Nd4j;
 
 /**
  * The on-disk format of one {@link Checkpoint}, little-endian:
@@ -51,10 +50,7 @@ final class CheckpointFile {
 
     /** Writes {@code checkpoint} to {@code file} (created or truncated) and forces it to disk. */
     static void write(Path file, Checkpoint checkpoint) throws IOException {
-        if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
-            // Tensor memory is copied as it lies; the format is little-endian.
-            throw new IOException("checkpoints are written on little-endian machines only");
-        }
+        requireLittleEndian("written");
         List<byte[]> texts = new ArrayList<>();
         long length = HEADER_BYTES + TRAILER_BYTES;
         for (Map.Entry<String, String> entry : checkpoint.metadata().entrySet()) {
@@ -89,6 +85,13 @@ final class CheckpointFile {
         }
     }
 
+    private static void requireLittleEndian(String verb) throws IOException {
+        if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
+            // Tensor memory is copied as it lies; the format is little-endian.
+            throw new IOException("checkpoints are " + verb + " on little-endian machines only");
+        }
+    }
+
     private static int text(List<byte[]> texts, String text) {
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         texts.add(bytes);
@@ -102,6 +105,7 @@ final class CheckpointFile {
      * @throws IOException if it cannot be read
      */
     static Checkpoint read(Path file) throws IOException {
+        requireLittleEndian("read");
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
             long size = channel.size();
             if (size < HEADER_BYTES + TRAILER_BYTES) {
@@ -162,12 +166,13 @@ final class CheckpointFile {
         int tensorCount = in.count("tensors");
         Map<String, String> metadata = new LinkedHashMap<>();
         for (int i = 0; i < metadataCount; i++) {
-            metadata.put(in.getText("metadata key"), in.getText("metadata value"));
+            String key = in.getName("metadata key", metadata.keySet());
+            metadata.put(key, in.getText("metadata value of '" + key + "'"));
         }
         Map<String, INDArray> tensors = new LinkedHashMap<>();
         try {
             for (int i = 0; i < tensorCount; i++) {
-                String name = in.getText("tensor name");
+                String name = in.getName("tensor name", tensors.keySet());
                 int code = in.getInt();
                 ElementType type = ElementType.fromCode(code);
                 if (type == null) {
@@ -190,22 +195,21 @@ final class CheckpointFile {
                 }
                 long bytes = elements * type.bytes();
                 in.require(bytes, "tensor '" + name + "' of shape " + Arrays.toString(shape));
-                INDArray tensor = elements == 0 ? Nd4j.create(type.dataType(), shape, 'c')
-                        : Nd4j.createUninitializedDetached(type.dataType(), 'c', shape);
+                INDArray tensor = TensorMemory.newDetached(type, shape);
                 tensors.put(name, tensor);
                 in.getElements(tensor, bytes);
             }
             in.requireEnd();
-            return new Checkpoint(step, tensors, metadata);
+            try {
+                return new Checkpoint(step, tensors, metadata);
+            } catch (IllegalArgumentException e) {
+                // What the reader does not check itself (a negative step, say) must not escape as
+                // anything but an invalid checkpoint, which loadLatest skips.
+                throw in.malformed(e.getMessage());
+            }
         } catch (IOException | RuntimeException e) {
-            tensors.values().forEach(CheckpointFile::close);
+            tensors.values().forEach(TensorMemory::close);
             throw e;
-        }
-    }
-
-    private static void close(INDArray tensor) {
-        if (tensor.closeable()) {
-            tensor.close();
         }
     }
 
@@ -218,12 +222,6 @@ final class CheckpointFile {
             }
             at += read;
         }
-    }
-
-    /** A view of a 'c'-order, non-view tensor's elements {@code [fromByte, fromByte + bytes)}. */
-    private static ByteBuffer memory(INDArray tensor, long fromByte, int bytes) {
-        BytePointer start = new BytePointer(tensor.data().addressPointer()).getPointer(BytePointer.class, fromByte);
-        return start.capacity(bytes).asByteBuffer();
     }
 
     /** Sequential writes through a staging buffer, every byte counted into the CRC32C. */
@@ -261,16 +259,13 @@ final class CheckpointFile {
                 return;
             }
             flush();
-            boolean linear = tensor.ordering() == 'c' && !tensor.isView();
-            INDArray source = linear ? tensor : TensorCopy.of(tensor);
+            INDArray source = TensorMemory.linearInCOrder(tensor);
             try {
                 for (long at = 0; at < bytes; at += IO_BYTES) {
-                    raw(memory(source, at, (int) Math.min(IO_BYTES, bytes - at)));
+                    raw(TensorMemory.bytes(source, at, (int) Math.min(IO_BYTES, bytes - at)));
                 }
             } finally {
-                if (source != tensor) {
-                    close(source);
-                }
+                TensorMemory.closeIfCopy(tensor, source);
             }
         }
 
@@ -339,6 +334,18 @@ final class CheckpointFile {
             return count;
         }
 
+        /** A text that must be neither empty nor one of {@code taken}. */
+        String getName(String what, Set<String> taken) throws IOException {
+            String name = getText(what);
+            if (name.isEmpty()) {
+                throw malformed("empty " + what);
+            }
+            if (taken.contains(name)) {
+                throw malformed(what + " '" + name + "' appears twice");
+            }
+            return name;
+        }
+
         String getText(String what) throws IOException {
             int length = getInt();
             if (length < 0 || length > Checkpoint.MAX_TEXT_BYTES) {
@@ -353,7 +360,7 @@ final class CheckpointFile {
 
         void getElements(INDArray tensor, long bytes) throws IOException {
             for (long at = 0; at < bytes; at += IO_BYTES) {
-                ByteBuffer window = memory(tensor, at, (int) Math.min(IO_BYTES, bytes - at));
+                ByteBuffer window = TensorMemory.bytes(tensor, at, (int) Math.min(IO_BYTES, bytes - at));
                 readFully(channel, window, position);
                 position += window.capacity();
             }

@@ -2,7 +2,6 @@ package io.ringstar.tensor;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import org.bytedeco.javacpp.BytePointer;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.NDArrayIndex;
@@ -66,7 +65,7 @@ public final class TensorBucket implements AutoCloseable {
                 packWhole(tensor, start - from);
                 continue;
             }
-            INDArray linear = isLinearInCOrder(tensor) ? tensor : flattened(tensor);
+            INDArray linear = TensorMemory.isLinearInCOrder(tensor) ? tensor : flattened(tensor);
             ByteBuffer source = linearBytes(linear, first - start, end - first);
             bytes.duplicate().position(Math.toIntExact((first - from) * type.bytes())).put(source);
         }
@@ -92,7 +91,7 @@ public final class TensorBucket implements AutoCloseable {
                 result.putScalar(0, storage.getDouble(first - from));
                 continue;
             }
-            if (!isLinearInCOrder(result)) {
+            if (!TensorMemory.isLinearInCOrder(result)) {
                 throw new IllegalStateException("result array of shape " + java.util.Arrays.toString(result.shape())
                         + " is not laid out in 'c' order");
             }
@@ -139,7 +138,7 @@ public final class TensorBucket implements AutoCloseable {
         if (tensor.length() == 0) {
             return;
         }
-        if (isLinearInCOrder(tensor)) {
+        if (TensorMemory.isLinearInCOrder(tensor)) {
             bytes.duplicate().position(Math.toIntExact(offset * type.bytes())).put(linearBytes(tensor, 0, tensor.length()));
         } else if (tensor.rank() == 0) {
             storage.putScalar(offset, tensor.getDouble(0));
@@ -149,36 +148,11 @@ public final class TensorBucket implements AutoCloseable {
     }
 
     /**
-     * True if the tensor's elements, read in 'c' order, are consecutive in its buffer: element-wise
-     * stride 1 and 'c' order, or at most one dimension longer than 1 (where order makes no
-     * difference). Such a tensor is copied as bytes.
-     */
-    static boolean isLinearInCOrder(INDArray tensor) {
-        if (tensor.isEmpty() || tensor.rank() == 0 || tensor.elementWiseStride() != 1) {
-            return false;
-        }
-        if (tensor.ordering() == 'c') {
-            return true;
-        }
-        int longDimensions = 0;
-        for (long dimension : tensor.shape()) {
-            if (dimension > 1) {
-                longDimensions++;
-            }
-        }
-        return longDimensions <= 1;
-    }
-
-    /**
-     * Elements {@code [first, first + count)} of a tensor for which {@link #isLinearInCOrder}
-     * holds, as a view of its memory. The view starts from the address rather than from
-     * {@code asNio()}, whose int-indexed buffer cannot reach past 2 GiB of a large tensor.
+     * Elements {@code [first, first + count)} of a tensor for which {@link
+     * TensorMemory#isLinearInCOrder} holds, as a view of its memory.
      */
     private ByteBuffer linearBytes(INDArray tensor, long first, long count) {
-        // addressPointer() already points at a view's first element.
-        BytePointer start = new BytePointer(tensor.data().addressPointer())
-                .getPointer(BytePointer.class, first * type.bytes());
-        return start.capacity(Math.toIntExact(count * type.bytes())).asByteBuffer();
+        return TensorMemory.bytes(tensor, first * type.bytes(), Math.toIntExact(count * type.bytes()));
     }
 
     private INDArray region(long offset, long length) {

@@ -6,7 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ringstar.tensor.TensorMemory;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -16,6 +19,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.nd4j.linalg.api.buffer.DataType;
@@ -31,6 +35,14 @@ class CheckpointDirectoryTest {
 
     private CheckpointDirectory store() {
         return new CheckpointDirectory(dir, CheckpointDirectory.DEFAULT_KEEP, warnings::add);
+    }
+
+    private CheckpointDirectory storeWith(long... steps) throws IOException {
+        CheckpointDirectory store = store();
+        for (long step : steps) {
+            store.save(checkpoint(step));
+        }
+        return store;
     }
 
     /** Values distinct per step, tensor and index, so any mix-up of either shows. */
@@ -97,6 +109,41 @@ class CheckpointDirectoryTest {
         // The loaded arrays are the caller's own: changing one leaves the file as it was.
         read.tensor("weights").addi(1);
         assertSameValues(tensors.get("weights"), CheckpointDirectory.read(file).tensor("weights"), "weights");
+    }
+
+    @Test
+    void tensorsWhoseElementsAreNotInCOrderInMemoryAreWrittenInCOrder() throws IOException {
+        Map<String, INDArray> tensors = new LinkedHashMap<>();
+        // ND4J calls this 'c' order and no view (it spans its whole buffer), yet its memory holds
+        // its elements in another order.
+        INDArray permuted = floats(7, 1, 2, 3, 4).permute(0, 2, 1);
+        tensors.put("permuted", permuted);
+        tensors.put("permutedDoubles", floats(7, 2, 3, 2, 5).castTo(DataType.DOUBLE).permute(2, 0, 1));
+        tensors.put("transposed", floats(7, 3, 5, 3).transpose());
+        tensors.put("strided", floats(7, 4, 4, 9).get(NDArrayIndex.all(), NDArrayIndex.interval(0, 2, 9)));
+        // Contiguous but starting inside its buffer: written straight from memory at its offset.
+        INDArray rows = floats(7, 5, 6, 5).get(NDArrayIndex.interval(2, 5), NDArrayIndex.all());
+        assertTrue(TensorMemory.isLinearInCOrder(rows));
+        tensors.put("rows", rows);
+        assertFalse(permuted.isView());
+        assertFalse(TensorMemory.isLinearInCOrder(permuted));
+
+        store().save(new Checkpoint(7, tensors, Map.of()));
+        Checkpoint read = store().loadLatest().orElseThrow();
+
+        for (String name : tensors.keySet()) {
+            assertSameValues(tensors.get(name), read.tensor(name), name);
+        }
+        // Element by element too, against the indices, not only against ND4J's own copy.
+        INDArray back = read.tensor("permuted");
+        for (int i = 0; i < 2; i++) {
+            for (int j = 0; j < 4; j++) {
+                for (int k = 0; k < 3; k++) {
+                    float expected = 7 * 1000.25f + 17.5f + (i * 12 + k * 4 + j) * 0.001f - 3;
+                    assertEquals(expected, back.getFloat(i, j, k), "permuted[" + i + "," + j + "," + k + "]");
+                }
+            }
+        }
     }
 
     @Test
@@ -232,10 +279,7 @@ class CheckpointDirectoryTest {
 
     @Test
     void savingAnEarlierStepDropsTheLaterOnesOfTheAbandonedRun() throws IOException {
-        CheckpointDirectory store = store();
-        store.save(checkpoint(10));
-        store.save(checkpoint(20));
-        store.save(checkpoint(30));
+        CheckpointDirectory store = storeWith(10, 20, 30);
         // A run resumed from step 20 (30 was, say, corrupt) saves step 25: 30 belongs to a run
         // that no longer continues and must not win a later loadLatest.
         store.save(checkpoint(25));
@@ -246,6 +290,104 @@ class CheckpointDirectoryTest {
         again.tensor("w").addi(1);
         store.save(again);
         assertSameValues(again.tensor("w"), store.loadLatest().orElseThrow().tensor("w"), "w");
+    }
+
+    @Test
+    void theAbandonedLaterCheckpointsAreGoneBeforeTheNewOneIsRenamedIn() throws IOException {
+        CheckpointDirectory store = storeWith(10, 20, 30);
+        // A directory under the new checkpoint's name makes the rename fail, as a crash there would
+        // stop it: step 30 must already be gone, or a restart would resume the abandoned run.
+        Files.createDirectory(store.pathOf(25));
+        Files.write(store.pathOf(25).resolve("occupant"), new byte[1]);
+        IOException failure = assertThrows(IOException.class, () -> store.save(checkpoint(25)));
+        assertTrue(failure.getMessage().startsWith("writing checkpoint " + store.pathOf(25) + " failed: "),
+                failure.getMessage());
+        assertFalse(Files.exists(store.pathOf(30)), "the abandoned step 30 is still there");
+        assertFalse(Files.exists(dir.resolve("checkpoint-000000000025.rsck.tmp")));
+        Checkpoint loaded = store.loadLatest().orElseThrow();
+        assertEquals(20, loaded.step());
+        assertEquals(1, warnings.size(), warnings.toString());
+        assertTrue(warnings.get(0).contains(store.pathOf(25).toString()), warnings.get(0));
+    }
+
+    @Test
+    void aFileNamedOtherwiseThanSaveNamesItIsNotACheckpointOfTheDirectory() throws IOException {
+        CheckpointDirectory store = store();
+        Path valid = store.save(checkpoint(10));
+        Files.copy(valid, dir.resolve("checkpoint-30.rsck"));
+        assertEquals(List.of(10L), store.steps());
+        assertEquals(10, store.loadLatest().orElseThrow().step());
+        assertTrue(warnings.isEmpty(), warnings.toString());
+        // Still readable on its own.
+        assertEquals(10, CheckpointDirectory.read(dir.resolve("checkpoint-30.rsck")).step());
+    }
+
+    /** Replaces {@code [from, from + cut)} of {@code file} by {@code insert}, then fixes its length and checksum. */
+    private static void rewrite(Path file, int from, int cut, byte[] insert) throws IOException {
+        byte[] old = Files.readAllBytes(file);
+        byte[] bytes = new byte[old.length - cut + insert.length];
+        System.arraycopy(old, 0, bytes, 0, from);
+        System.arraycopy(insert, 0, bytes, from, insert.length);
+        System.arraycopy(old, from + cut, bytes, from + insert.length, old.length - from - cut);
+        ByteBuffer buffer = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        buffer.putLong(8, bytes.length);
+        CRC32C crc = new CRC32C();
+        crc.update(bytes, 0, bytes.length - 4);
+        buffer.putInt(bytes.length - 4, (int) crc.getValue());
+        Files.write(file, bytes);
+    }
+
+    private static int indexOf(byte[] bytes, String text) {
+        byte[] pattern = text.getBytes(StandardCharsets.UTF_8);
+        outer:
+        for (int i = 0; i + pattern.length <= bytes.length; i++) {
+            for (int j = 0; j < pattern.length; j++) {
+                if (bytes[i + j] != pattern[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        throw new AssertionError("'" + text + "' is not in the file");
+    }
+
+    @Test
+    void aWellChecksummedFileWithEmptyOrRepeatedNamesOrANegativeStepIsMalformed() throws IOException {
+        Map<String, INDArray> tensors = new LinkedHashMap<>();
+        tensors.put("alpha", floats(20, 1, 3, 2));
+        tensors.put("omega", floats(20, 2, 3, 2));
+        Checkpoint written = new Checkpoint(20, tensors, Map.of("key1", "x", "key2", "y"));
+        byte[] stepBytes = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(-20).array();
+        // Each case: where to cut, how much, what to put there, and what the warning must say.
+        record Damage(String at, int cut, byte[] insert, String says) {
+        }
+        List<Damage> damages = List.of(
+                new Damage("omega", 5, "alpha".getBytes(StandardCharsets.UTF_8), "tensor name 'alpha' appears twice"),
+                new Damage("key2", 4, "key1".getBytes(StandardCharsets.UTF_8), "metadata key 'key1' appears twice"),
+                // The length before the name becomes 0 and the name goes.
+                new Damage("omega", 9, new byte[0], "empty tensor name"),
+                new Damage(null, 8, stepBytes, "-20"));
+        for (Damage damage : damages) {
+            warnings.clear();
+            CheckpointDirectory store = new CheckpointDirectory(dir.resolve("d" + damages.indexOf(damage)),
+                    CheckpointDirectory.DEFAULT_KEEP, warnings::add);
+            store.save(checkpoint(10));
+            Path file = store.save(written);
+            byte[] bytes = Files.readAllBytes(file);
+            if (damage.at() == null) {
+                rewrite(file, 16, damage.cut(), damage.insert());
+            } else if (damage.insert().length == 0) {
+                int name = indexOf(bytes, damage.at());
+                rewrite(file, name - 4, damage.cut(), new byte[4]);
+            } else {
+                rewrite(file, indexOf(bytes, damage.at()), damage.cut(), damage.insert());
+            }
+            assertEquals(10, store.loadLatest().orElseThrow().step(), damage.says());
+            assertEquals(1, warnings.size(), warnings.toString());
+            assertTrue(warnings.get(0).contains(file.toString()) && warnings.get(0).contains("malformed")
+                    && warnings.get(0).contains(damage.says()), warnings.get(0));
+            assertThrows(InvalidCheckpointException.class, () -> CheckpointDirectory.read(file));
+        }
     }
 
     @Test

@@ -199,20 +199,22 @@ class TensorBucketTest {
         // A contiguous view at an offset; ND4J calls its order 'f', and it is copied as bytes.
         INDArray vector = Nd4j.arange(0, 10).castTo(DataType.FLOAT);
         INDArray view = vector.get(NDArrayIndex.interval(3, 7));
-        assertTrue(TensorBucket.isLinearInCOrder(view));
+        assertTrue(TensorMemory.isLinearInCOrder(view));
         assertArrayEquals(new double[] {3, 4, 5, 6}, cOrderValues(view));
         roundTrip(view, vector, view);
     }
 
     @Test
     void onlyTensorsWhoseCOrderIsTheirMemoryOrderAreCopiedAsBytes() {
-        assertTrue(TensorBucket.isLinearInCOrder(floatMatrix(3, 4)));
-        assertTrue(TensorBucket.isLinearInCOrder(Nd4j.create(DataType.FLOAT, new long[] {1, 5}, 'f')));
-        assertFalse(TensorBucket.isLinearInCOrder(Nd4j.create(DataType.FLOAT, new long[] {2, 5}, 'f')));
-        assertFalse(TensorBucket.isLinearInCOrder(floatMatrix(3, 4).getColumn(1)));
-        assertFalse(TensorBucket.isLinearInCOrder(floatMatrix(3, 4).transpose()));
-        assertFalse(TensorBucket.isLinearInCOrder(Nd4j.scalar(1f)));
-        assertFalse(TensorBucket.isLinearInCOrder(Nd4j.create(DataType.FLOAT, 0, 3)));
+        assertTrue(TensorMemory.isLinearInCOrder(floatMatrix(3, 4)));
+        assertTrue(TensorMemory.isLinearInCOrder(Nd4j.create(DataType.FLOAT, new long[] {1, 5}, 'f')));
+        assertFalse(TensorMemory.isLinearInCOrder(Nd4j.create(DataType.FLOAT, new long[] {2, 5}, 'f')));
+        assertFalse(TensorMemory.isLinearInCOrder(floatMatrix(3, 4).getColumn(1)));
+        assertFalse(TensorMemory.isLinearInCOrder(floatMatrix(3, 4).transpose()));
+        // ND4J calls this 'c' order and no view, yet its 'c'-order elements are not consecutive in memory.
+        assertFalse(TensorMemory.isLinearInCOrder(Nd4j.create(DataType.FLOAT, 2, 3, 4).permute(0, 2, 1)));
+        assertFalse(TensorMemory.isLinearInCOrder(Nd4j.scalar(1f)));
+        assertFalse(TensorMemory.isLinearInCOrder(Nd4j.create(DataType.FLOAT, 0, 3)));
     }
 
     @Test

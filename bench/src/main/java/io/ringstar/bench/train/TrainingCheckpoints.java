@@ -48,10 +48,6 @@ final class TrainingCheckpoints {
                 CheckpointDirectory.DEFAULT_KEEP, line -> out.println("warning: " + line)) : null;
     }
 
-    boolean enabled() {
-        return settings.enabled();
-    }
-
     boolean due(int done) {
         return settings.due(done, train.steps());
     }
