@@ -29,7 +29,8 @@ final class JmhCommand implements Command {
         out.println("Runs the JMH benchmarks compiled into this jar; every argument goes to JMH unchanged.");
         out.println("  ReductionBenchmark      Reduction.add (float, double) against Reduction.copy, 4K/1M/64M;");
         out.println("                          compare the :bytes scores (buffer bytes per second)");
-        out.println("  AggregatorBenchmark     reduceGradients of ps and ring, 4 ranks as threads, 4M/64M floats");
+        out.println("  AggregatorBenchmark     reduceGradients of ps and ring, 4 ranks as threads, 4M/64M floats;");
+        out.println("                          -p checksum=none,crc32c adds the cost of the per-message CRC32C");
         out.println("  PingPongBenchmark       round trip of 8 B/1 KiB/64 KiB between 2 ranks, per transport:");
         out.println("                          inproc, netty (loopback TCP), aeron-udp (a driver per rank),");
         out.println("                          aeron-ipc (both ranks on a shared driver process); us, p50/p99");
@@ -37,8 +38,6 @@ final class JmhCommand implements Command {
         out.println("                          sent and checked by CollectiveCall through memory; ns");
         out.println("  ChunkHeaderBenchmark    the Aeron transport's 16-byte chunk header, write and read back; ns");
         out.println("  FrameHeaderBenchmark    the Netty transport's 16-byte frame header, write; ns");
-        out.println("  ChecksumBenchmark       ring reduceGradients of 16 MiB, 3 ranks as threads, checksum none");
-        out.println("                          against crc32c in one run; ms per call");
         out.println("Defaults per benchmark: 1 fork, warmup 3 x 1 s, measurement 5 x 1 s; the forked JVM gets");
         out.println("the --add-exports/--add-opens flags that ND4J and Agrona need. Run with OMP_NUM_THREADS=1.");
         out.println();

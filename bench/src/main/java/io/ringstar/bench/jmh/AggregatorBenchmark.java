@@ -27,7 +27,9 @@ import org.openjdk.jmh.annotations.TearDown;
 
 /**
  * One {@code reduceGradients} call of the star and of the ring: 4 ranks as threads of the
- * benchmark JVM over the in-process transport, one float tensor per rank. The rank threads live
+ * benchmark JVM over the in-process transport, one float tensor per rank. With
+ * {@code -p checksum=none,crc32c} it also gives the cost of the per-message CRC32C (option
+ * {@value DistributedConfig#CHECKSUM_OPTION}) within one run. The rank threads live
  * for the whole trial; each invocation hands every rank one call and waits for all four, so the
  * score is the time of the slowest rank.
  *
@@ -51,6 +53,10 @@ public class AggregatorBenchmark extends BenchmarkDefaults {
     @Param({"4194304", "67108864"})
     public int bytes;
 
+    /** Option {@value DistributedConfig#CHECKSUM_OPTION}: none, or crc32c on every message. */
+    @Param({DistributedConfig.CHECKSUM_NONE})
+    public String checksum;
+
     private RankThreads threads;
     private List<GradientAggregator> aggregators;
     private List<INDArray> gradients;
@@ -63,7 +69,8 @@ public class AggregatorBenchmark extends BenchmarkDefaults {
         aggregators = new ArrayList<>();
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             DistributedConfig config = DistributedConfig.builder()
-                    .worldSize(WORLD_SIZE).rank(rank).timeout(TIMEOUT).build();
+                    .worldSize(WORLD_SIZE).rank(rank).timeout(TIMEOUT)
+                    .option(DistributedConfig.CHECKSUM_OPTION, checksum).build();
             aggregators.add(Algorithm.of(algorithm).create(config, transports.get(rank)));
         }
         int count = bytes / Float.BYTES;
@@ -82,7 +89,8 @@ public class AggregatorBenchmark extends BenchmarkDefaults {
         }
         List<Long> perRank = aggregators.stream().map(Algorithm::bufferBytes).toList();
         System.out.println();
-        System.out.println("# bufferBytes per rank, " + algorithm + ", " + bytes + " B: " + perRank);
+        System.out.println("# bufferBytes per rank, " + algorithm + ", " + bytes + " B, checksum " + checksum + ": "
+                + perRank);
     }
 
     @Benchmark
