@@ -234,7 +234,7 @@ public final class NettyTransport implements Transport {
                             return;
                         }
                         AcceptorHandshake handshake = new AcceptorHandshake(settings.secret(), self, new Admission(),
-                                settings.handshakeTimeout());
+                                settings.handshakeTimeout(), settings.tls() != null);
                         if (settings.tls() != null) {
                             channel.pipeline().addLast("tls-announcement", new TlsAnnouncement(settings.tls().acceptor()));
                         }
