@@ -188,16 +188,26 @@ final class AcceptorHandshake extends HandshakeHandler {
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object event) throws Exception {
-        if (event instanceof SslHandshakeCompletionEvent done && done.isSuccess()) {
-            tlsEstablished = true;
+        if (event instanceof SslHandshakeCompletionEvent done) {
+            if (done.isSuccess()) {
+                tlsEstablished = true;
+            } else if (!isFinished()) {
+                // Before the close that follows it, so the log says why TLS failed, not "it closed".
+                reject(ctx, TlsContexts.Failure.ofHandshake(done.cause()).message());
+            }
         }
         super.userEventTriggered(ctx, event);
     }
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        String tlsFailure = TlsContexts.tlsFailure(cause);
-        reject(ctx, tlsFailure != null ? tlsFailure : "its connection failed during the handshake: " + cause);
+        TlsContexts.Failure failure = TlsContexts.Failure.of(cause);
+        if (failure != null && isFinished() && !tlsEstablished) {
+            // The failed TLS handshake behind this was already told to the transport.
+            ctx.close();
+            return;
+        }
+        reject(ctx, failure != null ? failure.message() : "its connection failed during the handshake: " + cause);
     }
 
     private void reject(ChannelHandlerContext ctx, String why) {

@@ -194,9 +194,8 @@ final class InitiatorHandshake extends HandshakeHandler {
             if (done.isSuccess()) {
                 tlsEstablished = true;
             } else {
-                // Before the close that follows it: a refused certificate is no hiccup to retry.
-                String tlsFailure = TlsContexts.tlsFailure(done.cause());
-                fail(ctx, new Refused(tlsFailure != null ? tlsFailure : "the TLS handshake failed: " + done.cause()));
+                // Before the close that follows it, so the reason is TLS's, not "the connection closed".
+                fail(ctx, tlsFailure(TlsContexts.Failure.ofHandshake(done.cause())));
             }
         }
         super.userEventTriggered(ctx, event);
@@ -204,8 +203,13 @@ final class InitiatorHandshake extends HandshakeHandler {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        String tlsFailure = TlsContexts.tlsFailure(cause);
-        fail(ctx, tlsFailure != null ? new Refused(tlsFailure)
+        TlsContexts.Failure failure = TlsContexts.Failure.of(cause);
+        fail(ctx, failure != null ? tlsFailure(failure)
                 : new Broken("the connection failed during the handshake: " + cause));
+    }
+
+    /** A refused certificate is no hiccup to retry; a TLS handshake cut short or timed out may be. */
+    private static RuntimeException tlsFailure(TlsContexts.Failure failure) {
+        return failure.permanent() ? new Refused(failure.message()) : new Broken(failure.message());
     }
 }

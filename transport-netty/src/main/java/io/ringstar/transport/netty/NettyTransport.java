@@ -328,6 +328,10 @@ public final class NettyTransport implements Transport {
                 break;
             }
             sleep(Math.min(backoffNanos, remaining), operation, peer);
+            if (backoffNanos >= remaining) {
+                // The deadline has come: an attempt now could only time out, and would hide what the last one met.
+                break;
+            }
             backoffNanos = Math.min(backoffNanos * 2, LONGEST_BACKOFF.toNanos());
         }
         throw new CollectiveTimeoutException(operation, rank, peer, "could not connect to rank " + peer + " at "

@@ -37,6 +37,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -314,6 +315,39 @@ class NettySecurityTest {
             victim.getInputStream().readAllBytes();
         } catch (IOException endOrReset) {
             // rank 1 closed or reset the connection, or went quiet: what it did is checked on its side
+        }
+    }
+
+    /**
+     * A rank 0 that announces TLS and hangs up after the ClientHello, every time: a TLS handshake
+     * cut short is no refusal, so rank 1 tries again until its deadline and then says what the
+     * last attempt met.
+     */
+    @Test
+    void aTlsHandshakeCutShortIsRetriedUntilTheDeadline() throws Exception {
+        AtomicInteger attempts = new AtomicInteger();
+        try (ServerSocket fakeZero = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
+            CompletableFuture<Void> hangingUp = CompletableFuture.runAsync(() -> {
+                while (!fakeZero.isClosed()) {
+                    try (Socket rankOne = fakeZero.accept()) {
+                        attempts.incrementAndGet();
+                        rankOne.setSoTimeout(10_000);
+                        send(rankOne, Handshake.tls(ByteBufAllocator.DEFAULT));
+                        // The ClientHello's TLS record: a 5-byte header whose last two bytes are its length.
+                        byte[] header = rankOne.getInputStream().readNBytes(5);
+                        rankOne.getInputStream().readNBytes(((header[3] & 0xff) << 8) | (header[4] & 0xff));
+                    } catch (IOException closedOrReset) {
+                        // the test closed the listener, or rank 1 went away first
+                    }
+                }
+            });
+            CollectiveTimeoutException gaveUp = assertThrows(CollectiveTimeoutException.class, () -> new NettyTransport(
+                    NettyGroups.config(2, 1, "127.0.0.1:" + fakeZero.getLocalPort(), Duration.ofSeconds(3), jobTls)));
+            assertTrue(gaveUp.getMessage().contains("last attempt: the connection closed during the TLS handshake"),
+                    gaveUp.getMessage());
+            assertTrue(attempts.get() >= 2, "rank 1 connected " + attempts.get() + " time(s)");
+            fakeZero.close();
+            hangingUp.get(LIMIT.toSeconds(), TimeUnit.SECONDS);
         }
     }
 
