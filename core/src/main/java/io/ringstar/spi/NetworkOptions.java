@@ -72,7 +72,9 @@ public final class NetworkOptions {
         }
         log.log(System.Logger.Level.WARNING, "rank " + rank + " of job '" + jobId + "' (" + transport + "): no shared"
                 + " secret is set, so this job is UNAUTHENTICATED: anyone who can reach its ports can join it or send it"
-                + " data. Set option " + SECRET_FILE_OPTION + " (--secret-file) or " + SECRET_ENV + " on every rank.");
+                + " data. Set option " + SECRET_FILE_OPTION + " (--secret-file) or " + SECRET_ENV + " on every rank"
+                + ("netty".equals(transport) ? ", or give every rank mutual TLS (--tls-cert, --tls-key, --tls-trust)."
+                        : "."));
         return true;
     }
 

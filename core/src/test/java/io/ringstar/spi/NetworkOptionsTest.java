@@ -134,6 +134,7 @@ class NetworkOptionsTest {
         assertFalse(NetworkOptions.warnUnauthenticated(warned, log, "aeron", 0, "job-7"));
         assertEquals(1, logged.size(), logged.toString());
         assertTrue(logged.get(0).startsWith("WARNING rank 2 of job 'job-7' (netty)")
-                && logged.get(0).contains("UNAUTHENTICATED") && logged.get(0).contains("RINGSTAR_SECRET"), logged.get(0));
+                && logged.get(0).contains("UNAUTHENTICATED") && logged.get(0).contains("RINGSTAR_SECRET")
+                && logged.get(0).contains("--tls-cert"), logged.get(0));
     }
 }

@@ -3,6 +3,7 @@ package io.ringstar.transport.netty;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.ringstar.transport.netty.Handshake.Identity;
 import java.time.Duration;
@@ -38,17 +39,22 @@ final class AcceptorHandshake extends HandshakeHandler {
     private final Identity self;
     private final Admission admission;
     private final Duration handshakeTimeout;
+    /** True if the connection speaks TLS ({@link TlsAnnouncement} put the TLS handler before this one). */
+    private final boolean tls;
+    /** Set when the TLS handshake succeeded: only from then on do records come through TLS. */
+    private boolean tlsEstablished;
     private final byte[] challengeNonce = Handshake.newNonce();
     private byte[] helloNonce;
     private ScheduledFuture<?> expiry;
     private final AtomicBoolean over = new AtomicBoolean();
 
-    AcceptorHandshake(byte[] secret, Identity self, Admission admission, Duration handshakeTimeout) {
+    AcceptorHandshake(byte[] secret, Identity self, Admission admission, Duration handshakeTimeout, boolean tls) {
         super(Handshake.MAX_UNTRUSTED_RECORD);
         this.secret = secret;
         this.self = self;
         this.admission = admission;
         this.handshakeTimeout = handshakeTimeout;
+        this.tls = tls;
     }
 
     /** True the first time only: the transport counts each handshake's end once. */
@@ -84,7 +90,11 @@ final class AcceptorHandshake extends HandshakeHandler {
 
     @Override
     void onRecord(ChannelHandlerContext ctx, byte type, ByteBuf body) {
-        if (helloNonce == null && type == Handshake.HELLO) {
+        if (tls && !tlsEstablished) {
+            // The TLS handler is in place before the first byte is read and passes nothing on
+            // before its handshake is done; a record here came around it and is not trusted.
+            onGarbage(ctx, "a plain-text record where TLS was due");
+        } else if (helloNonce == null && type == Handshake.HELLO) {
             onHello(ctx, body);
         } else if (helloNonce != null && type == Handshake.IDENTIFY) {
             onIdentify(ctx, body);
@@ -173,23 +183,39 @@ final class AcceptorHandshake extends HandshakeHandler {
 
     @Override
     void onGarbage(ChannelHandlerContext ctx, String what) {
-        finish();
-        if (expiry != null) {
-            expiry.cancel(false);
+        reject(ctx, "it sent " + what);
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object event) throws Exception {
+        if (event instanceof SslHandshakeCompletionEvent done) {
+            if (done.isSuccess()) {
+                tlsEstablished = true;
+            } else if (!isFinished()) {
+                // Before the close that follows it, so the log says why TLS failed, not "it closed".
+                reject(ctx, TlsContexts.Failure.ofHandshake(done.cause()).message());
+            }
         }
-        admission.rejected(remote(ctx), "it sent " + what);
-        ctx.close();
+        super.userEventTriggered(ctx, event);
     }
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        TlsContexts.Failure failure = TlsContexts.Failure.of(cause);
+        if (failure != null && isFinished() && !tlsEstablished) {
+            // The failed TLS handshake behind this was already told to the transport.
+            ctx.close();
+            return;
+        }
+        reject(ctx, failure != null ? failure.message() : "its connection failed during the handshake: " + cause);
+    }
+
+    private void reject(ChannelHandlerContext ctx, String why) {
         finish();
         if (expiry != null) {
             expiry.cancel(false);
         }
-        String tlsFailure = TlsContexts.tlsFailure(cause);
-        admission.rejected(remote(ctx), tlsFailure != null ? tlsFailure
-                : "its connection failed during the handshake: " + cause);
+        admission.rejected(remote(ctx), why);
         ctx.close();
     }
 

@@ -14,6 +14,8 @@ abstract class HandshakeHandler extends ByteToMessageDecoder {
     private int recordLimit;
     /** Set once the connection has been handed on or given up; no further record is read. */
     private boolean finished;
+    /** Set by the record that starts TLS: nothing that came in behind it in plain text may be read. */
+    private boolean plainTextOver;
 
     HandshakeHandler(int recordLimit) {
         this.recordLimit = recordLimit;
@@ -26,6 +28,15 @@ abstract class HandshakeHandler extends ByteToMessageDecoder {
 
     final boolean isFinished() {
         return finished;
+    }
+
+    /**
+     * Called from {@link #onRecord} by the record after which the other side must speak TLS: the
+     * rest of what is buffered came in plain text, before the TLS handler existed, so it is not
+     * read as records but refused, and reading stops until bytes arrive through TLS.
+     */
+    final void endPlainText() {
+        plainTextOver = true;
     }
 
     /** Raises or lowers the longest record this side accepts from here on. */
@@ -61,6 +72,15 @@ abstract class HandshakeHandler extends ByteToMessageDecoder {
             } catch (IndexOutOfBoundsException | IllegalArgumentException e) {
                 finish();
                 onGarbage(ctx, "a malformed handshake record (" + e.getMessage() + ")");
+                return;
+            }
+            if (plainTextOver) {
+                plainTextOver = false;
+                if (in.isReadable() && !finished) {
+                    in.skipBytes(in.readableBytes());
+                    finish();
+                    onGarbage(ctx, "plain-text records after announcing TLS");
+                }
                 return;
             }
         }

@@ -43,6 +43,8 @@ final class InitiatorHandshake extends HandshakeHandler {
     /** This rank's TLS, or null for plain TCP. */
     private final TlsContexts tls;
     private boolean tlsStarted;
+    /** Set when the TLS handshake succeeded: only from then on do records come through TLS. */
+    private boolean tlsEstablished;
     private final CompletableFuture<List<Address>> result = new CompletableFuture<>();
     private byte[] challengeNonce;
     private byte[] helloNonce;
@@ -69,6 +71,9 @@ final class InitiatorHandshake extends HandshakeHandler {
         } else if (tls != null && !tlsStarted) {
             fail(ctx, new Refused("it does not use TLS, and this rank does (" + tls.files() + "); give every rank "
                     + TlsContexts.OPTIONS + ", or none of them"));
+        } else if (tls != null && !tlsEstablished) {
+            // The TLS handler passes nothing on before its handshake is done, so this came around it.
+            fail(ctx, new Refused("it sent plain-text records after announcing TLS"));
         } else if (type == Handshake.REFUSE) {
             fail(ctx, new Refused("refused: " + Handshake.readString(body)));
         } else if (welcomed && type == Handshake.ABANDON) {
@@ -102,6 +107,8 @@ final class InitiatorHandshake extends HandshakeHandler {
             return;
         }
         tlsStarted = true;
+        // Whatever the acceptor sent behind this record did not pass through TLS: it is refused.
+        endPlainText();
         ctx.pipeline().addBefore(ctx.name(), "tls", tls.initiator().newHandler(ctx.alloc()));
     }
 
@@ -157,6 +164,7 @@ final class InitiatorHandshake extends HandshakeHandler {
     }
 
     private void handOver(ChannelHandlerContext ctx, List<Address> table) {
+        assert tls == null || tlsEstablished : "a TLS rank's link attached before TLS was established";
         finish();
         link.attach(ctx.channel());
         ctx.pipeline().replace(this, "frames", new FrameDecoder(link));
@@ -182,18 +190,26 @@ final class InitiatorHandshake extends HandshakeHandler {
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object event) throws Exception {
-        if (event instanceof SslHandshakeCompletionEvent done && !done.isSuccess()) {
-            // Before the close that follows it: a refused certificate is no hiccup to retry.
-            String tlsFailure = TlsContexts.tlsFailure(done.cause());
-            fail(ctx, new Refused(tlsFailure != null ? tlsFailure : "the TLS handshake failed: " + done.cause()));
+        if (event instanceof SslHandshakeCompletionEvent done) {
+            if (done.isSuccess()) {
+                tlsEstablished = true;
+            } else {
+                // Before the close that follows it, so the reason is TLS's, not "the connection closed".
+                fail(ctx, tlsFailure(TlsContexts.Failure.ofHandshake(done.cause())));
+            }
         }
         super.userEventTriggered(ctx, event);
     }
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        String tlsFailure = TlsContexts.tlsFailure(cause);
-        fail(ctx, tlsFailure != null ? new Refused(tlsFailure)
+        TlsContexts.Failure failure = TlsContexts.Failure.of(cause);
+        fail(ctx, failure != null ? tlsFailure(failure)
                 : new Broken("the connection failed during the handshake: " + cause));
+    }
+
+    /** A refused certificate is no hiccup to retry; a TLS handshake cut short or timed out may be. */
+    private static RuntimeException tlsFailure(TlsContexts.Failure failure) {
+        return failure.permanent() ? new Refused(failure.message()) : new Broken(failure.message());
     }
 }

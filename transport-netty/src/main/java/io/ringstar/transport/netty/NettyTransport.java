@@ -234,7 +234,7 @@ public final class NettyTransport implements Transport {
                             return;
                         }
                         AcceptorHandshake handshake = new AcceptorHandshake(settings.secret(), self, new Admission(),
-                                settings.handshakeTimeout());
+                                settings.handshakeTimeout(), settings.tls() != null);
                         if (settings.tls() != null) {
                             channel.pipeline().addLast("tls-announcement", new TlsAnnouncement(settings.tls().acceptor()));
                         }
@@ -328,6 +328,10 @@ public final class NettyTransport implements Transport {
                 break;
             }
             sleep(Math.min(backoffNanos, remaining), operation, peer);
+            if (backoffNanos >= remaining) {
+                // The deadline has come: an attempt now could only time out, and would hide what the last one met.
+                break;
+            }
             backoffNanos = Math.min(backoffNanos * 2, LONGEST_BACKOFF.toNanos());
         }
         throw new CollectiveTimeoutException(operation, rank, peer, "could not connect to rank " + peer + " at "

@@ -1,16 +1,23 @@
 package io.ringstar.transport.netty;
 
 import io.netty.handler.ssl.ClientAuth;
+import io.netty.handler.ssl.NotSslRecordException;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslHandshakeTimeoutException;
 import io.netty.handler.ssl.SslProvider;
 import io.ringstar.ConfigSources;
 import io.ringstar.InvalidConfigException;
 import java.io.File;
+import java.nio.channels.ClosedChannelException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.cert.CertPathBuilderException;
+import java.security.cert.CertPathValidatorException;
+import java.security.cert.CertificateException;
 import java.util.function.UnaryOperator;
 import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLHandshakeException;
 
 /**
  * A rank's TLS: one context for the connections it accepts and one for those it makes, both with
@@ -78,20 +85,85 @@ record TlsContexts(SslContext acceptor, SslContext initiator, String files) {
     }
 
     /**
-     * What went wrong in TLS, if {@code failure} is a TLS failure (a handshake refused by either
-     * side, an alert, bytes that are not TLS); null for any other failure.
+     * What went wrong in TLS, and whether a new connection could do better: a certificate that
+     * does not chain to the trusted ones, or an alert by which the other side refused this rank's
+     * certificate or every protocol and cipher it offered, will be refused again ({@code
+     * permanent}); a handshake that timed out or was cut off by a closed connection, or a record
+     * that did not decrypt, may go through on the next attempt.
+     *
+     * @param message what to tell the user, naming the cause
+     * @param permanent true if trying again would meet the same refusal
      */
-    static String tlsFailure(Throwable failure) {
-        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-            if (cause instanceof SSLException || cause instanceof io.netty.handler.ssl.NotSslRecordException) {
-                return "the TLS handshake failed: " + cause.getMessage() + "; each rank's certificate must be, or"
-                        + " be issued by, one of the certificates in the other rank's " + TRUST_OPTION;
+    record Failure(String message, boolean permanent) {
+        private static final String ALERT = "Received fatal alert: ";
+        private static final String TRUST_ADVICE = "; each rank's certificate must be, or be issued by, one of the"
+                + " certificates in the other rank's " + TRUST_OPTION;
+
+        /** The failure {@code thrown} stands for, or null if it is not a TLS failure. */
+        static Failure of(Throwable thrown) {
+            SSLException ssl = outermost(thrown);
+            for (Throwable cause = thrown; cause != null; cause = cause.getCause()) {
+                if (cause instanceof CertificateException || cause instanceof CertPathValidatorException
+                        || cause instanceof CertPathBuilderException) {
+                    return new Failure("the TLS handshake failed: " + (ssl != null ? ssl : cause).getMessage()
+                            + TRUST_ADVICE, true);
+                }
+                if (cause.getCause() == cause) {
+                    break;
+                }
             }
-            if (cause.getCause() == cause) {
-                break;
+            if (ssl instanceof SslHandshakeTimeoutException) {
+                return new Failure("the TLS handshake did not finish in time (" + ssl.getMessage() + ")", false);
             }
+            if (ssl != null && String.valueOf(ssl.getMessage()).startsWith("Connection closed while SSL/TLS")) {
+                return new Failure("the connection closed during the TLS handshake", false);
+            }
+            if (ssl instanceof NotSslRecordException) {
+                return new Failure("the TLS handshake failed: it sent bytes that are not TLS where TLS was due", true);
+            }
+            if (ssl == null) {
+                return null;
+            }
+            String message = String.valueOf(ssl.getMessage());
+            int alertAt = message.indexOf(ALERT);
+            String alert = alertAt < 0 ? "" : message.substring(alertAt + ALERT.length()).trim();
+            if (alert.contains("certificate") || alert.equals("unknown_ca") || alert.equals("access_denied")) {
+                return new Failure("the TLS handshake failed: it refused this rank's certificate (alert " + alert + ")"
+                        + TRUST_ADVICE, true);
+            }
+            if (alert.isEmpty() && ssl instanceof SSLHandshakeException && message.contains("certificate")) {
+                // This side's own verdict on a certificate it was sent, or a certificate it lacks.
+                return new Failure("the TLS handshake failed: " + message + TRUST_ADVICE, true);
+            }
+            if (alert.equals("handshake_failure") || alert.equals("protocol_version")
+                    || alert.equals("insufficient_security")) {
+                return new Failure("the TLS handshake failed: it accepts no protocol version or cipher suite this"
+                        + " rank offers (alert " + alert + ")", true);
+            }
+            return new Failure("the TLS connection failed: " + message, false);
         }
-        return null;
+
+        /** As {@link #of}, for the cause of a failed TLS handshake, which is a TLS failure whatever it is. */
+        static Failure ofHandshake(Throwable thrown) {
+            if (thrown instanceof ClosedChannelException) {
+                // Netty's report of a connection that closed before the TLS handshake was done.
+                return new Failure("the connection closed during the TLS handshake", false);
+            }
+            Failure failure = of(thrown);
+            return failure != null ? failure : new Failure("the TLS handshake failed: " + thrown, false);
+        }
+
+        private static SSLException outermost(Throwable thrown) {
+            for (Throwable cause = thrown; cause != null; cause = cause.getCause()) {
+                if (cause instanceof SSLException ssl) {
+                    return ssl;
+                }
+                if (cause.getCause() == cause) {
+                    break;
+                }
+            }
+            return null;
+        }
     }
 
     /** The innermost message of a failure, where a PEM or key problem is described. */

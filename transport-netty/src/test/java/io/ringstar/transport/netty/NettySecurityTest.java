@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
@@ -17,7 +18,9 @@ import io.ringstar.spi.NetworkOptions;
 import io.ringstar.testing.ProcessSockets;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -34,6 +37,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -245,6 +249,115 @@ class NettySecurityTest {
         assertTrue(errors[0].getMessage().contains("the TLS handshake failed"), errors[0].getMessage());
         // Rank 0 names the refused connection and why when it gives up on rank 1.
         assertTrue(errors[1].getMessage().contains("the TLS handshake failed"), errors[1].getMessage());
+    }
+
+    /**
+     * Someone who takes over rank 0's address announces TLS and, in the same write, sends the rest
+     * of the handshake and a frame in plain text: without a secret every proof is zeros, so only
+     * TLS stands between those bytes and {@code recv}. Rank 1 must refuse them, not read them.
+     */
+    @Test
+    void plainTextRecordsBehindATlsAnnouncementAreRefusedNeverRead() throws Exception {
+        byte[] payload = "forged by a fake rank 0, never through TLS".getBytes(StandardCharsets.UTF_8);
+        try (ServerSocket fakeZero = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            fakeZero.setSoTimeout(20_000);
+            CompletableFuture<Void> attack = CompletableFuture.runAsync(() -> playFakeRankZero(fakeZero, payload));
+            DistributedConfig config = NettyGroups.config(2, 1, "127.0.0.1:" + fakeZero.getLocalPort(),
+                    Duration.ofSeconds(10), jobTls);
+            try (NettyTransport joined = new NettyTransport(config)) {
+                ByteBuffer into = ByteBuffer.allocate(1 << 10);
+                String outcome;
+                try {
+                    int got = joined.recvAtMost(0, into, Duration.ofSeconds(2));
+                    outcome = "and received '" + new String(into.array(), 0, got, StandardCharsets.UTF_8) + "'";
+                } catch (CollectiveTimeoutException nothing) {
+                    outcome = "(no frame came within 2 s)";
+                }
+                throw new AssertionError("rank 1 joined a rank 0 that spoke plain text after announcing TLS " + outcome);
+            } catch (HandshakeException refused) {
+                assertEquals(0, refused.peerRank());
+                assertTrue(refused.getMessage().contains("it sent plain-text records after announcing TLS"),
+                        refused.getMessage());
+            }
+            attack.get(LIMIT.toSeconds(), TimeUnit.SECONDS);
+        }
+    }
+
+    /** Accepts rank 1's registration and sends TLS, CHALLENGE, PROOF, WELCOME, TABLE and a DATA frame in one write. */
+    private static void playFakeRankZero(ServerSocket listener, byte[] payload) {
+        Socket victim;
+        try {
+            victim = listener.accept();
+        } catch (IOException e) {
+            throw new UncheckedIOException("rank 1 never connected to the fake rank 0", e);
+        }
+        try (victim) {
+            victim.setSoTimeout(20_000);
+            ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
+            byte[] nonce = Handshake.newNonce();
+            int port = listener.getLocalPort();
+            Handshake.Identity rankZero = new Handshake.Identity(Handshake.PURPOSE_PEER, NetworkOptions.DEFAULT_JOB_ID,
+                    2, 0, "127.0.0.1", port, 1);
+            List<Handshake.Address> table = List.of(new Handshake.Address("127.0.0.1", port),
+                    new Handshake.Address("127.0.0.1", port));
+            ByteBuf burst = Unpooled.buffer();
+            for (ByteBuf record : List.of(Handshake.tls(alloc), Handshake.challenge(alloc, nonce),
+                    Handshake.proof(alloc, null, nonce, nonce),
+                    Handshake.identity(alloc, Handshake.WELCOME, null, nonce, nonce, rankZero),
+                    Handshake.table(alloc, table))) {
+                burst.writeBytes(record);
+                record.release();
+            }
+            burst.writeBytes(dataFrame(payload));
+            // One write of a few hundred bytes on loopback: rank 1 reads it all before it has a TLS handler.
+            send(victim, burst);
+            // Take rank 1's ClientHello (and whatever else it sends) until it closes the connection.
+            victim.getInputStream().readAllBytes();
+        } catch (IOException endOrReset) {
+            // rank 1 closed or reset the connection, or went quiet: what it did is checked on its side
+        }
+    }
+
+    /**
+     * A rank 0 that announces TLS and hangs up after the ClientHello, every time: a TLS handshake
+     * cut short is no refusal, so rank 1 tries again until its deadline and then says what the
+     * last attempt met.
+     */
+    @Test
+    void aTlsHandshakeCutShortIsRetriedUntilTheDeadline() throws Exception {
+        AtomicInteger attempts = new AtomicInteger();
+        try (ServerSocket fakeZero = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
+            CompletableFuture<Void> hangingUp = CompletableFuture.runAsync(() -> {
+                while (!fakeZero.isClosed()) {
+                    try (Socket rankOne = fakeZero.accept()) {
+                        attempts.incrementAndGet();
+                        rankOne.setSoTimeout(10_000);
+                        send(rankOne, Handshake.tls(ByteBufAllocator.DEFAULT));
+                        // The ClientHello's TLS record: a 5-byte header whose last two bytes are its length.
+                        byte[] header = rankOne.getInputStream().readNBytes(5);
+                        rankOne.getInputStream().readNBytes(((header[3] & 0xff) << 8) | (header[4] & 0xff));
+                    } catch (IOException closedOrReset) {
+                        // the test closed the listener, or rank 1 went away first
+                    }
+                }
+            });
+            CollectiveTimeoutException gaveUp = assertThrows(CollectiveTimeoutException.class, () -> new NettyTransport(
+                    NettyGroups.config(2, 1, "127.0.0.1:" + fakeZero.getLocalPort(), Duration.ofSeconds(3), jobTls)));
+            assertTrue(gaveUp.getMessage().contains("last attempt: the connection closed during the TLS handshake"),
+                    gaveUp.getMessage());
+            assertTrue(attempts.get() >= 2, "rank 1 connected " + attempts.get() + " time(s)");
+            fakeZero.close();
+            hangingUp.get(LIMIT.toSeconds(), TimeUnit.SECONDS);
+        }
+    }
+
+    /** Writes and releases {@code buffer} in one write. */
+    private static void send(Socket socket, ByteBuf buffer) throws IOException {
+        byte[] bytes = new byte[buffer.readableBytes()];
+        buffer.readBytes(bytes);
+        buffer.release();
+        socket.getOutputStream().write(bytes);
+        socket.getOutputStream().flush();
     }
 
     @Test
