@@ -6,9 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.spi.LoopbackPorts;
 import java.awt.image.BufferedImage;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -51,14 +49,11 @@ class BenchCommandTest {
     }
 
     private static Outcome run(Supplier<MemoryMeter> meters, List<String> args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        Main main = new Main(List.of(new BenchCommand(Map.of(), meters)));
+        CapturedOutput output = new CapturedOutput();
         List<String> line = new ArrayList<>(List.of("bench"));
         line.addAll(args);
-        int status = main.run(line.toArray(String[]::new), new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Outcome(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        int status = output.run(new Main(List.of(new BenchCommand(Map.of(), meters))), line.toArray(String[]::new));
+        return new Outcome(status, output.out(), output.err());
     }
 
     private static Outcome run(String... args) {

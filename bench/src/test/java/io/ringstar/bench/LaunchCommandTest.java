@@ -3,9 +3,6 @@ package io.ringstar.bench;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -15,21 +12,18 @@ import org.junit.jupiter.api.Timeout;
 /** {@code ringstar launch} with small shell commands as ranks: environment, prefixes, failures. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class LaunchCommandTest {
-    private final ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
+    private final CapturedOutput output = new CapturedOutput();
 
     private int launch(Map<String, String> env, String... args) {
-        PrintStream out = new PrintStream(outBytes, true, StandardCharsets.UTF_8);
-        PrintStream err = new PrintStream(errBytes, true, StandardCharsets.UTF_8);
-        return Main.standard(env).run(args, out, err);
+        return output.run(Main.standard(env), args);
     }
 
     private String out() {
-        return outBytes.toString(StandardCharsets.UTF_8);
+        return output.out();
     }
 
     private String err() {
-        return errBytes.toString(StandardCharsets.UTF_8);
+        return output.err();
     }
 
     private static Map<String, String> path() {

@@ -5,9 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.spi.LoopbackPorts;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -17,8 +14,7 @@ import org.junit.jupiter.api.Timeout;
 // The bench and train tests run whole groups of ranks; a hang in one must fail it, not stall the build.
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class MainTest {
-    private final ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
+    private final CapturedOutput output = new CapturedOutput();
 
     private int run(String... args) {
         return runWithEnv(Map.of(), args);
@@ -26,17 +22,15 @@ class MainTest {
 
     /** Runs with {@code env} as the whole environment, as a launcher would set it. */
     private int runWithEnv(Map<String, String> env, String... args) {
-        PrintStream out = new PrintStream(outBytes, true, StandardCharsets.UTF_8);
-        PrintStream err = new PrintStream(errBytes, true, StandardCharsets.UTF_8);
-        return Main.standard(env).run(args, out, err);
+        return output.run(Main.standard(env), args);
     }
 
     private String out() {
-        return outBytes.toString(StandardCharsets.UTF_8);
+        return output.out();
     }
 
     private String err() {
-        return errBytes.toString(StandardCharsets.UTF_8);
+        return output.err();
     }
 
     @Test

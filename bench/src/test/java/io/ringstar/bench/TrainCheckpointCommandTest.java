@@ -4,9 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,25 +18,22 @@ import org.junit.jupiter.api.io.TempDir;
 /** The checkpoint flags of {@code train} on the command line: usage errors, refusals before connecting, a resume. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class TrainCheckpointCommandTest {
-    private final ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
+    private final CapturedOutput output = new CapturedOutput();
 
     @TempDir
     Path dir;
 
     private int run(String... args) {
-        outBytes.reset();
-        errBytes.reset();
-        return Main.standard(Map.of()).run(args, new PrintStream(outBytes, true, StandardCharsets.UTF_8),
-                new PrintStream(errBytes, true, StandardCharsets.UTF_8));
+        output.reset();
+        return output.run(Main.standard(Map.of()), args);
     }
 
     private String out() {
-        return outBytes.toString(StandardCharsets.UTF_8);
+        return output.out();
     }
 
     private String err() {
-        return errBytes.toString(StandardCharsets.UTF_8);
+        return output.err();
     }
 
     /** A small train command line; checkpoints every 10 steps into {@code checkpoints} unless it is null. */
