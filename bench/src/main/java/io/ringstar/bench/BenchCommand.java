@@ -165,7 +165,7 @@ final class BenchCommand implements Command {
                     new PlanEntry(MIN_BYTES, minBytes, value -> ByteSize.format((long) value)),
                     new PlanEntry(MAX_BYTES, maxBytes, value -> ByteSize.format((long) value)),
                     new PlanEntry(TYPE, mask(types), value -> unmask(value, ElementType.values(),
-                            BenchCommand::typeName)),
+                            BenchRow::typeName)),
                     new PlanEntry(Algorithm.FLAG, mask(algorithms), value -> unmask(value, Algorithm.values(),
                             Algorithm::label)),
                     new PlanEntry(OP, mask(operations), value -> unmask(value, Operation.values(), Operation::label)),
@@ -409,7 +409,7 @@ final class BenchCommand implements Command {
         meta.put("world_size", settings.worldSize());
         meta.put("placement", placementName(settings));
         meta.put("transports", settings.transports());
-        meta.put("types", settings.types().stream().map(BenchCommand::typeName).toList());
+        meta.put("types", settings.types().stream().map(BenchRow::typeName).toList());
         meta.put("algorithms", settings.algorithms().stream().map(Algorithm::label).toList());
         meta.put("ops", settings.operations().stream().map(Operation::label).toList());
         meta.put("min_bytes", settings.minBytes());
@@ -544,7 +544,7 @@ final class BenchCommand implements Command {
         String warmup = settings.warmup() == Settings.AUTO ? "auto (iters/5)" : Integer.toString(settings.warmup());
         out.printf(Locale.ROOT, "# sizes %s..%s B, types %s, iters %s, warmup %s, timeout %ds, chunk %s%n",
                 ByteSize.format(sizes.get(0)), ByteSize.format(sizes.get(sizes.size() - 1)),
-                settings.types().stream().map(BenchCommand::typeName).collect(Collectors.joining(",")), iters, warmup,
+                settings.types().stream().map(BenchRow::typeName).collect(Collectors.joining(",")), iters, warmup,
                 settings.timeout().toSeconds(),
                 settings.chunkBytes() == Settings.AUTO ? "default" : ByteSize.format(settings.chunkBytes()));
         out.println(settings.oneRankPerProcess()
@@ -552,9 +552,5 @@ final class BenchCommand implements Command {
                 : "# memory: this JVM's, shared by all its rank threads (one figure per row, not per rank)");
         out.println("#");
         out.flush();
-    }
-
-    private static String typeName(ElementType type) {
-        return type.name().toLowerCase(Locale.ROOT);
     }
 }

@@ -27,6 +27,11 @@ record BenchRow(String transport, ElementType type, Algorithm algorithm, Operati
     }
 
     String typeName() {
+        return typeName(type);
+    }
+
+    /** A type as the flags, the table and the files name it: float, double. */
+    static String typeName(ElementType type) {
         return type.name().toLowerCase(Locale.ROOT);
     }
 

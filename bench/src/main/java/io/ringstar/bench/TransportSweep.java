@@ -1,5 +1,6 @@
 package io.ringstar.bench;
 
+import io.ringstar.tensor.TensorMemory;
 import io.ringstar.AllReduceAggregator;
 import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
@@ -130,7 +131,7 @@ final class TransportSweep implements AutoCloseable {
             INDArray own = Nd4j.createFromArray(mine);
             INDArray[] fromRankZero = aggregator.broadcastParams(own);
             double[] rankZeroPlan = fromRankZero[0].toDoubleVector();
-            release(fromRankZero);
+            TensorMemory.close(fromRankZero);
             own.close();
             INDArray vote = Nd4j.zeros(DataType.DOUBLE, worldSize);
             if (!Arrays.equals(mine, rankZeroPlan)) {
@@ -144,7 +145,7 @@ final class TransportSweep implements AutoCloseable {
                     differing.add(rank);
                 }
             }
-            release(votes);
+            TensorMemory.close(votes);
             return new PlanCheck(rankZeroPlan, differing);
         }, settings.timeout().multipliedBy(2).plusSeconds(30));
         PlanCheck check = checks.get(0);
@@ -194,15 +195,15 @@ final class TransportSweep implements AutoCloseable {
             INDArray input = inputs.get(local);
             INDArray[] checked = operation.call(aggregator, input);
             long wrong = ClosedFormPattern.countWrong(checked[0], type, operation, worldSize);
-            release(checked);
+            TensorMemory.close(checked);
             for (int i = 0; i < warmup; i++) {
-                release(operation.call(aggregator, input));
+                TensorMemory.close(operation.call(aggregator, input));
             }
             transports.get(local).barrier();
             long[] nanos = new long[iters];
             long before = System.nanoTime();
             for (int i = 0; i < iters; i++) {
-                release(operation.call(aggregator, input));
+                TensorMemory.close(operation.call(aggregator, input));
                 long after = System.nanoTime();
                 nanos[i] = after - before;
                 before = after;
@@ -260,7 +261,7 @@ final class TransportSweep implements AutoCloseable {
             INDArray[] average = control.get(local).reduceGradients(mine);
             mine.close();
             double[] result = average[0].toDoubleVector();
-            release(average);
+            TensorMemory.close(average);
             return result;
         }, settings.timeout().plusSeconds(30)).get(0);
         long[][] gathered = new long[worldSize][values.length];
@@ -282,18 +283,6 @@ final class TransportSweep implements AutoCloseable {
         groups.forEach((algorithm, aggregators) -> bytes.put(algorithm,
                 aggregators.stream().map(Algorithm::bufferBytes).toList()));
         return bytes;
-    }
-
-    /**
-     * Frees results at once: a training step would keep them, but a benchmark that leaves them to
-     * the garbage collector measures ND4J's memory pressure rather than the collective.
-     */
-    private static void release(INDArray[] results) {
-        for (INDArray result : results) {
-            if (result.closeable()) {
-                result.close();
-            }
-        }
     }
 
     @Override

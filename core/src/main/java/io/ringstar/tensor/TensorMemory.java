@@ -79,10 +79,20 @@ public final class TensorMemory {
         return Nd4j.createUninitializedDetached(type.dataType(), 'c', shape);
     }
 
-    /** Frees the tensor's memory now if ND4J lets it be closed (a view does not own its buffer). */
+    /**
+     * Frees the tensor's memory now if ND4J lets it be closed (a view does not own its buffer);
+     * null is ignored, so a {@code finally} may pass a tensor that was never made.
+     */
     public static void close(INDArray tensor) {
-        if (tensor.closeable()) {
+        if (tensor != null && tensor.closeable()) {
             tensor.close();
+        }
+    }
+
+    /** {@link #close(INDArray)} for each tensor. */
+    public static void close(INDArray... tensors) {
+        for (INDArray tensor : tensors) {
+            close(tensor);
         }
     }
 }

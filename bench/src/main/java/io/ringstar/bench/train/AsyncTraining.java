@@ -1,5 +1,6 @@
 package io.ringstar.bench.train;
 
+import io.ringstar.tensor.TensorMemory;
 import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
@@ -124,7 +125,7 @@ final class AsyncTraining {
                 INDArray x = train.features(order, from, from + shard);
                 INDArray y = train.oneHot(order, from, from + shard);
                 Network.LossAndGradients result = network.lossAndGradients(params, x, y);
-                Network.Scratch.closeAll(x, y);
+                TensorMemory.close(x, y);
                 curve[step] = (float) result.loss();
                 long version = heldVersion;
                 AsyncMessage.writeHeader(buffer, AsyncMessage.GRADIENT, version, step, result.loss(), commNanos,
@@ -132,7 +133,7 @@ final class AsyncTraining {
                 for (INDArray gradient : result.gradients()) {
                     AsyncMessage.putFloats(buffer, Trainer.flat(gradient));
                 }
-                Network.Scratch.closeAll(result.gradients());
+                TensorMemory.close(result.gradients());
                 buffer.flip();
                 long commStart = System.nanoTime();
                 transport.send(0, buffer);
@@ -140,7 +141,7 @@ final class AsyncTraining {
                 long now = System.nanoTime();
                 commNanos += now - commStart;
                 busyNanos += now - stepStart;
-                Network.Scratch.closeAll(params);
+                TensorMemory.close(params);
                 params = fresh;
             }
             AsyncMessage.writeHeader(buffer, AsyncMessage.DONE, heldVersion, settings.steps(),
@@ -150,14 +151,14 @@ final class AsyncTraining {
             Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
             INDArray x = heldOut.allFeatures();
             double accuracy = network.accuracy(params, x, heldOut.labels());
-            Network.Scratch.close(x);
+            TensorMemory.close(x);
             float[][] values = Trainer.toFloats(params);
             TrainSummary summary = new TrainSummary(settings.steps(), curve[curve.length - 1], accuracy,
                     elapsed, Trainer.share(commNanos, busyNanos), curve, heldOut.size(), Algorithm.PS.label(), "async",
                     config.worldSize(), -1, -1, -1, TrainSummary.digest(values), startStep);
             return new Trainer.Outcome(summary, values);
         } finally {
-            Network.Scratch.closeAll(params);
+            TensorMemory.close(params);
         }
     }
 
@@ -292,9 +293,9 @@ final class AsyncTraining {
                 throw new CollectiveException(OPERATION, 0, CollectiveException.NO_RANK,
                         "interrupted while serving the workers", e);
             } finally {
-                Network.Scratch.close(heldOutX);
+                TensorMemory.close(heldOutX);
                 if (params != null) {
-                    Network.Scratch.closeAll(params);
+                    TensorMemory.close(params);
                 }
             }
         }
@@ -330,7 +331,7 @@ final class AsyncTraining {
                 curve[round] = losses[round];
                 roundLoss[round] = (double) losses[round] * workers;
             }
-            Network.Scratch.closeAll(clocks, soFar);
+            TensorMemory.close(clocks, soFar);
         }
 
         /** Under the lock, after a whole round: the server's state to the checkpoint directory. */
@@ -347,7 +348,7 @@ final class AsyncTraining {
             try {
                 checkpoints.save(rounds, tensors, Map.of(VERSION, Long.toString(version)), config.worldSize());
             } finally {
-                Network.Scratch.closeAll(clockArray, soFar);
+                TensorMemory.close(clockArray, soFar);
             }
         }
 
@@ -436,7 +437,7 @@ final class AsyncTraining {
                 throw new CollectiveException(OPERATION, 0, worker, "interrupted while holding back the reply", e);
             } finally {
                 lock.unlock();
-                Network.Scratch.closeAll(gradient);
+                TensorMemory.close(gradient);
             }
         }
 

@@ -1,5 +1,6 @@
 package io.ringstar.bench.train;
 
+import io.ringstar.tensor.TensorMemory;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -170,22 +171,8 @@ final class Network {
 
         @Override
         public void close() {
-            for (INDArray array : arrays) {
-                close(array);
-            }
+            arrays.forEach(TensorMemory::close);
             arrays.clear();
-        }
-
-        static void close(INDArray array) {
-            if (array != null && array.closeable()) {
-                array.close();
-            }
-        }
-
-        static void closeAll(INDArray... arrays) {
-            for (INDArray array : arrays) {
-                close(array);
-            }
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.ringstar.bench.train;
 
+import io.ringstar.tensor.TensorMemory;
 import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.LocalAggregator;
@@ -302,19 +303,19 @@ public final class Trainer {
                 INDArray x = train.features(order, from, from + shard);
                 INDArray y = train.oneHot(order, from, from + shard);
                 Network.LossAndGradients result = network.lossAndGradients(params, x, y);
-                Network.Scratch.closeAll(x, y);
+                TensorMemory.close(x, y);
                 INDArray[] outgoing = new INDArray[params.length + 1];
                 System.arraycopy(result.gradients(), 0, outgoing, 0, params.length);
                 outgoing[params.length] = Nd4j.scalar(result.loss());
                 long commStart = System.nanoTime();
                 INDArray[] averaged = aggregator.reduceGradients(outgoing);
                 long comm = System.nanoTime() - commStart;
-                Network.Scratch.closeAll(outgoing);
+                TensorMemory.close(outgoing);
                 for (int i = 0; i < params.length; i++) {
                     params[i].subi(averaged[i].muli(settings.learningRate()));
                 }
                 curve[step] = (float) averaged[params.length].getDouble(0);
-                Network.Scratch.closeAll(averaged);
+                TensorMemory.close(averaged);
                 long took = System.nanoTime() - stepStart;
                 commNanos += comm;
                 stepNanos += took;
@@ -343,7 +344,7 @@ public final class Trainer {
                 // A rank other than 0 printed no progress, so it measures its final parameters here.
                 INDArray x = heldOut.allFeatures();
                 accuracy = network.accuracy(params, x, heldOutLabels);
-                Network.Scratch.close(x);
+                TensorMemory.close(x);
             }
             float[][] values = toFloats(params);
             TrainSummary summary = new TrainSummary(settings.steps(), curve[curve.length - 1], accuracy,
@@ -354,9 +355,9 @@ public final class Trainer {
             }
             return new Outcome(summary, values);
         } finally {
-            Network.Scratch.close(heldOutX);
+            TensorMemory.close(heldOutX);
             if (params != null) {
-                Network.Scratch.closeAll(params);
+                TensorMemory.close(params);
             }
         }
     }
@@ -387,16 +388,16 @@ public final class Trainer {
         }
         outgoing[names.length] = Nd4j.scalar((double) point.map(Checkpoint::step).orElse(0L));
         INDArray[] received = aggregator.broadcastParams(outgoing);
-        Network.Scratch.closeAll(outgoing);
+        TensorMemory.close(outgoing);
         int step = (int) received[names.length].getDouble(0);
-        Network.Scratch.close(received[names.length]);
+        TensorMemory.close(received[names.length]);
         if (step > 0) {
             INDArray mine = point.isPresent() ? point.get().tensor(TrainingCheckpoints.LOSS_CURVE)
                     : Nd4j.zeros(DataType.FLOAT, step);
             INDArray[] soFar = aggregator.broadcastParams(mine);
             System.arraycopy(flat(soFar[0]), 0, curve, 0, step);
-            Network.Scratch.closeAll(soFar);
-            Network.Scratch.close(mine);
+            TensorMemory.close(soFar);
+            TensorMemory.close(mine);
         }
         return new Start(Arrays.copyOf(received, names.length), step);
     }
@@ -409,7 +410,7 @@ public final class Trainer {
         try {
             checkpoints.save(done, tensors, Map.of(), world);
         } finally {
-            Network.Scratch.close(soFar);
+            TensorMemory.close(soFar);
         }
     }
 
@@ -459,12 +460,14 @@ public final class Trainer {
 
     /** One tensor's values in 'c' order, whatever its own order. */
     static float[] flat(INDArray array) {
-        if (array.ordering() == 'c' && !array.isView()) {
+        // The element-wise stride, not ordering(), tells a permuted array apart; a view's data() is
+        // its whole buffer, so a view is copied too.
+        if (!array.isView() && TensorMemory.isLinearInCOrder(array)) {
             return array.data().asFloat();
         }
         INDArray copy = array.dup('c');
         float[] values = copy.data().asFloat();
-        Network.Scratch.close(copy);
+        TensorMemory.close(copy);
         return values;
     }
 
