@@ -218,7 +218,10 @@ aeron_ipc() {
     RINGSTAR_JAVA_OPTS="-Dringstar.aeron.dir=$driver_dir ${AERON_OPTS:-}" ringstar aeron-ipc aeron "$1" "$2" \
       || result=$?
   fi
+  # SIGTERM, then SIGKILL after 10 s: a driver that ignores the first must not hold the run.
   kill "$driver" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$driver" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$driver" 2>/dev/null || true
   wait "$driver" 2>/dev/null || true
   driver=
   rm -rf "$driver_dir" "$driver_dir.log"

@@ -24,7 +24,9 @@ import org.junit.jupiter.api.Timeout;
  * rank. The mpirun test needs Open MPI ({@code .ci/run} installs Debian's openmpi-bin and sets
  * {@code RINGSTAR_REQUIRE_MPIRUN=1}, so in CI a missing mpirun fails rather than skips).
  */
-@Timeout(value = 240, unit = TimeUnit.SECONDS)
+// A separate thread: ctrlCStopsEveryRank reads the launcher's output, and a pipe read ignores the
+// interrupt that a same-thread timeout would send.
+@Timeout(value = 240, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class LauncherIT {
     private static final String[] SMALL_BENCH = {"bench", "--max-bytes", "16K", "--iters", "2", "--warmup", "1",
         "--timeout", "60"};

@@ -168,18 +168,10 @@ public final class ChildProcess {
 
     /** Sends a signal by name ({@code STOP}, {@code CONT}) with kill(1). */
     public void signal(String signal) {
-        try {
-            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid()))
-                    .redirectErrorStream(true).start();
-            String output = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-                throw new AssertionError("kill -" + signal + " " + process.pid() + " failed: " + output);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot run kill -" + signal, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted while sending " + signal + " to " + name, e);
+        ShortCommand.Result result = ShortCommand.run(List.of("kill", "-" + signal, Long.toString(process.pid())),
+                Duration.ofSeconds(10));
+        if (!result.succeeded()) {
+            throw new AssertionError("kill -" + signal + " " + process.pid() + " failed: " + result.output());
         }
     }
 

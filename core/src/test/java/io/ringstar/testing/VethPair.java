@@ -1,10 +1,9 @@
 package io.ringstar.testing;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Two network namespaces joined by a veth pair ({@code 10.78.x.1/24} in A, {@code 10.78.x.2/24}
@@ -127,22 +126,13 @@ public final class VethPair implements AutoCloseable {
         }
     }
 
-    /** Runs a command; returns null if it succeeded, else its output or why it did not start. */
+    /** Runs a command; returns null if it succeeded, else its output or why it did not start or end. */
     private static String run(List<String> command) {
         try {
-            Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-            process.getOutputStream().close();
-            String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-            if (!process.waitFor(20, TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-                return "timed out";
-            }
-            return process.exitValue() == 0 ? null : "exit " + process.exitValue() + ": " + output;
-        } catch (IOException e) {
+            ShortCommand.Result result = ShortCommand.run(command, Duration.ofSeconds(20));
+            return result.succeeded() ? null : "exit " + result.exitStatus() + ": " + result.output().trim();
+        } catch (UncheckedIOException | AssertionError e) {
             return e.getMessage();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return "interrupted";
         }
     }
 }

@@ -638,9 +638,17 @@ final class PeerStream implements ControlledFragmentHandler {
     int receive(ByteBuffer dst, boolean exact, long deadline, Duration timeout) {
         IdleStrategy idle = receiveIdle;
         idle.reset();
-        // Unbounded, yet short: the receiver thread holds this lock for one poll, and close for at most
-        // its lock-out (about a second); only one caller receives from a peer at a time (the contract).
-        pollLock.lock();
+        // The receiver thread holds this lock for one poll and close for at most its lock-out (about a
+        // second), so waiting to the deadline is generous; nothing is set up yet if it runs out.
+        try {
+            if (!pollLock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                throw new CollectiveTimeoutException("recv", rank, peer, "the stream from rank " + peer
+                        + " stayed locked for longer than the timeout of " + timeout);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CollectiveException("recv", rank, peer, "interrupted", e);
+        }
         try {
             while (true) {
                 int work = 0;
@@ -682,6 +690,8 @@ final class PeerStream implements ControlledFragmentHandler {
                             + " within the timeout of " + timeout);
                 }
                 // Let the receiver thread read (and keep this peer's stream moving) while this caller idles.
+                // Taking the lock back is not bounded by the deadline: a direct read may be under way
+                // into dst, which must not be left to the receiver thread; it holds the lock for one poll.
                 pollLock.unlock();
                 try {
                     idle.idle(work);
