@@ -62,8 +62,11 @@ class SyncTrainingTest {
 
         // Every rank applied the same averaged gradients: bit-identical parameters.
         float[][] rank0 = result.rank(0).parameters();
+        assertTrue(rank0.length > 0, "a model has parameters");
+        assertEquals(single.parameters().length, rank0.length, "tensors of the single process and of rank 0");
         for (int rank = 1; rank < ranks; rank++) {
             float[][] other = result.rank(rank).parameters();
+            assertEquals(rank0.length, other.length, "tensors of rank " + rank);
             for (int i = 0; i < rank0.length; i++) {
                 assertArrayEquals(rank0[i], other[i], "tensor " + i + " of rank " + rank);
             }

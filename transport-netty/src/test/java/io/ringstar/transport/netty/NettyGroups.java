@@ -4,6 +4,9 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
 import io.ringstar.testing.Ports;
 import io.ringstar.testing.Ranks;
+import java.io.IOException;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -37,5 +40,21 @@ final class NettyGroups {
 
     static List<Transport> open(int worldSize, Duration timeout) {
         return open(worldSize, timeout, Map.of());
+    }
+
+    /**
+     * Reads {@code socket} until the rank closes the connection (end of stream, or a reset); fails
+     * if the socket's read timeout runs out first, that is if the rank kept the connection open.
+     */
+    static void assertClosedByTheRank(Socket socket) throws IOException {
+        try {
+            while (socket.getInputStream().read(new byte[4096]) >= 0) {
+                // the challenge, then the end
+            }
+        } catch (SocketTimeoutException e) {
+            throw new AssertionError("the rank kept the connection open", e);
+        } catch (IOException reset) {
+            // a reset is a close too
+        }
     }
 }

@@ -163,7 +163,7 @@ class NettySecurityTest {
                 OutputStream out = stranger.getOutputStream();
                 out.write(dataFrame(payload));
                 out.flush();
-                assertClosedByTheRank(stranger);
+                NettyGroups.assertClosedByTheRank(stranger);
             }
         }
         // The ranks' own traffic is untouched, and rank 1 has nothing from anyone else waiting.
@@ -187,19 +187,6 @@ class NettySecurityTest {
         byte[] bytes = new byte[frame.readableBytes()];
         frame.readBytes(bytes);
         return bytes;
-    }
-
-    /** Reads until the rank closes the connection: end of stream or a reset, well before the read timeout. */
-    private static void assertClosedByTheRank(Socket socket) throws IOException {
-        try {
-            while (socket.getInputStream().read(new byte[4096]) >= 0) {
-                // the challenge, then the end
-            }
-        } catch (java.net.SocketTimeoutException e) {
-            throw new AssertionError("the rank kept the connection open", e);
-        } catch (IOException reset) {
-            // a reset is a close too
-        }
     }
 
     // ---- TLS ----
