@@ -58,23 +58,25 @@ public final class NetworkOptions {
      * a shared secret (or other authentication, such as the Netty transport's TLS), so anyone who
      * can reach its ports can join it and send it tensors.
      *
+     * @param otherRemedy the transport's own way to authenticate its ranks, named in the advice
+     *     ({@code "mutual TLS (--tls-cert, --tls-key, --tls-trust)"}), or null if it has none
      * @return true if this call logged the warning, false if an earlier call had
      */
-    public static boolean warnUnauthenticated(System.Logger log, String transport, int rank, String jobId) {
-        return warnUnauthenticated(WARNED_UNAUTHENTICATED, log, transport, rank, jobId);
+    public static boolean warnUnauthenticated(System.Logger log, String transport, int rank, String jobId,
+            String otherRemedy) {
+        return warnUnauthenticated(WARNED_UNAUTHENTICATED, log, transport, rank, jobId, otherRemedy);
     }
 
     /** As the public method, with {@code warned} in place of the process's flag. */
     static boolean warnUnauthenticated(AtomicBoolean warned, System.Logger log, String transport, int rank,
-            String jobId) {
+            String jobId, String otherRemedy) {
         if (!warned.compareAndSet(false, true)) {
             return false;
         }
         log.log(System.Logger.Level.WARNING, "rank " + rank + " of job '" + jobId + "' (" + transport + "): no shared"
                 + " secret is set, so this job is UNAUTHENTICATED: anyone who can reach its ports can join it or send it"
                 + " data. Set option " + SECRET_FILE_OPTION + " (--secret-file) or " + SECRET_ENV + " on every rank"
-                + ("netty".equals(transport) ? ", or give every rank mutual TLS (--tls-cert, --tls-key, --tls-trust)."
-                        : "."));
+                + (otherRemedy == null ? "." : ", or give every rank " + otherRemedy + "."));
         return true;
     }
 

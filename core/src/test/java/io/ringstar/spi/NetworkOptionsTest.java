@@ -130,8 +130,8 @@ class NetworkOptionsTest {
             }
         };
         AtomicBoolean warned = new AtomicBoolean();
-        assertTrue(NetworkOptions.warnUnauthenticated(warned, log, "netty", 2, "job-7"));
-        assertFalse(NetworkOptions.warnUnauthenticated(warned, log, "aeron", 0, "job-7"));
+        assertTrue(NetworkOptions.warnUnauthenticated(warned, log, "netty", 2, "job-7", "mutual TLS (--tls-cert, --tls-key, --tls-trust)"));
+        assertFalse(NetworkOptions.warnUnauthenticated(warned, log, "aeron", 0, "job-7", null));
         assertEquals(1, logged.size(), logged.toString());
         assertTrue(logged.get(0).startsWith("WARNING rank 2 of job 'job-7' (netty)")
                 && logged.get(0).contains("UNAUTHENTICATED") && logged.get(0).contains("RINGSTAR_SECRET")

@@ -172,7 +172,7 @@ public final class AeronTransport implements Transport {
             return;
         }
         if (settings.secret() == null) {
-            NetworkOptions.warnUnauthenticated(LOG, NAME, rank, settings.jobId());
+            NetworkOptions.warnUnauthenticated(LOG, NAME, rank, settings.jobId(), null);
         }
         long deadline = System.nanoTime() + timeout.toNanos();
         try {

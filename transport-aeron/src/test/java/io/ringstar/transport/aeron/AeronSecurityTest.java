@@ -114,7 +114,7 @@ class AeronSecurityTest {
                     + " sending sockets per rank, and nothing else: " + formed);
             averageExactly(group, 2);
             // This group has no secret: by now the process has warned (once) that its job is unauthenticated.
-            assertFalse(NetworkOptions.warnUnauthenticated(System.getLogger("test"), AeronTransport.NAME, 0, "test"));
+            assertFalse(NetworkOptions.warnUnauthenticated(System.getLogger("test"), AeronTransport.NAME, 0, "test", null));
         } finally {
             group.forEach(Transport::close);
             for (CompletableFuture<Transport> rank : ranks) {

@@ -183,7 +183,8 @@ public final class NettyTransport implements Transport {
                 settings.epoll() ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
         // Mutual TLS authenticates the ranks too: only a job with neither is open to anyone.
         if (settings.secret() == null && settings.tls() == null && worldSize > 1) {
-            NetworkOptions.warnUnauthenticated(LOG, NAME, rank, settings.jobId());
+            NetworkOptions.warnUnauthenticated(LOG, NAME, rank, settings.jobId(),
+                    "mutual TLS (--tls-cert, --tls-key, --tls-trust)");
         }
         long deadline = System.nanoTime() + timeout.toNanos();
         try {

@@ -141,7 +141,7 @@ class NettySecurityTest {
         }
         assertEquals(3, listening.size(), "one listener per rank and nothing else: " + listening);
         // This group has no secret: by now the process has warned (once) that its job is unauthenticated.
-        assertFalse(NetworkOptions.warnUnauthenticated(System.getLogger("test"), NettyTransport.NAME, 0, "test"));
+        assertFalse(NetworkOptions.warnUnauthenticated(System.getLogger("test"), NettyTransport.NAME, 0, "test", null));
     }
 
     // ---- with a secret, nothing reaches recv before the handshake ----
