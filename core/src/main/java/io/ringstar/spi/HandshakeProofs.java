@@ -66,4 +66,9 @@ public final class HandshakeProofs {
             byte[] data) {
         return MessageDigest.isEqual(tag, mac(secret, label, firstNonce, secondNonce, data));
     }
+
+    /** {@link #holds} over no data. */
+    public static boolean holds(byte[] tag, byte[] secret, byte[] label, byte[] firstNonce, byte[] secondNonce) {
+        return holds(tag, secret, label, firstNonce, secondNonce, NO_BYTES);
+    }
 }

@@ -54,7 +54,6 @@ final class Rendezvous {
     private static final byte[] IDENTIFY_LABEL = HandshakeProofs.label("ringstar identify");
     private static final byte[] WELCOME_LABEL = HandshakeProofs.label("ringstar welcome");
     private static final byte[] TABLE_LABEL = HandshakeProofs.label("ringstar table");
-    private static final byte[] NO_BYTES = new byte[0];
     /** Draws the table's nonce, from which every pair of ranks derives its Aeron session id. */
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -214,7 +213,7 @@ final class Rendezvous {
         if (peerHasSecret != (secret != null)) {
             return refuse(socket, secret != null ? "the job requires a shared secret" : "the job has no shared secret");
         }
-        if (!HandshakeProofs.holds(proof, secret, HELLO_LABEL, nonceA, nonceB, NO_BYTES)) {
+        if (!HandshakeProofs.holds(proof, secret, HELLO_LABEL, nonceA, nonceB)) {
             return refuse(socket, "wrong shared secret");
         }
         send(socket, begin(PROOF, PROOF_BYTES).put(HandshakeProofs.mac(secret, PROOF_LABEL, nonceB, nonceA)));
@@ -321,7 +320,7 @@ final class Rendezvous {
                 .put((byte) (secret != null ? 1 : 0)).put(nonceB)
                 .put(HandshakeProofs.mac(secret, HELLO_LABEL, nonceA, nonceB)));
         ByteBuffer proof = expect(socket, PROOF, MAX_UNTRUSTED_RECORD, until, rank);
-        if (!HandshakeProofs.holds(bytes(proof, PROOF_BYTES), secret, PROOF_LABEL, nonceB, nonceA, NO_BYTES)) {
+        if (!HandshakeProofs.holds(bytes(proof, PROOF_BYTES), secret, PROOF_LABEL, nonceB, nonceA)) {
             throw new RefusedException(self.rank(), "rank 0 does not know the shared secret");
         }
         send(socket, tagged(IDENTIFY, secret, IDENTIFY_LABEL, nonceA, nonceB, self));

@@ -5,6 +5,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.ringstar.spi.HandshakeProofs;
 import io.ringstar.transport.netty.Handshake.Identity;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -43,7 +44,7 @@ final class AcceptorHandshake extends HandshakeHandler {
     private final boolean tls;
     /** Set when the TLS handshake succeeded: only from then on do records come through TLS. */
     private boolean tlsEstablished;
-    private final byte[] challengeNonce = Handshake.newNonce();
+    private final byte[] challengeNonce = HandshakeProofs.newNonce();
     private byte[] helloNonce;
     private ScheduledFuture<?> expiry;
     private final AtomicBoolean over = new AtomicBoolean();
@@ -126,7 +127,7 @@ final class AcceptorHandshake extends HandshakeHandler {
             refuse(ctx, "the peer has a shared secret and this job has none");
             return;
         }
-        if (!Handshake.proofHolds(proof, secret, Handshake.HELLO_LABEL, challengeNonce, nonce)) {
+        if (!HandshakeProofs.holds(proof, secret, Handshake.HELLO_LABEL, challengeNonce, nonce)) {
             refuse(ctx, "authentication failed (wrong secret)");
             return;
         }

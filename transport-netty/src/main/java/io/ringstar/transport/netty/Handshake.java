@@ -67,7 +67,6 @@ final class Handshake {
     static final byte[] PROOF_LABEL = HandshakeProofs.label("ringstar proof");
     static final byte[] IDENTIFY_LABEL = HandshakeProofs.label("ringstar identify");
     static final byte[] WELCOME_LABEL = HandshakeProofs.label("ringstar welcome");
-    private static final byte[] NO_BYTES = new byte[0];
 
     private Handshake() {
     }
@@ -110,10 +109,6 @@ final class Handshake {
         public String toString() {
             return host.indexOf(':') >= 0 ? "[" + host + "]:" + port : host + ":" + port;
         }
-    }
-
-    static byte[] newNonce() {
-        return HandshakeProofs.newNonce();
     }
 
     static ByteBuf tls(ByteBufAllocator alloc) {
@@ -177,11 +172,6 @@ final class Handshake {
         body.readBytes(tag);
         return HandshakeProofs.holds(tag, secret, type == IDENTIFY ? IDENTIFY_LABEL : WELCOME_LABEL, firstNonce,
                 secondNonce, identityBytes) ? identity : null;
-    }
-
-    /** True if {@code proof} is what a holder of {@code secret} computes for this label and nonces. */
-    static boolean proofHolds(byte[] proof, byte[] secret, byte[] label, byte[] firstNonce, byte[] secondNonce) {
-        return HandshakeProofs.holds(proof, secret, label, firstNonce, secondNonce, NO_BYTES);
     }
 
     static ByteBuf refuse(ByteBufAllocator alloc, String reason) {

@@ -3,6 +3,7 @@ package io.ringstar.transport.netty;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
+import io.ringstar.spi.HandshakeProofs;
 import io.ringstar.transport.netty.Handshake.Address;
 import io.ringstar.transport.netty.Handshake.Identity;
 import java.util.List;
@@ -124,14 +125,14 @@ final class InitiatorHandshake extends HandshakeHandler {
         }
         challengeNonce = new byte[Handshake.NONCE_BYTES];
         body.readBytes(challengeNonce);
-        helloNonce = Handshake.newNonce();
+        helloNonce = HandshakeProofs.newNonce();
         ctx.writeAndFlush(Handshake.hello(ctx.alloc(), secret, challengeNonce, helloNonce));
     }
 
     private void onProof(ChannelHandlerContext ctx, ByteBuf body) {
         byte[] proof = new byte[Handshake.PROOF_BYTES];
         body.readBytes(proof);
-        if (!Handshake.proofHolds(proof, secret, Handshake.PROOF_LABEL, helloNonce, challengeNonce)) {
+        if (!HandshakeProofs.holds(proof, secret, Handshake.PROOF_LABEL, helloNonce, challengeNonce)) {
             // Nothing about this rank or its job has been said yet.
             fail(ctx, new Refused("it could not prove that it knows the shared secret"));
             return;

@@ -3,6 +3,7 @@ package io.ringstar.transport.netty;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import io.ringstar.spi.HandshakeProofs;
 import io.ringstar.transport.netty.Handshake.Identity;
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -65,7 +66,7 @@ final class FakeRank implements AutoCloseable {
         body.skipBytes(4 + 2);
         byte[] challengeNonce = new byte[Handshake.NONCE_BYTES];
         body.readBytes(challengeNonce);
-        byte[] helloNonce = Handshake.newNonce();
+        byte[] helloNonce = HandshakeProofs.newNonce();
         write(Handshake.hello(ByteBufAllocator.DEFAULT, secret, challengeNonce, helloNonce));
         Record proof = read();
         if (proof.type() != Handshake.PROOF) {

@@ -14,6 +14,7 @@ import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.Transport;
+import io.ringstar.spi.HandshakeProofs;
 import io.ringstar.spi.NetworkOptions;
 import io.ringstar.testing.ProcessSockets;
 import java.io.IOException;
@@ -281,7 +282,7 @@ class NettySecurityTest {
         try (victim) {
             victim.setSoTimeout(20_000);
             ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
-            byte[] nonce = Handshake.newNonce();
+            byte[] nonce = HandshakeProofs.newNonce();
             int port = listener.getLocalPort();
             Handshake.Identity rankZero = new Handshake.Identity(Handshake.PURPOSE_PEER, NetworkOptions.DEFAULT_JOB_ID,
                     2, 0, "127.0.0.1", port, 1);

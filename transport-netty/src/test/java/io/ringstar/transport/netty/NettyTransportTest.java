@@ -18,6 +18,7 @@ import io.ringstar.InvalidConfigException;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
+import io.ringstar.spi.HandshakeProofs;
 import io.ringstar.testing.Ranks;
 import io.ringstar.testing.TensorFixtures;
 import io.ringstar.transport.netty.Handshake.Identity;
@@ -250,7 +251,7 @@ class NettyTransportTest {
             try (Socket connection = impostor.accept()) {
                 connection.setSoTimeout(10_000);
                 OutputStream out = connection.getOutputStream();
-                ByteBuf challenge = Handshake.challenge(io.netty.buffer.ByteBufAllocator.DEFAULT, Handshake.newNonce());
+                ByteBuf challenge = Handshake.challenge(io.netty.buffer.ByteBufAllocator.DEFAULT, HandshakeProofs.newNonce());
                 byte[] bytes = new byte[challenge.readableBytes()];
                 challenge.readBytes(bytes);
                 challenge.release();
