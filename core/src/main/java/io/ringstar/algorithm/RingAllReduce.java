@@ -1,9 +1,7 @@
 package io.ringstar.algorithm;
 
-import io.ringstar.protocol.MessageHeader;
 import io.ringstar.protocol.MessageKind;
 import io.ringstar.tensor.ElementType;
-import io.ringstar.tensor.Reduction;
 import java.nio.ByteBuffer;
 
 /**
@@ -29,32 +27,19 @@ public final class RingAllReduce {
     /** Messages a rank may send ahead of the ones it has received. */
     static final int WINDOW = 2;
 
-    private final CollectiveCall call;
-    private final ByteBuffer bucket;
-    private final ElementType type;
-    private final int rank;
-    private final int worldSize;
-    private final int chunksPerSegment;
-
-    private RingAllReduce(CollectiveCall call, ByteBuffer bucket, int maxChunkElements) {
-        this.call = call;
-        this.bucket = bucket;
-        this.type = call.type();
-        this.rank = call.rank();
-        this.worldSize = call.worldSize();
-        this.chunksPerSegment = ChunkLayout.chunkCount(
-                ChunkLayout.longestPart(call.elementCount(), worldSize), maxChunkElements);
+    private RingAllReduce() {
     }
 
     /** Replaces the bucket's contents with the average over all ranks. */
     public static void run(CollectiveCall call, ByteBuffer bucket, int maxChunkElements) {
-        new RingAllReduce(call, bucket, maxChunkElements).run();
-    }
-
-    private void run() {
+        int worldSize = call.worldSize();
         if (worldSize == 1) {
             return;
         }
+        int rank = call.rank();
+        ElementType type = call.type();
+        long total = call.elementCount();
+        int chunksPerSegment = ChunkLayout.chunkCount(ChunkLayout.longestPart(total, worldSize), maxChunkElements);
         int next = (rank + 1) % worldSize;
         int prev = (rank - 1 + worldSize) % worldSize;
         int messages = 2 * (worldSize - 1) * chunksPerSegment;
@@ -62,41 +47,36 @@ public final class RingAllReduce {
         for (int m = 0; m < messages; m++) {
             // Message s may go once message s-K has been received and processed (or s < K: own data).
             while (sent < messages && sent < m + WINDOW && sent - chunksPerSegment < m) {
-                long start = chunkStart(sendSegment(sent), sent % chunksPerSegment);
-                long end = chunkStart(sendSegment(sent), sent % chunksPerSegment + 1);
-                call.send(next, MessageKind.RING_ALL_REDUCE, sent, bucket, byteOffset(start), byteOffset(end - start));
+                // The segment message s carries is r - step; the same formula holds in both phases.
+                int segment = Math.floorMod(rank - sent / chunksPerSegment, worldSize);
+                long start = chunkStart(total, worldSize, chunksPerSegment, segment, sent % chunksPerSegment);
+                long end = chunkStart(total, worldSize, chunksPerSegment, segment, sent % chunksPerSegment + 1);
+                call.send(next, MessageKind.RING_ALL_REDUCE, sent, bucket, bytes(start, type), bytes(end - start, type));
                 sent++;
             }
             int step = m / chunksPerSegment;
             int segment = Math.floorMod(rank - step - 1, worldSize);
-            long start = chunkStart(segment, m % chunksPerSegment);
-            int count = (int) (chunkStart(segment, m % chunksPerSegment + 1) - start);
-            ByteBuffer received = call.receive(prev, MessageKind.RING_ALL_REDUCE, m, byteOffset(count));
+            long start = chunkStart(total, worldSize, chunksPerSegment, segment, m % chunksPerSegment);
+            int count = (int) (chunkStart(total, worldSize, chunksPerSegment, segment, m % chunksPerSegment + 1)
+                    - start);
             if (step < worldSize - 1) {
-                Reduction.add(type, bucket, byteOffset(start), received, MessageHeader.LENGTH, count);
-                if (step == worldSize - 2) {
-                    Reduction.divide(type, bucket, byteOffset(start), count, worldSize);
-                }
+                // The last reduce-scatter step finishes the segment: its sums are divided in the same pass.
+                call.receiveAdd(prev, MessageKind.RING_ALL_REDUCE, m, bucket, bytes(start, type), count,
+                        step == worldSize - 2 ? worldSize : 1);
             } else {
-                Reduction.copy(bucket, byteOffset(start), received, MessageHeader.LENGTH, byteOffset(count));
+                call.receiveCopy(prev, MessageKind.RING_ALL_REDUCE, m, bucket, bytes(start, type), bytes(count, type));
             }
         }
     }
 
-    /** The segment that message {@code m} carries: {@code r - step}; the same formula holds in both phases. */
-    private int sendSegment(int m) {
-        return Math.floorMod(rank - m / chunksPerSegment, worldSize);
-    }
-
     /** First element of chunk {@code chunk} of {@code segment}; chunk {@code K} gives the segment's end. */
-    private long chunkStart(int segment, int chunk) {
-        long total = call.elementCount();
+    private static long chunkStart(long total, int worldSize, int chunksPerSegment, int segment, int chunk) {
         long segmentStart = ChunkLayout.partStart(total, worldSize, segment);
         long segmentLength = ChunkLayout.partStart(total, worldSize, segment + 1) - segmentStart;
         return segmentStart + ChunkLayout.partStart(segmentLength, chunksPerSegment, chunk);
     }
 
-    private int byteOffset(long elements) {
+    private static int bytes(long elements, ElementType type) {
         return Math.toIntExact(elements * type.bytes());
     }
 }

@@ -1,9 +1,7 @@
 package io.ringstar.algorithm;
 
-import io.ringstar.protocol.MessageHeader;
 import io.ringstar.protocol.MessageKind;
 import io.ringstar.tensor.ElementType;
-import io.ringstar.tensor.Reduction;
 import java.nio.ByteBuffer;
 
 /**
@@ -32,8 +30,7 @@ public final class RingBroadcast {
             int start = ChunkLayout.partStartByte(total, chunks, chunk, type.bytes());
             int length = ChunkLayout.partStartByte(total, chunks, chunk + 1, type.bytes()) - start;
             if (rank != 0) {
-                ByteBuffer received = call.receive(rank - 1, MessageKind.RING_BROADCAST, chunk, length);
-                Reduction.copy(bucket, start, received, MessageHeader.LENGTH, length);
+                call.receiveCopy(rank - 1, MessageKind.RING_BROADCAST, chunk, bucket, start, length);
             }
             if (rank != last) {
                 call.send(rank + 1, MessageKind.RING_BROADCAST, chunk, bucket, start, length);
@@ -42,7 +39,7 @@ public final class RingBroadcast {
         if (rank == last) {
             call.send(0, MessageKind.RING_BROADCAST_DONE, chunks, bucket, 0, 0);
         } else if (rank == 0) {
-            call.receive(last, MessageKind.RING_BROADCAST_DONE, chunks, 0);
+            call.receiveNotice(last, MessageKind.RING_BROADCAST_DONE, chunks);
         }
     }
 }

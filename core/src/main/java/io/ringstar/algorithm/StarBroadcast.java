@@ -1,9 +1,7 @@
 package io.ringstar.algorithm;
 
-import io.ringstar.protocol.MessageHeader;
 import io.ringstar.protocol.MessageKind;
 import io.ringstar.tensor.ElementType;
-import io.ringstar.tensor.Reduction;
 import java.nio.ByteBuffer;
 
 /**
@@ -27,7 +25,7 @@ public final class StarBroadcast {
         int chunks = ChunkLayout.chunkCount(total, maxChunkElements);
         if (call.rank() == 0) {
             for (int worker = 1; worker < worldSize; worker++) {
-                call.receive(worker, MessageKind.STAR_BROADCAST_READY, 0, 0);
+                call.receiveNotice(worker, MessageKind.STAR_BROADCAST_READY, 0);
             }
         } else {
             call.send(0, MessageKind.STAR_BROADCAST_READY, 0, bucket, 0, 0);
@@ -40,8 +38,7 @@ public final class StarBroadcast {
                     call.send(worker, MessageKind.STAR_BROADCAST, chunk, bucket, start, length);
                 }
             } else {
-                ByteBuffer received = call.receive(0, MessageKind.STAR_BROADCAST, chunk, length);
-                Reduction.copy(bucket, start, received, MessageHeader.LENGTH, length);
+                call.receiveCopy(0, MessageKind.STAR_BROADCAST, chunk, bucket, start, length);
             }
         }
     }

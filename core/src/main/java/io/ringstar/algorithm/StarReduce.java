@@ -1,9 +1,7 @@
 package io.ringstar.algorithm;
 
-import io.ringstar.protocol.MessageHeader;
 import io.ringstar.protocol.MessageKind;
 import io.ringstar.tensor.ElementType;
-import io.ringstar.tensor.Reduction;
 import java.nio.ByteBuffer;
 
 /**
@@ -36,11 +34,11 @@ public final class StarReduce {
                 int count = (int) (ChunkLayout.partStart(total, chunks, chunk + 1) - first);
                 int start = Math.toIntExact(first * type.bytes());
                 int length = count * type.bytes();
+                // In rank order, the last worker's chunk with the division in the same pass.
                 for (int worker = 1; worker < worldSize; worker++) {
-                    ByteBuffer received = call.receive(worker, MessageKind.STAR_REDUCE, chunk, length);
-                    Reduction.add(type, bucket, start, received, MessageHeader.LENGTH, count);
+                    call.receiveAdd(worker, MessageKind.STAR_REDUCE, chunk, bucket, start, count,
+                            worker == worldSize - 1 ? worldSize : 1);
                 }
-                Reduction.divide(type, bucket, start, count, worldSize);
                 for (int worker = 1; worker < worldSize; worker++) {
                     call.send(worker, MessageKind.STAR_REDUCE_RESULT, chunk, bucket, start, length);
                 }
@@ -57,8 +55,7 @@ public final class StarReduce {
             }
             int start = ChunkLayout.partStartByte(total, chunks, chunk, type.bytes());
             int length = ChunkLayout.partStartByte(total, chunks, chunk + 1, type.bytes()) - start;
-            ByteBuffer received = call.receive(0, MessageKind.STAR_REDUCE_RESULT, chunk, length);
-            Reduction.copy(bucket, start, received, MessageHeader.LENGTH, length);
+            call.receiveCopy(0, MessageKind.STAR_REDUCE_RESULT, chunk, bucket, start, length);
         }
     }
 }

@@ -93,6 +93,16 @@ public final class Reduction {
         }
     }
 
+    /**
+     * {@code dst[i] = (dst[i] + src[i]) / divisor} for {@code count} elements; bit-identical to
+     * {@link #add} then {@link #divide}.
+     */
+    public static void addAndDivide(ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset,
+            int count, int divisor) {
+        add(type, dst, dstOffset, src, srcOffset, count);
+        divide(type, dst, dstOffset, count, divisor);
+    }
+
     /** Copies {@code length} bytes; the reference the kernels are measured against. */
     public static void copy(ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset, int length) {
         dst.put(dstOffset, src, srcOffset, length);
