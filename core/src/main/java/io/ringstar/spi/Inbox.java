@@ -41,7 +41,7 @@ public final class Inbox {
     /** Its receiver gave up after part of it was handed over: the rest is dropped as it comes. */
     private static final byte ABANDONED = 2;
     /** Free space at the storage's end below which it is compacted or grown before a read. */
-    private static final int MIN_READ_SPACE = 16 << 10;
+    private static final int MIN_READ_SPACE = 64 << 10;
 
     private final Listener listener;
     private final int initialBytes;
@@ -164,6 +164,11 @@ public final class Inbox {
     /** Whether a read now would be allowed (see {@link #writable}). */
     public boolean hasRoom(boolean sending) {
         return malformed == null && waitingBytes() < allowance(sending);
+    }
+
+    /** Bytes a read may still bring before the limit is reached (0 when it is, or the stream broke). */
+    public long room(boolean sending) {
+        return malformed != null ? 0 : Math.max(0, allowance(sending) - waitingBytes());
     }
 
     /** Takes note of {@code count} bytes read into {@link #writable}'s buffer; parses and hands them on. */
