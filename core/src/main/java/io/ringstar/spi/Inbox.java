@@ -16,7 +16,10 @@ import java.nio.ByteOrder;
  * bytes are never copied here at all. Everything else is kept in the storage, in one direct
  * buffer that grows as needed up to the limit ({@code limitBytes}, twice that while this rank is
  * sending to the peer) and is compacted as its head is taken; past the limit the transport stops
- * reading from the peer, which is the back-pressure that bounds memory.
+ * reading from the peer, which is the back-pressure that bounds memory. A message already begun is
+ * read to its end whatever the limit, so the storage holds at most twice the limit and one message:
+ * two ranks that send each other one message each before they receive never wait on each other,
+ * however long the messages.
  *
  * <p>Control records are handed to the {@link Listener} as soon as they are parsed, even behind
  * messages that wait to be taken, so a barrier never waits for the data before it. A frame that
@@ -151,8 +154,8 @@ public final class Inbox {
      * @param sending whether this rank is sending to the peer right now (the limit doubles)
      */
     public ByteBuffer writable(boolean sending) {
-        long allowance = allowance(sending) - waitingBytes();
-        if (allowance <= 0 || malformed != null) {
+        long allowance = room(sending);
+        if (allowance <= 0) {
             return null;
         }
         makeRoom((int) Math.min(allowance, Integer.MAX_VALUE - 64));
@@ -161,14 +164,13 @@ public final class Inbox {
         return storage;
     }
 
-    /** Whether a read now would be allowed (see {@link #writable}). */
-    public boolean hasRoom(boolean sending) {
-        return malformed == null && waitingBytes() < allowance(sending);
-    }
 
-    /** Bytes a read may still bring before the limit is reached (0 when it is, or the stream broke). */
+    /**
+     * Bytes a read may still bring: to the limit, or to the end of a message already begun if that
+     * is further (0 when neither allows more, or the stream broke).
+     */
     public long room(boolean sending) {
-        return malformed != null ? 0 : Math.max(0, allowance(sending) - waitingBytes());
+        return malformed != null ? 0 : Math.max(Math.max(0, allowance(sending) - waitingBytes()), payloadLeft);
     }
 
     /** Takes note of {@code count} bytes read into {@link #writable}'s buffer; parses and hands them on. */
@@ -183,11 +185,12 @@ public final class Inbox {
 
     /**
      * Whether {@link #offer} would take a piece of {@code bytes} whole: always when nothing waits
-     * (so a peer can always make progress), else within the limit.
+     * (so a peer can always make progress) or the piece belongs to a message already begun, else
+     * within the limit.
      */
     public boolean canTake(int bytes, boolean sending) {
         long waiting = waitingBytes();
-        return waiting == 0 || waiting + bytes <= allowance(sending);
+        return waiting == 0 || bytes <= payloadLeft || waiting + bytes <= allowance(sending);
     }
 
     /**

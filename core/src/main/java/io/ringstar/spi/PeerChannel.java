@@ -77,6 +77,10 @@ public abstract class PeerChannel implements Inbox.Listener {
         fail("rank " + peer + " sent an unknown record, " + Frame.typeName(type), null);
     }
 
+    /** The peer's goodbye was just read (under the I/O lock). Default: nothing. */
+    protected void onGoodbye() {
+    }
+
     /**
      * A receive from this peer just took bytes out of the inbox (or gave up): room was made. For a
      * transport whose senders wait for room in this rank's inboxes. Called under the I/O lock.
@@ -143,7 +147,10 @@ public abstract class PeerChannel implements Inbox.Listener {
                 }
                 barrierEpoch = value;
             }
-            case Frame.GOODBYE -> peerClosed = true;
+            case Frame.GOODBYE -> {
+                peerClosed = true;
+                onGoodbye();
+            }
             default -> {
                 if (type >= Frame.FIRST_TRANSPORT_TYPE) {
                     onTransportRecord(type, value);

@@ -37,8 +37,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * per transport, and a peer's barrier record must carry exactly the next number, or the peer is
  * failed. From one peer, at most {@code receiveBufferBytes} wait to be received before reading from
  * it stops, twice that while this rank is itself sending to it (so that two ranks that both send
- * before they receive do not hold each other back); past that the peer's sends wait, at most
- * until their deadline.
+ * before they receive do not hold each other back), and a message already begun is always read to
+ * its end; past that the peer's sends wait, at most until their deadline.
  */
 public abstract class PeerTransport implements Transport {
     /** Spin phase of a wait. */
@@ -473,14 +473,26 @@ public abstract class PeerTransport implements Transport {
         }
     }
 
-    /** Takes the I/O lock for work on a thread that is not in a call (set-up, another rank's send). */
+    /**
+     * Takes the I/O lock for work on a thread that is not in a call (set-up, another rank's send),
+     * waking the background reader if it has the lock; counts as a call meanwhile, so the reader
+     * stays away until {@link #unlockIo}.
+     */
     protected final void lockIo() {
-        io.lock();
+        calls.incrementAndGet();
+        if (!io.tryLock()) {
+            wakeUp();
+            Thread reader = background;
+            if (reader != null) {
+                LockSupport.unpark(reader);
+            }
+            io.lock();
+        }
     }
 
     /** Releases {@link #lockIo}. */
     protected final void unlockIo() {
-        io.unlock();
+        exit();
     }
 
     /**

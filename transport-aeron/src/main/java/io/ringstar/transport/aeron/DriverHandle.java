@@ -88,7 +88,8 @@ final class DriverHandle {
             aeron = Aeron.connect(new Aeron.Context()
                     .aeronDirectoryName(dir)
                     .clientName("ringstar rank " + rank)
-                    .driverTimeoutMs(DRIVER_TIMEOUT_MILLIS)
+                    // A paused process must not find its driver "gone" when it resumes.
+                    .driverTimeoutMs(Math.max(DRIVER_TIMEOUT_MILLIS, settings.liveness().toMillis()))
                     .unavailableImageHandler(unavailable)
                     .errorHandler(errors)
                     .subscriberErrorHandler(errors));
