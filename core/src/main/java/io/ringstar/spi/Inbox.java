@@ -200,6 +200,7 @@ public final class Inbox {
      * Stores everything it is given (callers check {@link #canTake} first).
      */
     public void offer(ByteBuffer piece, int from, int to) {
+        piece.limit(piece.capacity());
         int at = from;
         while (at < to && malformed == null && parsePos == writePos && headerHave == 0) {
             if (payloadLeft == 0) {
@@ -235,6 +236,7 @@ public final class Inbox {
                 queueArrived[tail] += n;
                 queueDone[tail] += n;
                 handOver(piece, at, n, offset);
+                piece.limit(piece.capacity());
             } else {
                 break;
             }
