@@ -21,7 +21,16 @@ import java.nio.ByteBuffer;
  * more than {@value #WINDOW} chunks.
  *
  * <p>Every segment is summed in the same order on the one rank that finishes it, and the other
- * ranks copy that result, so results are bit-identical on every rank.
+ * ranks copy that result, so results are bit-identical on every rank. The last reduce-scatter
+ * step divides by {@code n} in the same pass as its addition.
+ *
+ * <p><b>Copies.</b> The bucket is the caller's result array itself when the call's tensors of this
+ * type are one 'c'-order array (the aggregator copies the input into it, the only copy on this
+ * rank outside the transport), else a packed bucket (one copy in, one out). Each message is sent
+ * straight from the bucket into the transport's medium (the socket, Aeron's term, an in-process
+ * peer's inbox), and each received chunk is added into the bucket (reduce-scatter) or copied into
+ * it (all-gather) straight out of the transport's memory, so a received byte is read once and
+ * written once. With the checksum on, a received message is first copied whole to be checked.
  */
 public final class RingAllReduce {
     /** Messages a rank may send ahead of the ones it has received. */

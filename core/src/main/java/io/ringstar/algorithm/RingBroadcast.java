@@ -9,7 +9,9 @@ import java.nio.ByteBuffer;
  * chunk to rank 1, every rank forwards each chunk to the next as soon as it has it, and the last
  * rank tells rank 0 that the chain is complete. Each link carries the bucket once; the closing
  * notice means rank 0 returns only once every rank has the data, and that rank 0 too learns of
- * a rank that disagreed.
+ * a rank that disagreed. Each received chunk is copied once, straight out of the transport's
+ * memory into the bucket (the result array itself for one 'c'-order tensor per type), and sent on
+ * from there.
  */
 public final class RingBroadcast {
     private RingBroadcast() {

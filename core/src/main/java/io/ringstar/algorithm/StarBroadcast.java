@@ -8,7 +8,9 @@ import java.nio.ByteBuffer;
  * Broadcast from rank 0 to every worker directly (the parameter server's star). Each worker first
  * sends rank 0 a header-only notice that it has entered the broadcast; rank 0 checks every
  * notice, so a worker with another layout, or one in another operation, makes rank 0 fail too,
- * and then streams its bucket chunk by chunk to every worker.
+ * and then streams its bucket chunk by chunk to every worker. A worker copies each chunk once,
+ * straight out of the transport's memory into its bucket (the result array itself for one
+ * 'c'-order tensor per type).
  */
 public final class StarBroadcast {
     private StarBroadcast() {

@@ -11,6 +11,11 @@ import java.nio.ByteBuffer;
  * holds its own bucket and one chunk in flight, so its memory does not grow with the world size.
  * Workers run at most {@value #WINDOW} chunks ahead of the results they have received, which
  * bounds what any link holds.
+ *
+ * <p><b>Copies.</b> As for {@link RingAllReduce}: the bucket is the result array itself for one
+ * 'c'-order tensor per type; rank 0 adds each worker's chunk (dividing with the last worker's)
+ * straight out of the transport's memory, and a worker copies the averaged chunk straight out of
+ * it; every send goes straight from the bucket.
  */
 public final class StarReduce {
     /** Chunks a worker may send ahead of the results it has received. */

@@ -51,6 +51,11 @@ public abstract class PeerTransport implements Transport {
     public static final long MAX_BLOCK_NANOS = 1_000_000;
     /** Time without a call after which the background thread takes over the reading. */
     public static final long HANDOVER_NANOS = 2_000_000;
+    /** Spins a waiter outside the I/O lock makes between two looks at its inbox. */
+    private static final int SPINS_OUTSIDE_IO = 32;
+    /** Attempts at the I/O lock, spinning and then yielding, before a thread queues for it. */
+    private static final int SPINS_FOR_LOCK = 256;
+    private static final int YIELDS_FOR_LOCK = 16;
     /** How long the background thread blocks at a time while it reads for an idle rank. */
     static final long BACKGROUND_BLOCK_NANOS = 50_000_000;
     /** How long close waits for callers to leave before it frees the I/O resources anyway. */
@@ -392,6 +397,9 @@ public abstract class PeerTransport implements Transport {
             // Another caller waits for the lock (a thread of its own per peer): let it have a turn.
             return shareIo(waitingOn, handler, deadline);
         }
+        if (parksOutsideIo()) {
+            return awaitOutsideIo(waited, deadline, waitingOn, handler);
+        }
         if (waited < SPIN_NANOS) {
             return progress(0);
         }
@@ -401,13 +409,15 @@ public abstract class PeerTransport implements Transport {
         }
         long block = Math.min(Math.max(waited / 10, MIN_BLOCK_NANOS), MAX_BLOCK_NANOS);
         block = Math.min(block, Math.max(1, deadline.remainingNanos()));
-        if (!parksOutsideIo()) {
-            return progress(block);
-        }
-        int moved = progress(0);
-        if (moved > 0) {
-            return moved;
-        }
+        return progress(block);
+    }
+
+    /**
+     * {@link #awaitRound} for a transport whose peers write into this rank's inboxes under its
+     * lock: every phase of the wait happens outside the lock (holding it while spinning would only
+     * keep those peers out), and a parked waiter is woken by the peer that writes.
+     */
+    private int awaitOutsideIo(long waited, Deadline deadline, PeerChannel waitingOn, MessageHandler handler) {
         Thread self = Thread.currentThread();
         PeerChannel[] registered = waitingOn != null ? null : channels;
         setWaiter(waitingOn, registered, self);
@@ -416,8 +426,15 @@ public abstract class PeerTransport implements Transport {
         }
         int holds = releaseIo();
         try {
-            if (!closed) {
-                LockSupport.parkNanos(this, block);
+            if (waited < SPIN_NANOS) {
+                for (int i = 0; i < SPINS_OUTSIDE_IO; i++) {
+                    Thread.onSpinWait();
+                }
+            } else if (waited < YIELD_NANOS) {
+                Thread.yield();
+            } else if (!closed) {
+                long block = Math.min(Math.max(waited / 10, MIN_BLOCK_NANOS), MAX_BLOCK_NANOS);
+                LockSupport.parkNanos(this, Math.min(block, Math.max(1, deadline.remainingNanos())));
             }
         } finally {
             reacquireIo(holds);
@@ -468,9 +485,43 @@ public abstract class PeerTransport implements Transport {
 
     /** Takes the I/O lock back {@code holds} times; unbounded, since this thread's own caller holds it again after. */
     private void reacquireIo(int holds) {
-        for (int i = 0; i < holds; i++) {
+        if (holds == 0) {
+            return;
+        }
+        acquire();
+        for (int i = 1; i < holds; i++) {
             io.lock();
         }
+    }
+
+    /**
+     * Takes the I/O lock, trying for a while before it queues: holders keep it for microseconds,
+     * and a queued thread costs a park, an unpark and an allocation.
+     */
+    private void acquire() {
+        if (!tryBriefly()) {
+            io.lock();
+        }
+    }
+
+    /**
+     * Tries the I/O lock for a short while without queueing: spinning (the holder runs on another
+     * core), then yielding (it was preempted, as happens with more ranks than cores).
+     */
+    private boolean tryBriefly() {
+        for (int i = 0; i < SPINS_FOR_LOCK; i++) {
+            if (io.tryLock()) {
+                return true;
+            }
+            Thread.onSpinWait();
+        }
+        for (int i = 0; i < YIELDS_FOR_LOCK; i++) {
+            Thread.yield();
+            if (io.tryLock()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -486,7 +537,7 @@ public abstract class PeerTransport implements Transport {
             if (reader != null) {
                 LockSupport.unpark(reader);
             }
-            io.lock();
+            acquire();
         }
     }
 
@@ -556,6 +607,9 @@ public abstract class PeerTransport implements Transport {
         Thread reader = background;
         if (reader != null) {
             LockSupport.unpark(reader);
+        }
+        if (tryBriefly()) {
+            return;
         }
         boolean locked = false;
         try {
