@@ -77,6 +77,16 @@ final class BenchCommand implements Command {
     private static final int AUTO_MIN_ITERS = 5;
     /** ...and at most this many. */
     private static final int AUTO_MAX_ITERS = 200;
+    /**
+     * Automatic warm-up moves at least about this many bytes per rank (a fifth of the timed calls if
+     * that is more)...
+     */
+    private static final long AUTO_WARMUP_BYTES = 16L << 20;
+    /**
+     * ...in at most this many calls: enough for the JIT to compile the whole path of a small call,
+     * which the first two hundred calls run interpreted. The Open MPI program warms up the same way.
+     */
+    private static final int AUTO_MAX_WARMUP = 2000;
 
     /** One flag that decides which collectives a rank calls and how many, as a number every rank can compare. */
     record PlanEntry(String flag, double value, DoubleFunction<String> describer) {
@@ -131,9 +141,17 @@ final class BenchCommand implements Command {
             return (int) Math.max(AUTO_MIN_ITERS, Math.min(AUTO_MAX_ITERS, byVolume));
         }
 
-        /** Untimed calls before the timed ones: {@code --warmup}, or a fifth of the timed ones. */
+        /**
+         * Untimed calls before the timed ones: {@code --warmup}, or enough to move about
+         * {@link #AUTO_WARMUP_BYTES} (at most {@link #AUTO_MAX_WARMUP} calls), or a fifth of the timed
+         * ones if that is more.
+         */
         int warmupFor(long sizeBytes) {
-            return warmup != AUTO ? warmup : Math.max(1, itersFor(sizeBytes) / 5);
+            if (warmup != AUTO) {
+                return warmup;
+            }
+            long byVolume = Math.min(AUTO_MAX_WARMUP, AUTO_WARMUP_BYTES / sizeBytes);
+            return (int) Math.max(Math.max(1, itersFor(sizeBytes) / 5), byVolume);
         }
 
         /**
@@ -225,7 +243,9 @@ final class BenchCommand implements Command {
         out.println("  --iters N             timed calls per row (default: " + AUTO_MAX_ITERS + " for small sizes, down to "
                 + AUTO_MIN_ITERS + ",");
         out.println("                        about " + ByteSize.format(AUTO_BYTES_PER_ROW) + " per rank and row)");
-        out.println("  --warmup N            untimed calls before them (default: a fifth of --iters, at least 1)");
+        out.println("  --warmup N            untimed calls before them (default: enough to move about "
+                + ByteSize.format(AUTO_WARMUP_BYTES) + ", at most " + AUTO_MAX_WARMUP + " calls,");
+        out.println("                        or a fifth of --iters if more: the JIT compiles the path meanwhile)");
         out.println("  --chunk-bytes SIZE    largest payload of one message (default: the library's, 1M)");
         out.println("  --output FILE         also write the rows to FILE.csv or FILE.json (rank 0 only; columns below;");
         out.println("                        JSON adds \"meta\" and every rank's memory peaks per row)");
@@ -541,7 +561,8 @@ final class BenchCommand implements Command {
         out.printf(Locale.ROOT, "# date: %s%n", date);
         String iters = settings.iters() == Settings.AUTO ? "auto (" + AUTO_MAX_ITERS + " down to " + AUTO_MIN_ITERS + ")"
                 : Integer.toString(settings.iters());
-        String warmup = settings.warmup() == Settings.AUTO ? "auto (iters/5)" : Integer.toString(settings.warmup());
+        String warmup = settings.warmup() == Settings.AUTO ? "auto (" + ByteSize.format(AUTO_WARMUP_BYTES) + " or "
+                + AUTO_MAX_WARMUP + " calls, at least iters/5)" : Integer.toString(settings.warmup());
         out.printf(Locale.ROOT, "# sizes %s..%s B, types %s, iters %s, warmup %s, timeout %ds, chunk %s%n",
                 ByteSize.format(sizes.get(0)), ByteSize.format(sizes.get(sizes.size() - 1)),
                 settings.types().stream().map(BenchRow::typeName).collect(Collectors.joining(",")), iters, warmup,
