@@ -4,7 +4,6 @@ import io.ringstar.algorithm.CollectiveCall;
 import io.ringstar.algorithm.Failures;
 import io.ringstar.spi.Deadline;
 import io.ringstar.tensor.ElementType;
-import io.ringstar.tensor.Reduction;
 import io.ringstar.tensor.TensorBucket;
 import io.ringstar.tensor.TensorLayout;
 import io.ringstar.tensor.TensorMemory;
@@ -101,11 +100,11 @@ abstract class TransportAggregator implements GradientAggregator {
                         + " or " + DistributedConfig.CHECKSUM_NONE);
     }
 
-    /** Runs the reduce algorithm on the bytes of one window, in place. */
-    abstract void reduce(CollectiveCall call, ByteBuffer bytes, int maxChunkElements);
+    /** Runs the reduce algorithm on one window: from {@code source} into {@code result} (possibly one buffer). */
+    abstract void reduce(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements);
 
-    /** Runs the broadcast algorithm on the bytes of one window, in place. */
-    abstract void broadcast(CollectiveCall call, ByteBuffer bytes, int maxChunkElements);
+    /** Runs the broadcast algorithm on one window: from {@code source} into {@code result} (possibly one buffer). */
+    abstract void broadcast(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements);
 
     @Override
     public INDArray[] broadcastParams(INDArray... params) {
@@ -188,9 +187,9 @@ abstract class TransportAggregator implements GradientAggregator {
 
     /**
      * A group of one tensor whose elements lie in 'c' order without gaps (a flattened gradient
-     * view, the usual case): the algorithm runs in the result array itself. Its input is copied
-     * into the result once (for a broadcast only on rank 0, whose values everyone gets), and that
-     * is the only copy on this rank; there is no packing and no unpacking.
+     * view, the usual case): the algorithm reads the input array and writes the result array
+     * themselves. The input is not even copied into the result: what is sent goes straight from the
+     * input, and each result element is written once, by the sum or the copy that makes it.
      */
     private void runInResult(String operation, TensorLayout layout, TensorLayout.Group group, INDArray[] tensors,
             INDArray[] results, Deadline deadline) {
@@ -226,21 +225,21 @@ abstract class TransportAggregator implements GradientAggregator {
                     results[index] = TensorBucket.newResult(type, layout.shape(index));
                 }
             }
-            ByteBuffer bytes;
+            ByteBuffer source;
+            ByteBuffer result;
             if (bucket != null) {
-                bytes = bucket.packWindow(tensors, group, from, to);
+                source = bucket.packWindow(tensors, group, from, to);
+                result = source;
             } else {
                 int index = group.tensorIndex(0);
                 int length = Math.toIntExact((to - from) * type.bytes());
-                bytes = TensorMemory.bytes(results[index], from * type.bytes(), length);
-                if (operation.equals(REDUCE) || rank == 0) {
-                    Reduction.copy(bytes, 0, inputBytes(tensors[index], from * type.bytes(), length), 0, length);
-                }
+                result = TensorMemory.bytes(results[index], from * type.bytes(), length);
+                source = inputBytes(tensors[index], from * type.bytes(), length);
             }
             if (operation.equals(REDUCE)) {
-                reduce(call, bytes, maxChunkElements);
+                reduce(call, source, result, maxChunkElements);
             } else {
-                broadcast(call, bytes, maxChunkElements);
+                broadcast(call, source, result, maxChunkElements);
             }
             if (bucket != null) {
                 bucket.unpackWindow(results, group, from, to);

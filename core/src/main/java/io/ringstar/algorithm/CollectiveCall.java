@@ -87,6 +87,9 @@ public final class CollectiveCall implements Transport.MessageHandler {
     private Action action;
     private ByteBuffer target;
     private int targetOffset;
+    /** The other operand of an addition: the target itself, or where its values come from. */
+    private ByteBuffer operand;
+    private int operandOffset;
     private int divisor;
     private int messageLength;
     private Mode mode;
@@ -151,6 +154,17 @@ public final class CollectiveCall implements Transport.MessageHandler {
         return elementCount;
     }
 
+    /**
+     * Copies the call's {@link #elementCount()} elements from {@code source} into {@code result},
+     * from byte 0, unless they are one buffer: what a rank that only keeps its own values does
+     * (a group of one, the root of a broadcast).
+     */
+    public void copyWhole(ByteBuffer source, ByteBuffer result) {
+        if (source != result) {
+            result.put(0, source, 0, Math.toIntExact(elementCount * type.bytes()));
+        }
+    }
+
     // ---- sending ----
 
     /**
@@ -192,17 +206,33 @@ public final class CollectiveCall implements Transport.MessageHandler {
      */
     public void receiveAdd(int srcRank, MessageKind messageKind, int index, ByteBuffer into, int byteOffset,
             int count, int divideBy) {
+        receiveSum(srcRank, messageKind, index, into, byteOffset, into, byteOffset, count, divideBy);
+    }
+
+    /**
+     * Like {@link #receiveAdd}, out of place: {@code into} at {@code byteOffset} gets
+     * {@code (plus + received) / divideBy}, elementwise, with {@code plus} read from
+     * {@code plusOffset} ({@code plus} may be {@code into} at the same offset). Lets an algorithm
+     * add a rank's input to what it receives and write the sum where the result belongs, with no
+     * copy of the input first.
+     */
+    public void receiveSum(int srcRank, MessageKind messageKind, int index, ByteBuffer into, int byteOffset,
+            ByteBuffer plus, int plusOffset, int count, int divideBy) {
+        this.operand = plus;
+        this.operandOffset = plusOffset;
         receive(srcRank, messageKind, index, count * type.bytes(), Action.ADD, into, byteOffset, divideBy);
     }
 
     /** Like {@link #receiveAdd}, but copies the payload's {@code byteLength} bytes into {@code into} at {@code byteOffset}. */
     public void receiveCopy(int srcRank, MessageKind messageKind, int index, ByteBuffer into, int byteOffset,
             int byteLength) {
+        this.operand = null;
         receive(srcRank, messageKind, index, byteLength, Action.COPY, into, byteOffset, 1);
     }
 
     /** Like {@link #receiveAdd}, for a message that is a header alone (a notice). */
     public void receiveNotice(int srcRank, MessageKind messageKind, int index) {
+        this.operand = null;
         receive(srcRank, messageKind, index, 0, Action.NONE, null, 0, 1);
     }
 
@@ -231,6 +261,7 @@ public final class CollectiveCall implements Transport.MessageHandler {
                     srcRank));
         } finally {
             target = null;
+            operand = null;
         }
     }
 
@@ -315,8 +346,8 @@ public final class CollectiveCall implements Transport.MessageHandler {
             }
             check(messageLength);
             if (action == Action.ADD) {
-                Reduction.addAndDivide(type, target, targetOffset, collected, MessageHeader.LENGTH,
-                        payloadBytes / type.bytes(), divisor);
+                Reduction.sumAndDivide(type, target, targetOffset, operand, operandOffset, collected,
+                        MessageHeader.LENGTH, payloadBytes / type.bytes(), divisor);
             } else if (action == Action.COPY) {
                 Reduction.copy(target, targetOffset, collected, MessageHeader.LENGTH, payloadBytes);
             }
@@ -345,12 +376,14 @@ public final class CollectiveCall implements Transport.MessageHandler {
             if (carryHave < size) {
                 return;
             }
-            Reduction.addAndDivide(type, target, targetOffset + position - size, carry, 0, 1, divisor);
+            Reduction.sumAndDivide(type, target, targetOffset + position - size, operand,
+                    operandOffset + position - size, carry, 0, 1, divisor);
             carryHave = 0;
         }
         int whole = (end - at) / size;
         if (whole > 0) {
-            Reduction.addAndDivide(type, target, targetOffset + position, piece, at, whole, divisor);
+            Reduction.sumAndDivide(type, target, targetOffset + position, operand, operandOffset + position, piece, at,
+                    whole, divisor);
             at += whole * size;
         }
         if (at < end) {

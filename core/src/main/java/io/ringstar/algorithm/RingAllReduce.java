@@ -24,13 +24,14 @@ import java.nio.ByteBuffer;
  * ranks copy that result, so results are bit-identical on every rank. The last reduce-scatter
  * step divides by {@code n} in the same pass as its addition.
  *
- * <p><b>Copies.</b> The bucket is the caller's result array itself when the call's tensors of this
- * type are one 'c'-order array (the aggregator copies the input into it, the only copy on this
- * rank outside the transport), else a packed bucket (one copy in, one out). Each message is sent
- * straight from the bucket into the transport's medium (the socket, Aeron's term, an in-process
- * peer's inbox), and each received chunk is added into the bucket (reduce-scatter) or copied into
- * it (all-gather) straight out of the transport's memory, so a received byte is read once and
- * written once. With the checksum on, a received message is first copied whole to be checked.
+ * <p><b>Copies.</b> The source is the caller's input array and the result its result array when
+ * the call's tensors of this type are one 'c'-order array; otherwise both are one packed bucket (one
+ * copy in, one out). Messages of the first step go straight from the input, later ones from the
+ * result, into the transport's medium (the socket, Aeron's term, an in-process peer's inbox). Each
+ * received chunk is added to the input straight out of the transport's memory, the sum written
+ * into the result (reduce-scatter), or copied into the result (all-gather): a received byte is
+ * read once, every result byte written once, and the input is never copied. With the checksum on,
+ * a received message is first copied whole to be checked.
  */
 public final class RingAllReduce {
     /** Messages a rank may send ahead of the ones it has received. */
@@ -39,10 +40,19 @@ public final class RingAllReduce {
     private RingAllReduce() {
     }
 
-    /** Replaces the bucket's contents with the average over all ranks. */
-    public static void run(CollectiveCall call, ByteBuffer bucket, int maxChunkElements) {
+    /**
+     * Writes into {@code result} the average over all ranks of each rank's {@code source}; both
+     * hold {@link CollectiveCall#elementCount()} elements from byte 0, and may be one buffer.
+     * {@code source} is only read.
+     */
+    public static void run(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
         int worldSize = call.worldSize();
         if (worldSize == 1) {
+            call.copyWhole(source, result);
+            return;
+        }
+        if (worldSize == 2) {
+            exchange(call, source, result, maxChunkElements);
             return;
         }
         int rank = call.rank();
@@ -60,7 +70,9 @@ public final class RingAllReduce {
                 int segment = Math.floorMod(rank - sent / chunksPerSegment, worldSize);
                 long start = chunkStart(total, worldSize, chunksPerSegment, segment, sent % chunksPerSegment);
                 long end = chunkStart(total, worldSize, chunksPerSegment, segment, sent % chunksPerSegment + 1);
-                call.send(next, MessageKind.RING_ALL_REDUCE, sent, bucket, bytes(start, type), bytes(end - start, type));
+                // The first step sends this rank's own input; every later one a segment reduced here.
+                ByteBuffer from = sent < chunksPerSegment ? source : result;
+                call.send(next, MessageKind.RING_ALL_REDUCE, sent, from, bytes(start, type), bytes(end - start, type));
                 sent++;
             }
             int step = m / chunksPerSegment;
@@ -69,12 +81,43 @@ public final class RingAllReduce {
             int count = (int) (chunkStart(total, worldSize, chunksPerSegment, segment, m % chunksPerSegment + 1)
                     - start);
             if (step < worldSize - 1) {
-                // The last reduce-scatter step finishes the segment: its sums are divided in the same pass.
-                call.receiveAdd(prev, MessageKind.RING_ALL_REDUCE, m, bucket, bytes(start, type), count,
-                        step == worldSize - 2 ? worldSize : 1);
+                // A segment reaches this rank once in the reduce-scatter: its partial sum plus this
+                // rank's input goes straight into the result. The last step finishes the segment,
+                // and its sums are divided in the same pass.
+                call.receiveSum(prev, MessageKind.RING_ALL_REDUCE, m, result, bytes(start, type), source,
+                        bytes(start, type), count, step == worldSize - 2 ? worldSize : 1);
             } else {
-                call.receiveCopy(prev, MessageKind.RING_ALL_REDUCE, m, bucket, bytes(start, type), bytes(count, type));
+                call.receiveCopy(prev, MessageKind.RING_ALL_REDUCE, m, result, bytes(start, type), bytes(count, type));
             }
+        }
+    }
+
+    /**
+     * The ring of two ranks, folded into one exchange: each rank sends its whole bucket, chunk by
+     * chunk, and adds the other's chunks into its own as they arrive, dividing in the same pass. The
+     * two phases of the ring become one, so a small call takes one exchange instead of two that
+     * wait on each other, and each rank still sends the bucket once ({@code 2(n-1)/n} of it). The
+     * result is the ring's in every bit: each sum is {@code a + b} on one rank and {@code b + a} on
+     * the other, and addition is commutative. Chunks go out of the input and sums into the result,
+     * so this rank copies nothing beyond what it receives.
+     */
+    private static void exchange(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
+        int peer = 1 - call.rank();
+        ElementType type = call.type();
+        long total = call.elementCount();
+        int chunks = ChunkLayout.chunkCount(total, maxChunkElements);
+        int sent = 0;
+        for (int chunk = 0; chunk < chunks; chunk++) {
+            while (sent < chunks && sent < chunk + WINDOW) {
+                long start = ChunkLayout.partStart(total, chunks, sent);
+                long end = ChunkLayout.partStart(total, chunks, sent + 1);
+                call.send(peer, MessageKind.RING_ALL_REDUCE, sent, source, bytes(start, type), bytes(end - start, type));
+                sent++;
+            }
+            long start = ChunkLayout.partStart(total, chunks, chunk);
+            int count = (int) (ChunkLayout.partStart(total, chunks, chunk + 1) - start);
+            call.receiveSum(peer, MessageKind.RING_ALL_REDUCE, chunk, result, bytes(start, type), source,
+                    bytes(start, type), count, 2);
         }
     }
 

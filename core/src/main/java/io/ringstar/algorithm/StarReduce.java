@@ -12,10 +12,11 @@ import java.nio.ByteBuffer;
  * Workers run at most {@value #WINDOW} chunks ahead of the results they have received, which
  * bounds what any link holds.
  *
- * <p><b>Copies.</b> As for {@link RingAllReduce}: the bucket is the result array itself for one
- * 'c'-order tensor per type; rank 0 adds each worker's chunk (dividing with the last worker's)
- * straight out of the transport's memory, and a worker copies the averaged chunk straight out of
- * it; every send goes straight from the bucket.
+ * <p><b>Copies.</b> As for {@link RingAllReduce}: source and result are the input and result
+ * arrays themselves for one 'c'-order tensor per type. Rank 0 writes its input plus the first
+ * worker's chunk into its result and adds the others' there (dividing with the last worker's),
+ * straight out of the transport's memory; a worker sends from its input and copies the averaged
+ * chunk straight out of the transport's memory into its result.
  */
 public final class StarReduce {
     /** Chunks a worker may send ahead of the results it has received. */
@@ -24,10 +25,14 @@ public final class StarReduce {
     private StarReduce() {
     }
 
-    /** Replaces the bucket's contents with the average over all ranks. */
-    public static void run(CollectiveCall call, ByteBuffer bucket, int maxChunkElements) {
+    /**
+     * Writes into {@code result} the average over all ranks of each rank's {@code source} (the two
+     * may be one buffer; {@code source} is only read).
+     */
+    public static void run(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
         int worldSize = call.worldSize();
         if (worldSize == 1) {
+            call.copyWhole(source, result);
             return;
         }
         ElementType type = call.type();
@@ -39,13 +44,14 @@ public final class StarReduce {
                 int count = (int) (ChunkLayout.partStart(total, chunks, chunk + 1) - first);
                 int start = Math.toIntExact(first * type.bytes());
                 int length = count * type.bytes();
-                // In rank order, the last worker's chunk with the division in the same pass.
+                // In rank order: rank 0's input plus the first worker's chunk into the result, then
+                // the others added there, the last with the division in the same pass.
                 for (int worker = 1; worker < worldSize; worker++) {
-                    call.receiveAdd(worker, MessageKind.STAR_REDUCE, chunk, bucket, start, count,
-                            worker == worldSize - 1 ? worldSize : 1);
+                    call.receiveSum(worker, MessageKind.STAR_REDUCE, chunk, result, start, worker == 1 ? source : result,
+                            start, count, worker == worldSize - 1 ? worldSize : 1);
                 }
                 for (int worker = 1; worker < worldSize; worker++) {
-                    call.send(worker, MessageKind.STAR_REDUCE_RESULT, chunk, bucket, start, length);
+                    call.send(worker, MessageKind.STAR_REDUCE_RESULT, chunk, result, start, length);
                 }
             }
             return;
@@ -55,12 +61,12 @@ public final class StarReduce {
             while (sent < chunks && sent < chunk + WINDOW) {
                 int start = ChunkLayout.partStartByte(total, chunks, sent, type.bytes());
                 int end = ChunkLayout.partStartByte(total, chunks, sent + 1, type.bytes());
-                call.send(0, MessageKind.STAR_REDUCE, sent, bucket, start, end - start);
+                call.send(0, MessageKind.STAR_REDUCE, sent, source, start, end - start);
                 sent++;
             }
             int start = ChunkLayout.partStartByte(total, chunks, chunk, type.bytes());
             int length = ChunkLayout.partStartByte(total, chunks, chunk + 1, type.bytes()) - start;
-            call.receiveCopy(0, MessageKind.STAR_REDUCE_RESULT, chunk, bucket, start, length);
+            call.receiveCopy(0, MessageKind.STAR_REDUCE_RESULT, chunk, result, start, length);
         }
     }
 }

@@ -87,7 +87,7 @@ public final class Reduction {
 
     /** {@code dst[i] += src[i]} for {@code count} elements of {@code type}, read and written little-endian. */
     public static void add(ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset, int count) {
-        apply(ADD, type, dst, dstOffset, src, srcOffset, count, 1, ACCELERATED);
+        apply(ADD, type, dst, dstOffset, dst, dstOffset, src, srcOffset, count, 1, ACCELERATED);
     }
 
     /**
@@ -97,7 +97,20 @@ public final class Reduction {
      */
     public static void addAndDivide(ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset,
             int count, int divisor) {
-        apply(divisor == 1 ? ADD : ADD_AND_DIVIDE, type, dst, dstOffset, src, srcOffset, count, divisor, ACCELERATED);
+        apply(divisor == 1 ? ADD : ADD_AND_DIVIDE, type, dst, dstOffset, dst, dstOffset, src, srcOffset, count, divisor,
+                ACCELERATED);
+    }
+
+    /**
+     * {@code dst[i] = (a[i] + b[i]) / divisor} (no division for a divisor of 1): {@link #addAndDivide}
+     * out of place, so that a sum can be written where it belongs without first copying one operand
+     * there. {@code a} may be {@code dst} itself at the same offset; otherwise no region may overlap
+     * another. Same bits as copying {@code a} to {@code dst} and then {@link #addAndDivide}.
+     */
+    public static void sumAndDivide(ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer a, int aOffset,
+            ByteBuffer b, int bOffset, int count, int divisor) {
+        apply(divisor == 1 ? ADD : ADD_AND_DIVIDE, type, dst, dstOffset, a, aOffset, b, bOffset, count, divisor,
+                ACCELERATED);
     }
 
     /** {@code buffer[i] /= divisor} for {@code count} elements of {@code type}; a divisor of 1 leaves the bits as they are. */
@@ -106,7 +119,7 @@ public final class Reduction {
             checkRegion(type, buffer, offset, count);
             return;
         }
-        apply(DIVIDE, type, buffer, offset, null, 0, count, divisor, ACCELERATED);
+        apply(DIVIDE, type, buffer, offset, buffer, offset, null, 0, count, divisor, ACCELERATED);
     }
 
     /** Copies {@code length} bytes; the reference the kernels are measured against. */
@@ -114,9 +127,13 @@ public final class Reduction {
         dst.put(dstOffset, src, srcOffset, length);
     }
 
-    private static void apply(int kernel, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset,
-            int count, int divisor, boolean accelerated) {
+    /** {@code dst = first (op) src}, where {@code first} is usually {@code dst} itself. */
+    private static void apply(int kernel, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer first,
+            int firstOffset, ByteBuffer src, int srcOffset, int count, int divisor, boolean accelerated) {
         long bytes = checkRegion(type, dst, dstOffset, count);
+        if (first != dst || firstOffset != dstOffset) {
+            checkRegion(type, first, firstOffset, count);
+        }
         if (src != null) {
             checkRegion(type, src, srcOffset, count);
         }
@@ -127,9 +144,9 @@ public final class Reduction {
             return;
         }
         if (accelerated) {
-            accelerated(kernel, type, dst, dstOffset, src, srcOffset, (int) bytes, divisor);
+            accelerated(kernel, type, dst, dstOffset, first, firstOffset, src, srcOffset, (int) bytes, divisor);
         } else {
-            Scalar.apply(kernel, type, dst, dstOffset, src, srcOffset, count, divisor);
+            Scalar.apply(kernel, type, dst, dstOffset, first, firstOffset, src, srcOffset, count, divisor);
         }
     }
 
@@ -141,10 +158,12 @@ public final class Reduction {
         return bytes;
     }
 
-    private static void accelerated(int kernel, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer src,
-            int srcOffset, int bytes, int divisor) {
+    private static void accelerated(int kernel, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer first,
+            int firstOffset, ByteBuffer src, int srcOffset, int bytes, int divisor) {
         Object dstArray = UNSAFE.getObject(dst, ARRAY_FIELD);
         long dstAddress = UNSAFE.getLong(dst, ADDRESS_FIELD) + dstOffset;
+        Object firstArray = UNSAFE.getObject(first, ARRAY_FIELD);
+        long firstAddress = UNSAFE.getLong(first, ADDRESS_FIELD) + firstOffset;
         Object srcArray = null;
         long srcAddress = 0;
         if (src != null) {
@@ -158,7 +177,7 @@ public final class Reduction {
         long base = isFloat ? FLOAT_BASE : DOUBLE_BASE;
         for (int done = 0; done < bytes; done += BLOCK_BYTES) {
             int length = Math.min(BLOCK_BYTES, bytes - done);
-            UNSAFE.copyMemory(dstArray, dstAddress + done, a, base, length);
+            UNSAFE.copyMemory(firstArray, firstAddress + done, a, base, length);
             if (src != null) {
                 UNSAFE.copyMemory(srcArray, srcAddress + done, b, base, length);
             }
@@ -171,6 +190,7 @@ public final class Reduction {
         }
         // The addresses read above are not references: keep direct buffers (and their memory) alive until here.
         Reference.reachabilityFence(dst);
+        Reference.reachabilityFence(first);
         Reference.reachabilityFence(src);
     }
 
@@ -275,31 +295,38 @@ public final class Reduction {
         }
 
         static void add(ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset, int count) {
-            Reduction.apply(ADD, type, dst, dstOffset, src, srcOffset, count, 1, false);
+            Reduction.apply(ADD, type, dst, dstOffset, dst, dstOffset, src, srcOffset, count, 1, false);
         }
 
         static void addAndDivide(ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset,
                 int count, int divisor) {
-            Reduction.apply(divisor == 1 ? ADD : ADD_AND_DIVIDE, type, dst, dstOffset, src, srcOffset, count, divisor,
-                    false);
+            Reduction.apply(divisor == 1 ? ADD : ADD_AND_DIVIDE, type, dst, dstOffset, dst, dstOffset, src, srcOffset,
+                    count, divisor, false);
+        }
+
+        static void sumAndDivide(ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer a, int aOffset,
+                ByteBuffer b, int bOffset, int count, int divisor) {
+            Reduction.apply(divisor == 1 ? ADD : ADD_AND_DIVIDE, type, dst, dstOffset, a, aOffset, b, bOffset, count,
+                    divisor, false);
         }
 
         static void divide(ElementType type, ByteBuffer buffer, int offset, int count, int divisor) {
             if (divisor != 1) {
-                Reduction.apply(DIVIDE, type, buffer, offset, null, 0, count, divisor, false);
+                Reduction.apply(DIVIDE, type, buffer, offset, buffer, offset, null, 0, count, divisor, false);
             }
         }
 
-        private static void apply(int kernel, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer src,
-                int srcOffset, int count, int divisor) {
+        private static void apply(int kernel, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer first,
+                int firstOffset, ByteBuffer src, int srcOffset, int count, int divisor) {
             // The duplicates' limit is the capacity, which is what the regions were checked against.
             ByteBuffer d = dst.duplicate().clear().order(ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer f = first.duplicate().clear().order(ByteOrder.LITTLE_ENDIAN);
             ByteBuffer s = src == null ? null : src.duplicate().clear().order(ByteOrder.LITTLE_ENDIAN);
             if (type == ElementType.FLOAT) {
                 float by = divisor;
                 for (int i = 0; i < count; i++) {
                     int at = dstOffset + 4 * i;
-                    float value = d.getFloat(at);
+                    float value = f.getFloat(firstOffset + 4 * i);
                     if (kernel != DIVIDE) {
                         value += s.getFloat(srcOffset + 4 * i);
                     }
@@ -312,7 +339,7 @@ public final class Reduction {
                 double by = divisor;
                 for (int i = 0; i < count; i++) {
                     int at = dstOffset + 8 * i;
-                    double value = d.getDouble(at);
+                    double value = f.getDouble(firstOffset + 8 * i);
                     if (kernel != DIVIDE) {
                         value += s.getDouble(srcOffset + 8 * i);
                     }

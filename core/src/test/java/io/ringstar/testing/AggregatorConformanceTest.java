@@ -207,7 +207,7 @@ public abstract class AggregatorConformanceTest {
         List<DynamicTest> tests = new ArrayList<>();
         for (Algorithm algorithm : Algorithm.values()) {
             for (int worldSize : new int[] {1, 2, 3, 5}) {
-                for (int count : new int[] {1, 2, 7, 1009, 1_000_003}) {
+                for (int count : new int[] {1, 2, 7, 1009, 100_003}) {
                     for (String bucketBytes : new String[] {"1073741824", "40"}) {
                         if (count > 1009 && bucketBytes.equals("40")) {
                             continue;
@@ -223,44 +223,52 @@ public abstract class AggregatorConformanceTest {
     }
 
     private void checkInResult(Algorithm algorithm, int worldSize, int count, Map<String, String> options) {
-        List<Ranks.Outcome<INDArray[][]>> outcomes = withAggregators(algorithm, worldSize, Duration.ofSeconds(30),
+        // Every array is closed in the rank's own body: ND4J frees native memory only when told
+        // (or when the collector happens to run), and these are tens of MB a rank.
+        List<Ranks.Outcome<double[][][]>> outcomes = withAggregators(algorithm, worldSize, Duration.ofSeconds(30),
                 options, (rank, aggregator) -> {
                     INDArray[] inputs = {filled(DataType.FLOAT, rank, 0, count), filled(DataType.DOUBLE, rank, 1, 3,
                             count)};
                     INDArray[] before = copies(inputs);
                     INDArray[] averaged = aggregator.reduceGradients(inputs);
                     INDArray[] broadcast = aggregator.broadcastParams(inputs);
-                    for (int t = 0; t < inputs.length; t++) {
-                        assertArrayEquals(values(before[t]), values(inputs[t]), "rank " + rank + " input " + t
-                                + " was modified");
+                    try {
+                        double[][][] seen = new double[2][2][];
+                        for (int t = 0; t < inputs.length; t++) {
+                            assertArrayEquals(values(before[t]), values(inputs[t]), "rank " + rank + " input " + t
+                                    + " was modified");
+                            assertEquals(inputs[t].dataType(), averaged[t].dataType());
+                            assertArrayEquals(inputs[t].shape(), averaged[t].shape());
+                            seen[0][t] = values(averaged[t]);
+                            seen[1][t] = values(broadcast[t]);
+                        }
+                        return seen;
+                    } finally {
+                        io.ringstar.tensor.TensorMemory.close(inputs);
+                        io.ringstar.tensor.TensorMemory.close(before);
+                        io.ringstar.tensor.TensorMemory.close(averaged);
+                        io.ringstar.tensor.TensorMemory.close(broadcast);
                     }
-                    return new INDArray[][] {averaged, broadcast};
                 });
         double[][] first = null;
-        for (Ranks.Outcome<INDArray[][]> outcome : outcomes) {
-            INDArray[][] results = outcome.valueOrFail();
-            double[][] seen = new double[2][];
+        for (Ranks.Outcome<double[][][]> outcome : outcomes) {
+            double[][][] seen = outcome.valueOrFail();
             for (int t = 0; t < 2; t++) {
-                DataType type = t == 0 ? DataType.FLOAT : DataType.DOUBLE;
-                assertEquals(type, results[0][t].dataType());
-                assertArrayEquals(t == 0 ? new long[] {count} : new long[] {3, count}, results[0][t].shape());
-                double[] average = values(results[0][t]);
-                double[] broadcast = values(results[1][t]);
-                for (int i = 0; i < average.length; i++) {
+                boolean isFloat = t == 0;
+                for (int i = 0; i < seen[0][t].length; i++) {
                     double want = average(worldSize, t, i);
-                    assertEquals(type == DataType.FLOAT ? (float) want : want, average[i], 0.0,
+                    assertEquals(isFloat ? (float) want : want, seen[0][t][i], 0.0,
                             "rank " + outcome.rank + " average of tensor " + t + " element " + i);
                     double sent = value(0, t, i);
-                    assertEquals(type == DataType.FLOAT ? (float) sent : sent, broadcast[i], 0.0,
+                    assertEquals(isFloat ? (float) sent : sent, seen[1][t][i], 0.0,
                             "rank " + outcome.rank + " broadcast of tensor " + t + " element " + i);
                 }
-                seen[t] = average;
             }
             if (first == null) {
-                first = seen;
+                first = seen[0];
             } else {
                 for (int t = 0; t < 2; t++) {
-                    assertBitIdentical(first[t], seen[t], "average of tensor " + t + " on rank " + outcome.rank);
+                    assertBitIdentical(first[t], seen[0][t], "average of tensor " + t + " on rank " + outcome.rank);
                 }
             }
         }

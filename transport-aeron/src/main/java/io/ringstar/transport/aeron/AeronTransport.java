@@ -461,6 +461,15 @@ public final class AeronTransport extends PeerTransport {
     }
 
     @Override
+    protected int poll(PeerChannel awaited) {
+        AeronChannel peer = (AeronChannel) awaited;
+        if (!peer.hasImage()) {
+            return progress(0);
+        }
+        return peer.poll();
+    }
+
+    @Override
     protected void wakeUp() {
         Thread thread = parked;
         if (thread != null) {
