@@ -39,7 +39,6 @@ final class AeronChannel extends PeerChannel implements ControlledFragmentHandle
     static final int FRAGMENT_LIMIT = 64;
     private static final byte[] EMPTY = new byte[0];
 
-    private final AeronTransport aeron;
     private final int sessionIn;
     private final boolean ipc;
     private final ExclusivePublication publication;
@@ -78,11 +77,14 @@ final class AeronChannel extends PeerChannel implements ControlledFragmentHandle
     private boolean acknowledgementOwed;
     /** The peer's death was reported (its sentinel connection closed): fail it once its image is drained. */
     private String deathReported;
+    /** The last poll stopped at a fragment the inbox had no room for: the image is not drained. */
+    private boolean heldBack;
+    /** When the publication was first seen without a subscriber, or 0 while it has one. */
+    private long unconnectedSince;
 
     AeronChannel(AeronTransport transport, int peer, int sessionIn, boolean ipc, ExclusivePublication publication,
             int chunkBytes, long receiveBufferBytes) {
         super(transport, peer, 64 << 10, receiveBufferBytes);
-        this.aeron = transport;
         this.sessionIn = sessionIn;
         this.ipc = ipc;
         this.publication = publication;
@@ -128,11 +130,13 @@ final class AeronChannel extends PeerChannel implements ControlledFragmentHandle
     int poll() {
         Image source = image;
         int read = 0;
+        heldBack = false;
         if (source != null && failure() == null && inbox().malformed() == null) {
             read = source.controlledPoll(this, FRAGMENT_LIMIT);
         }
-        if (deathReported != null && read == 0) {
-            // Everything the peer had sent before it died has been read.
+        if (deathReported != null && read == 0 && !heldBack) {
+            // Everything the peer had sent before it died has been read (a poll the full inbox
+            // held back proves nothing: what is left waits until a receive makes room).
             fail(deathReported, null);
         }
         acknowledgeGoodbye();
@@ -144,6 +148,7 @@ final class AeronChannel extends PeerChannel implements ControlledFragmentHandle
         Inbox inbox = inbox();
         if (!inbox.canTake(length, sending())) {
             // Left in the term: Aeron's flow control holds the sender back until the inbox drains.
+            heldBack = true;
             return Action.ABORT;
         }
         ByteBuffer term = buffer.byteBuffer();
@@ -206,10 +211,10 @@ final class AeronChannel extends PeerChannel implements ControlledFragmentHandle
     }
 
     /** The peer's image went away: it closed, died, or was unreachable for the liveness timeout. */
-    void onImageGone(long livenessMillis) {
+    void onImageGone(String livenessTimeout) {
         fail(peerClosed() ? "rank " + peer + " closed its transport"
                 : "rank " + peer + "'s stream went away (its process or media driver stopped, or it was unreachable"
-                        + " for longer than the liveness timeout of " + livenessMillis + " ms)", null);
+                        + " for longer than " + livenessTimeout + ")", null);
     }
 
     /** The peer died (its sentinel connection closed): it is failed once what it sent is read. */
@@ -357,7 +362,7 @@ final class AeronChannel extends PeerChannel implements ControlledFragmentHandle
     private long backOff(long result, long waitStart, Deadline deadline) {
         String known = failure();
         if (known != null) {
-            throw new PeerFailureException("send", rank, peer, known);
+            throw new PeerFailureException(writing(), rank, peer, known);
         }
         if (result == Publication.CLOSED) {
             throw failAndThrow("the stream to rank " + peer + " was closed under this rank (its Aeron client or media"
@@ -368,7 +373,7 @@ final class AeronChannel extends PeerChannel implements ControlledFragmentHandle
         if (deadline.passed()) {
             String why = result == Publication.NOT_CONNECTED ? "the stream to it is not connected"
                     : "back-pressure: it is not receiving";
-            throw new CollectiveTimeoutException("send", rank, peer, "rank " + peer + " did not take the data within"
+            throw new CollectiveTimeoutException(writing(), rank, peer, "rank " + peer + " did not take the data within"
                     + " the timeout of " + deadline.timeout() + " (" + why + ")");
         }
         if (transport.awaitRound(waitStart, deadline, null, null) > 0) {
@@ -379,29 +384,23 @@ final class AeronChannel extends PeerChannel implements ControlledFragmentHandle
 
     private CollectiveException failAndThrow(String reason) {
         fail(reason, null);
-        return new PeerFailureException("send", rank, peer, failure());
+        return new PeerFailureException(writing(), rank, peer, failure());
     }
 
     /** Checks the publication still has a subscriber; gone for the liveness timeout means the peer is. */
-    boolean checkConnected(long now, long livenessNanos) {
+    void checkConnected(long now, long livenessNanos) {
         if (failure() != null || peerClosed()) {
-            return true;
+            return;
         }
         if (publication.isConnected()) {
             unconnectedSince = 0;
-            return true;
-        }
-        if (unconnectedSince == 0) {
+        } else if (unconnectedSince == 0) {
             unconnectedSince = now;
         } else if (now - unconnectedSince > livenessNanos) {
             fail("the stream to rank " + peer + " stayed unconnected for longer than the liveness timeout of "
                     + livenessNanos / 1_000_000 + " ms", null);
-            return false;
         }
-        return true;
     }
-
-    private long unconnectedSince;
 
     @Override
     protected void closeChannel() {

@@ -87,7 +87,11 @@ public final class AeronTransport extends PeerTransport {
     public static final String DIR_ROOT_OPTION = "aeron.dirRoot";
     /** Option: the embedded driver's threading mode, {@code shared} (default), {@code shared_network} or {@code dedicated}. */
     public static final String THREADING_OPTION = "aeron.threading";
-    /** Option: idle strategy of the embedded driver and this transport's threads: {@code backoff} (default), {@code sleep}, {@code yield}, {@code spin}. */
+    /**
+     * Option: idle strategy of the embedded driver's threads (and of the waits for the driver
+     * while the group forms): {@code backoff} (default), {@code sleep}, {@code yield}, {@code spin}.
+     * Calls wait on core's schedule ({@link io.ringstar.spi.PeerTransport}), not on this.
+     */
     public static final String IDLE_OPTION = "aeron.idle";
     /** Option: term length of every stream, a power of two from 64 KiB; 4 MiB by default. */
     public static final String TERM_LENGTH_OPTION = "aeron.termLength";
@@ -384,7 +388,10 @@ public final class AeronTransport extends PeerTransport {
     private void onImageGone(Image image) {
         for (AeronChannel peer : peers) {
             if (peer != null && image.subscription() == subscriptions[peer.peer()]) {
-                peer.onImageGone(settings.liveness().toMillis());
+                // A shared driver applies its own liveness timeout, not this rank's option.
+                peer.onImageGone(settings.externalDir() == null
+                        ? "the liveness timeout of " + settings.liveness().toMillis() + " ms"
+                        : "the liveness timeout of the media driver in " + settings.externalDir());
             }
         }
     }

@@ -128,7 +128,8 @@ final class DriverHandle {
 
     /**
      * A driver context with ringstar's defaults: the given threading mode and idle strategy, small
-     * sparse terms, and liveness timeouts short enough that a dead peer is noticed in seconds.
+     * sparse terms, and every liveness timeout the given one (deaths do not wait for it: the
+     * {@link Sentinels} report them).
      * Used for embedded drivers and by {@link SharedMediaDriver}.
      */
     static MediaDriver.Context driverContext(String dir, ThreadingMode threading, String idle, int termLength,

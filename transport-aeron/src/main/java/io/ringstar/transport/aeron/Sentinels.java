@@ -109,20 +109,21 @@ final class Sentinels implements AutoCloseable {
 
     /** Rank 0: tells every other rank that {@code dead} died. */
     private void tellOthers(int dead) {
-        ByteBuffer record = ByteBuffer.allocate(9).order(ByteOrder.LITTLE_ENDIAN).putInt(5).put(DEAD).putInt(dead);
+        ByteBuffer record = ByteBuffer.allocate(9).order(ByteOrder.LITTLE_ENDIAN).putInt(5).put(DEAD).putInt(dead).flip();
         for (int r = 1; r < sockets.length; r++) {
             if (r != dead && sockets[r] != null && !ended[r]) {
-                write(r, record.flip());
+                // A whole record for each rank, whatever reached the one before.
+                write(r, record.duplicate());
             }
         }
     }
 
     /** Says goodbye on every connection (best effort: what does not fit the socket now is dropped). */
     void sayBye() {
-        ByteBuffer record = ByteBuffer.allocate(5).order(ByteOrder.LITTLE_ENDIAN).putInt(1).put(BYE);
+        ByteBuffer record = ByteBuffer.allocate(5).order(ByteOrder.LITTLE_ENDIAN).putInt(1).put(BYE).flip();
         for (int r = 0; r < sockets.length; r++) {
             if (sockets[r] != null && !ended[r]) {
-                write(r, record.flip());
+                write(r, record.duplicate());
             }
         }
     }
