@@ -113,7 +113,7 @@ public final class CollectiveCall implements Transport.MessageHandler {
     }
 
     /** Smallest buffer for a whole message with up to {@code maxPayloadBytes}: abort notices must fit too. */
-    public static int minimumReceiveBytes(int maxPayloadBytes) {
+    private static int minimumReceiveBytes(int maxPayloadBytes) {
         return MessageHeader.LENGTH + Math.max(maxPayloadBytes, AbortNotice.MAX_BYTES);
     }
 
@@ -196,25 +196,16 @@ public final class CollectiveCall implements Transport.MessageHandler {
 
     /**
      * Receives message {@code index} of {@code messageKind} from {@code srcRank}, whose payload is
-     * {@code count} elements, and adds them into {@code into} at {@code byteOffset}; with a
-     * {@code divideBy} above 1 each sum is then divided by it, in the same pass.
+     * {@code count} elements, and writes {@code (plus + received) / divideBy} elementwise into
+     * {@code into} at {@code byteOffset}, in one pass, with {@code plus} read from
+     * {@code plusOffset} ({@code plus} may be {@code into} at the same offset, an in-place sum).
+     * Lets an algorithm add a rank's input to what it receives and write the sum where the result
+     * belongs, with no copy of the input first.
      *
      * @throws CollectiveMismatchException if the message disagrees with this rank's call
      * @throws PayloadCorruptionException if it carries a checksum its bytes do not match
      * @throws CollectiveException of the reported kind if the peer sent an abort notice
      * @throws CollectiveTimeoutException if it did not come by the call's deadline
-     */
-    public void receiveAdd(int srcRank, MessageKind messageKind, int index, ByteBuffer into, int byteOffset,
-            int count, int divideBy) {
-        receiveSum(srcRank, messageKind, index, into, byteOffset, into, byteOffset, count, divideBy);
-    }
-
-    /**
-     * Like {@link #receiveAdd}, out of place: {@code into} at {@code byteOffset} gets
-     * {@code (plus + received) / divideBy}, elementwise, with {@code plus} read from
-     * {@code plusOffset} ({@code plus} may be {@code into} at the same offset). Lets an algorithm
-     * add a rank's input to what it receives and write the sum where the result belongs, with no
-     * copy of the input first.
      */
     public void receiveSum(int srcRank, MessageKind messageKind, int index, ByteBuffer into, int byteOffset,
             ByteBuffer plus, int plusOffset, int count, int divideBy) {
@@ -223,14 +214,14 @@ public final class CollectiveCall implements Transport.MessageHandler {
         receive(srcRank, messageKind, index, count * type.bytes(), Action.ADD, into, byteOffset, divideBy);
     }
 
-    /** Like {@link #receiveAdd}, but copies the payload's {@code byteLength} bytes into {@code into} at {@code byteOffset}. */
+    /** Like {@link #receiveSum}, but copies the payload's {@code byteLength} bytes into {@code into} at {@code byteOffset}. */
     public void receiveCopy(int srcRank, MessageKind messageKind, int index, ByteBuffer into, int byteOffset,
             int byteLength) {
         this.operand = null;
         receive(srcRank, messageKind, index, byteLength, Action.COPY, into, byteOffset, 1);
     }
 
-    /** Like {@link #receiveAdd}, for a message that is a header alone (a notice). */
+    /** Like {@link #receiveSum}, for a message that is a header alone (a notice). */
     public void receiveNotice(int srcRank, MessageKind messageKind, int index) {
         this.operand = null;
         receive(srcRank, messageKind, index, 0, Action.NONE, null, 0, 1);

@@ -45,18 +45,6 @@ public final class Deadline {
         return timeout;
     }
 
-    /** The earlier of this deadline and {@code other} from now (for a wait with a bound of its own). */
-    public Deadline atMost(Duration other) {
-        long otherAt = System.nanoTime() + saturatedNanos(other);
-        return otherAt - atNanos < 0 ? new Deadline(otherAt, other) : this;
-    }
-
-    /** Milliseconds left, rounded up, at least 1 while the deadline has not passed; 0 once it has. */
-    public long remainingMillisRoundedUp() {
-        long left = remainingNanos();
-        return left <= 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(left + 999_999));
-    }
-
     private static long saturatedNanos(Duration duration) {
         // Years-long timeouts would overflow toNanos(); a century is as good as forever here.
         return duration.compareTo(Duration.ofDays(36_500)) > 0 ? TimeUnit.DAYS.toNanos(36_500) : duration.toNanos();

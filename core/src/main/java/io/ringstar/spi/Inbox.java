@@ -10,7 +10,7 @@ import java.nio.ByteOrder;
  *
  * <p>Bytes come in two ways. A socket transport reads them straight into this inbox's storage
  * ({@link #writable}, then {@link #stored}); a transport whose bytes live elsewhere (Aeron's term
- * buffer, another thread's send) offers them ({@link #offer}). A receiver attaches its handler
+ * buffer, an in-process peer's send) offers them ({@link #offer}). A receiver attaches its handler
  * ({@link #attach}) and gets the head message as read-only views: of the storage, or, for an
  * offered piece that it can take at once (nothing queued before it), of the piece itself, so such
  * bytes are never copied here at all. Everything else is kept in the storage, in one direct
@@ -59,9 +59,6 @@ public final class Inbox {
     private int parsePos;
     /** Payload bytes of the newest message that have not arrived yet. */
     private long payloadLeft;
-    /** A frame header that arrives split across offered pieces is gathered here. */
-    private final ByteBuffer header = ByteBuffer.allocate(Frame.HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
-    private int headerHave;
     private String malformed;
 
     // Queued messages, oldest first, in a ring of parallel arrays (no object per message).
@@ -116,6 +113,9 @@ public final class Inbox {
      */
     public void detach(boolean abandon) {
         handler = null;
+        // No receiver is served any more: a transport that stops polling once it is (Aeron) reads
+        // at full pace again.
+        completed = -1;
         if (abandon && queueCount > 0 && queueState[queueHead] == STARTED) {
             queueState[queueHead] = ABANDONED;
             dropAbandonedHead();
@@ -202,7 +202,7 @@ public final class Inbox {
     public void offer(ByteBuffer piece, int from, int to) {
         piece.limit(piece.capacity());
         int at = from;
-        while (at < to && malformed == null && parsePos == writePos && headerHave == 0) {
+        while (at < to && malformed == null && parsePos == writePos) {
             if (payloadLeft == 0) {
                 if (to - at < Frame.HEADER_BYTES) {
                     break;

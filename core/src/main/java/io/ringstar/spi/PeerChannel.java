@@ -27,6 +27,8 @@ public abstract class PeerChannel implements Inbox.Listener {
     private long barrierEpoch;
     /** True while a caller sends to this peer: its inbox may then hold twice as much (see {@link Inbox}). */
     private volatile boolean sending;
+    /** What {@link #writeFrame} is writing for, named by its exceptions. */
+    private String writing = "send";
     /** The thread that waits for this peer while parked outside the I/O lock, for {@link #wakeWaiter}. */
     volatile Thread waiter;
 
@@ -175,21 +177,37 @@ public abstract class PeerChannel implements Inbox.Listener {
     final void send(int type, long value, ByteBuffer header, ByteBuffer payload, Deadline deadline, String operation) {
         throwIfGone(operation);
         sending = true;
+        writing = operation;
         try {
             writeFrame(type, value, header, payload, deadline);
         } finally {
             sending = false;
+            writing = "send";
         }
+    }
+
+    /** The skeleton's goodbye: {@link #writeFrame} with {@code "close"} as the operation its exceptions name. */
+    final void sayGoodbye(Deadline deadline) {
+        writing = "close";
+        try {
+            writeFrame(Frame.GOODBYE, 0, MessageCopy.NO_BYTES, MessageCopy.NO_BYTES, deadline);
+        } finally {
+            writing = "send";
+        }
+    }
+
+    /**
+     * The operation the frame being written belongs to ({@code send}, {@code barrier},
+     * {@code close}), for the exceptions {@link #writeFrame} throws to name.
+     */
+    protected final String writing() {
+        return writing;
     }
 
     /** Throws the peer's failure, or its goodbye, as a {@link PeerFailureException}. */
     final void throwIfGone(String operation) {
-        String reason = failure;
-        if (reason != null) {
-            throw new PeerFailureException(operation, rank, peer, reason, failureCause);
-        }
-        if (peerClosed) {
-            throw new PeerFailureException(operation, rank, peer, "rank " + peer + " closed its transport");
+        if (failure != null || peerClosed) {
+            throw failed(operation, null);
         }
     }
 

@@ -25,10 +25,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * Gloo's synchronous mode). No message crosses threads on the way. Waiting spins for
  * {@value #SPIN_NANOS} ns, then yields (staying runnable, but giving the core to any rank that
  * needs it) until {@value #YIELD_NANOS} ns, then blocks for short, bounded times that grow with
- * the wait (a tenth of it, from {@value #MIN_BLOCK_NANOS} ns to {@value #MAX_BLOCK_NANOS} ns): a
- * socket transport blocks in its selector, which wakes the moment bytes arrive; a polling
- * transport parks. Any progress starts the schedule again. So a rank that has waited a few
- * milliseconds (a slow peer, a compute step between calls) stops using its core.
+ * the wait (a tenth of it, at most {@value #MAX_BLOCK_NANOS} ns): a socket transport blocks in
+ * its selector, which wakes the moment bytes arrive; a polling transport parks. Any progress
+ * starts the schedule again. So a rank that has waited a few milliseconds (a slow peer, a compute
+ * step between calls) stops using its core.
  *
  * <p>Between calls, a background thread (if the transport asks for one) takes the lock once no
  * call has been in progress for {@value #HANDOVER_NANOS} ns and keeps reading, so a peer's sends
@@ -54,8 +54,6 @@ public abstract class PeerTransport implements Transport {
      * with spinning, which keeps the core the peer needs.
      */
     public static final long YIELD_NANOS = 5_000_000;
-    /** Shortest block of the blocking phase. */
-    public static final long MIN_BLOCK_NANOS = 50_000;
     /** Longest block: what an idle rank wakes up for, and the most a bounded wait oversleeps. */
     public static final long MAX_BLOCK_NANOS = 1_000_000;
     /** Time without a call after which the background thread takes over the reading. */
@@ -375,7 +373,7 @@ public abstract class PeerTransport implements Transport {
         for (PeerChannel channel : channels) {
             if (channel != null && !channel.gone()) {
                 try {
-                    channel.writeFrame(Frame.GOODBYE, 0, MessageCopy.NO_BYTES, MessageCopy.NO_BYTES, deadline);
+                    channel.sayGoodbye(deadline);
                 } catch (RuntimeException e) {
                     // A peer that cannot be told (it failed meanwhile, say) learns it from the closed stream.
                     LOG.log(System.Logger.Level.DEBUG, "rank " + rank + " could not say goodbye to rank "
@@ -430,9 +428,7 @@ public abstract class PeerTransport implements Transport {
             Thread.yield();
             return progress(0);
         }
-        long block = Math.min(Math.max(waited / 10, MIN_BLOCK_NANOS), MAX_BLOCK_NANOS);
-        block = Math.min(block, Math.max(1, deadline.remainingNanos()));
-        return progress(block);
+        return progress(blockNanos(waited, deadline));
     }
 
     /**
@@ -456,8 +452,7 @@ public abstract class PeerTransport implements Transport {
             } else if (waited < YIELD_NANOS) {
                 Thread.yield();
             } else if (!closed) {
-                long block = Math.min(Math.max(waited / 10, MIN_BLOCK_NANOS), MAX_BLOCK_NANOS);
-                LockSupport.parkNanos(this, Math.min(block, Math.max(1, deadline.remainingNanos())));
+                LockSupport.parkNanos(this, blockNanos(waited, deadline));
             }
         } finally {
             reacquireIo(holds);
@@ -467,6 +462,11 @@ public abstract class PeerTransport implements Transport {
             }
         }
         return 0;
+    }
+
+    /** How long a wait in its blocking phase blocks: a tenth of the time waited, within the cap and the deadline. */
+    private static long blockNanos(long waited, Deadline deadline) {
+        return Math.min(Math.min(waited / 10, MAX_BLOCK_NANOS), Math.max(1, deadline.remainingNanos()));
     }
 
     private static void setWaiter(PeerChannel one, PeerChannel[] all, Thread thread) {
@@ -583,11 +583,6 @@ public abstract class PeerTransport implements Transport {
         reacquireIo(holds);
     }
 
-    /** Whether the calling thread holds the I/O lock. */
-    protected final boolean holdsIo() {
-        return io.isHeldByCurrentThread();
-    }
-
     /** Wakes every waiter: the one blocked in {@link #progress} and those parked outside the lock. */
     final void wakeAll() {
         wakeUp();
@@ -619,10 +614,22 @@ public abstract class PeerTransport implements Transport {
         }
     }
 
-    /** Takes the I/O lock for a call, waking the background reader if it has it; at most until the deadline. */
+    /**
+     * Takes the I/O lock for a call, waking the background reader if it has it; at most until the
+     * deadline. A call that got the lock only after close took and released it fails as any call
+     * after close does: nothing may follow the goodbye.
+     */
     private void enter(String operation, int peer, Deadline deadline) {
         checkNotClosed(operation);
         calls.incrementAndGet();
+        lockForCall(operation, peer, deadline);
+        if (closed && closing != Thread.currentThread()) {
+            exit();
+            checkNotClosed(operation);
+        }
+    }
+
+    private void lockForCall(String operation, int peer, Deadline deadline) {
         if (io.tryLock()) {
             return;
         }

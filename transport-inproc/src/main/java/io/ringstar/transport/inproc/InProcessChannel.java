@@ -10,10 +10,12 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
 /**
- * One rank's link to a peer in the same JVM. Its {@link #writeFrame} copies the frame straight
- * into the peer's inbox for this rank, under the peer's I/O lock, in slices of at most
- * {@value #SLICE_BYTES} bytes so that a long message does not need room for all of it at once;
- * while the peer's inbox is full it waits (the peer wakes it as it takes bytes).
+ * One rank's link to a peer in the same JVM. Its {@link #writeFrame} copies the frame into the
+ * peer's inbox for this rank under the peer's I/O lock, in slices of at most {@value #SLICE_BYTES}
+ * bytes, so that no copy holds that lock for long. A frame that cannot begin because the inbox is
+ * over its limit waits (the peer wakes it as it takes bytes); once begun, a frame goes in whole,
+ * as the inbox reads every message already begun to its end. The receiver is woken once the whole
+ * frame is in.
  */
 final class InProcessChannel extends PeerChannel {
     /** The most one offer copies while holding the receiver's lock. */
@@ -31,7 +33,7 @@ final class InProcessChannel extends PeerChannel {
     protected void writeFrame(int type, long value, ByteBuffer header, ByteBuffer payload, Deadline deadline) {
         InProcessTransport receiver = group.member(peer);
         if (receiver == null || group.isClosed(peer)) {
-            throw new PeerFailureException("send", rank, peer, "rank " + peer + " closed its transport");
+            throw new PeerFailureException(writing(), rank, peer, "rank " + peer + " closed its transport");
         }
         PeerChannel theirs = receiver.channel(rank);
         Frame.write(frameHeader, 0, type, value);
@@ -81,7 +83,7 @@ final class InProcessChannel extends PeerChannel {
                 receiver.lockForPeer();
                 try {
                     if (group.isClosed(peer) || receiver.isClosed()) {
-                        throw new PeerFailureException("send", rank, peer, "rank " + peer + " closed its transport");
+                        throw new PeerFailureException(writing(), rank, peer, "rank " + peer + " closed its transport");
                     }
                     Inbox inbox = theirs.inbox();
                     if (inbox.canTake(slice, theirs.sending())) {
@@ -100,7 +102,7 @@ final class InProcessChannel extends PeerChannel {
                 }
                 theirs.wakeWaiter();
                 if (deadline.passed()) {
-                    throw new CollectiveTimeoutException("send", rank, peer, "rank " + peer + " has not taken the "
+                    throw new CollectiveTimeoutException(writing(), rank, peer, "rank " + peer + " has not taken the "
                             + "bytes already sent to it within the timeout of " + deadline.timeout());
                 }
                 transport.awaitRound(waitStart, deadline, null, null);
