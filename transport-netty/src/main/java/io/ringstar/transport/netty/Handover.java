@@ -6,6 +6,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.handler.ssl.SslHandler;
+import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.spi.Deadline;
 import java.nio.ByteBuffer;
@@ -24,7 +25,7 @@ import javax.net.ssl.SSLEngine;
  * bytes kept here.
  */
 final class Handover extends ChannelInboundHandlerAdapter {
-    /** How long the event loop may keep unsent handshake bytes before the take-over gives up waiting. */
+    /** Pause between two looks at whether the event loop has flushed the handshake's last bytes (until the deadline). */
     private static final long FLUSH_POLL_MILLIS = 1;
 
     /** What the transport takes over. */
@@ -42,10 +43,6 @@ final class Handover extends ChannelInboundHandlerAdapter {
     Handover(int peer, Channel channel) {
         this.peer = peer;
         this.channel = channel;
-    }
-
-    int peer() {
-        return peer;
     }
 
     Channel channel() {
@@ -104,11 +101,12 @@ final class Handover extends ChannelInboundHandlerAdapter {
             throw new CollectiveTimeoutException("connect", rank, peer, "the connection to rank " + peer
                     + " could not be taken over from Netty's event loop within the timeout of " + deadline.timeout());
         } catch (ExecutionException e) {
-            throw new IllegalStateException("taking over the connection to rank " + peer + ": " + e.getCause(),
-                    e.getCause());
+            throw new CollectiveException("connect", rank, peer, "taking over the connection to rank " + peer
+                    + " failed: " + e.getCause(), e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while taking over the connection to rank " + peer, e);
+            throw new CollectiveException("connect", rank, peer, "interrupted while taking over the connection to rank "
+                    + peer, e);
         }
         // The event loop's last task for this channel happened before the futures completed.
         return new Taken(((HandoverSocketChannel) channel).socket(), plain, engine, cipher);

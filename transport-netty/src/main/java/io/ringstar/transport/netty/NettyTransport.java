@@ -223,7 +223,14 @@ public final class NettyTransport extends PeerTransport {
             try {
                 taken.socket().setOption(StandardSocketOptions.TCP_NODELAY, true);
                 links[peer] = new SocketLink(this, peer, taken, selector, settings.pauseReadingBytes());
-            } catch (IOException e) {
+            } catch (IOException | RuntimeException e) {
+                // Netty no longer owns the socket and no link does yet: close it here, so that the
+                // peer sees the connection end rather than waiting out its timeout.
+                try {
+                    taken.socket().close();
+                } catch (IOException closing) {
+                    e.addSuppressed(closing);
+                }
                 throw new CollectiveException("connect", rank, peer, "cannot take over the connection to rank " + peer
                         + ": " + e, e);
             }
@@ -423,8 +430,8 @@ public final class NettyTransport extends PeerTransport {
 
     /**
      * Rank 0: hands each registration's connection over and sends it the table, in that order; the
-     * take-over waits until the table is written. A rank that left after registering fails its link
-     * when the take-over finds its connection closed.
+     * take-over waits until the table is written. A rank that left after registering makes the
+     * take-over of its connection fail, and with it this rank's constructor, naming that rank.
      */
     private void sendTable(List<Address> table) {
         for (int peer = 1; peer < worldSize; peer++) {

@@ -156,7 +156,7 @@ final class SocketLink extends PeerChannel {
         try {
             while (true) {
                 if (failure() != null) {
-                    throw cutShort(written, total, new PeerFailureException("send", rank, peer, failure()));
+                    throw cutShort(written, total, new PeerFailureException(writing(), rank, peer, failure()));
                 }
                 boolean moved;
                 if (written < total) {
@@ -174,7 +174,7 @@ final class SocketLink extends PeerChannel {
                     continue;
                 }
                 if (deadline.passed()) {
-                    throw cutShort(written, total, new CollectiveTimeoutException("send", rank, peer, "rank " + peer
+                    throw cutShort(written, total, new CollectiveTimeoutException(writing(), rank, peer, "rank " + peer
                             + " has not taken the bytes already sent to it within the timeout of "
                             + deadline.timeout()));
                 }
@@ -187,7 +187,14 @@ final class SocketLink extends PeerChannel {
             }
         } catch (IOException e) {
             lost(e);
-            throw new PeerFailureException("send", rank, peer, failure(), e);
+            throw new PeerFailureException(writing(), rank, peer, failure(), e);
+        } catch (RuntimeException | Error e) {
+            // Anything else that ends the write midway (the transport closing under a waiting
+            // caller) leaves part of the frame on the wire: the stream is lost, say so once.
+            if (failure() == null) {
+                cutShort(written, total, e);
+            }
+            throw e;
         } finally {
             header.position(headerPosition);
             payload.position(payloadPosition);
@@ -197,7 +204,7 @@ final class SocketLink extends PeerChannel {
     }
 
     /** A send that gave up after part of its frame went out leaves the stream unusable: the peer is failed first. */
-    private RuntimeException cutShort(long written, long total, RuntimeException why) {
+    private <T extends Throwable> T cutShort(long written, long total, T why) {
         if (written > 0 && written < total) {
             fail("a message to rank " + peer + " was cut short after " + written + " of " + total + " bytes: "
                     + why.getMessage(), why);
