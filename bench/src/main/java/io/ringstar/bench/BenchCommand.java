@@ -83,17 +83,21 @@ final class BenchCommand implements Command {
      */
     private static final long AUTO_WARMUP_BYTES = 32L << 20;
     /**
-     * ...in at most this many calls: enough for the JIT to compile the whole path of a small call
-     * with its optimizing compiler (C2 compiles a method after about 10 000 calls; a 1 KiB ring
-     * all-reduce took 105 us after 2000 warm-up calls and 26 us after 20 000). The Open MPI
-     * program warms up the same way.
+     * ...in at most this many calls. The path is already compiled by then (see
+     * {@link #JIT_WARMUP_CALLS}); these calls settle the size's own buffers and caches. The Open MPI
+     * program warms up each row the same way.
      */
-    private static final int AUTO_MAX_WARMUP = 20_000;
+    private static final int AUTO_MAX_WARMUP = 2_000;
     /**
-     * Before the first row, {@link #AUTO_MAX_WARMUP} untimed calls of this many elements per type,
-     * algorithm and operation, so that a sweep that starts at a large size finds the path compiled
-     * too (a 64 KiB row measured 350-580 us first in its sweep, 41 us after the 1 KiB rows).
+     * Before the first row, this many untimed calls of {@link #JIT_WARMUP_ELEMENTS} elements per
+     * type, algorithm and operation: enough for the JIT to compile the whole path of a call with
+     * its optimizing compiler (C2 compiles a method after about 10 000 calls; a 1 KiB ring
+     * all-reduce took 105 us after 2000 warm-up calls and 26 us after 20 000), so that no row, even
+     * a sweep's first at a large size, pays for compiling (a 64 KiB row measured 350-580 us first in
+     * its sweep, 41 us after the 1 KiB rows).
      */
+    private static final int JIT_WARMUP_CALLS = 20_000;
+    /** Elements per type of the calls of {@link #JIT_WARMUP_CALLS}. */
     private static final int JIT_WARMUP_ELEMENTS = 256;
 
     /** One flag that decides which collectives a rank calls and how many, as a number every rank can compare. */
@@ -253,7 +257,9 @@ final class BenchCommand implements Command {
         out.println("                        about " + ByteSize.format(AUTO_BYTES_PER_ROW) + " per rank and row)");
         out.println("  --warmup N            untimed calls before them (default: enough to move about "
                 + ByteSize.format(AUTO_WARMUP_BYTES) + ", at most " + AUTO_MAX_WARMUP + " calls,");
-        out.println("                        or a fifth of --iters if more: the JIT compiles the path meanwhile)");
+        out.println("                        or a fifth of --iters if more; before the first row, " + JIT_WARMUP_CALLS
+                + " small calls");
+        out.println("                        per type, algorithm and operation, so the JIT has compiled the path)");
         out.println("  --chunk-bytes SIZE    largest payload of one message (default: the library's, 1M)");
         out.println("  --output FILE         also write the rows to FILE.csv or FILE.json (rank 0 only; columns below;");
         out.println("                        JSON adds \"meta\" and every rank's memory peaks per row)");
@@ -366,7 +372,7 @@ final class BenchCommand implements Command {
             for (ElementType type : settings.types()) {
                 for (Algorithm algorithm : settings.algorithms()) {
                     for (Operation operation : settings.operations()) {
-                        sweep.warmUp(type, algorithm, operation, JIT_WARMUP_ELEMENTS, AUTO_MAX_WARMUP);
+                        sweep.warmUp(type, algorithm, operation, JIT_WARMUP_ELEMENTS, JIT_WARMUP_CALLS);
                     }
                 }
             }

@@ -114,6 +114,7 @@ class FaultSuiteTest {
         long killedAt = System.nanoTime();
         job.killAbruptly(ranks.get(victim));
         double slowest = 0;
+        List<String> lines = new ArrayList<>();
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             if (rank != victim) {
                 // The operating system closes a killed process's sockets at once: Netty's connections
@@ -123,8 +124,11 @@ class FaultSuiteTest {
                 assertTrue(Pattern.compile("rank " + victim + "\\b").matcher(line).find(),
                         "rank " + rank + " should name rank " + victim + ": " + line);
                 slowest = Math.max(slowest, seconds(ranks.get(rank), killedAt));
+                lines.add(line);
             }
         }
+        // The lines RELIABILITY.md quotes.
+        System.out.println("[fault] kill " + phase + ", " + transport + ": " + lines);
         detected("kill " + phase, transport, slowest);
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             if (rank != victim) {
