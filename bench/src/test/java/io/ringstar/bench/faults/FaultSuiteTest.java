@@ -662,15 +662,8 @@ class FaultSuiteTest {
     }
 
     private static Map<String, Object> base(String transport, int rank, String coordinator, Duration timeout) {
-        Map<String, Object> settings = new LinkedHashMap<>();
-        settings.put("transport", transport);
-        settings.put("rank", rank);
-        settings.put("world-size", WORLD_SIZE);
-        settings.put("coordinator", coordinator);
-        settings.put("timeout-ms", timeout.toMillis());
-        settings.put("job", "faults");
+        Map<String, Object> settings = FaultJob.rankSettings(transport, rank, WORLD_SIZE, coordinator, timeout, "faults");
         if (transport.equals("aeron")) {
-            settings.put("option.aeron.termLength", FaultJob.AERON_TERM_LENGTH);
             settings.put("option.aeron.livenessTimeoutMs", LIVENESS_MS);
         }
         return settings;

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.ringstar.testing.ChildProcess;
 import io.ringstar.testing.Ports;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -55,19 +54,10 @@ class IdleCostTest {
         List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
         String coordinator = "127.0.0.1:" + Ports.freeLoopbackPort();
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
-            Map<String, Object> settings = new LinkedHashMap<>();
-            settings.put("transport", transport);
-            settings.put("rank", rank);
-            settings.put("world-size", WORLD_SIZE);
-            settings.put("coordinator", coordinator);
-            settings.put("timeout-ms", LONG.toMillis());
-            settings.put("job", "idle");
+            Map<String, Object> settings = FaultJob.rankSettings(transport, rank, WORLD_SIZE, coordinator, LONG, "idle");
             settings.put("algorithms", "ring,ps");
             settings.put("iterations", 20);
             settings.put("report-every", 1);
-            if (transport.equals("aeron")) {
-                settings.put("option.aeron.termLength", FaultJob.AERON_TERM_LENGTH);
-            }
             if (rank == sleeper) {
                 settings.put("pause-after", 5);
             }
