@@ -17,8 +17,13 @@
 # messages the ring's 2(n-1) steps against the star's 2 make the star faster. The cores of this
 # machine are shared by all ranks, so a fast --rate can make the CPU, not the link, the limit.
 #
+# With --mpi yes, Open MPI's MPI_Allreduce and MPI_Reduce + MPI_Bcast (bench/mpi/collectives.c,
+# over TCP on eth0) run on the same hosts and links, and a second table gives ringstar's time ÷
+# Open MPI's: what the emulated links cost anyone, against what ringstar adds. mpirun starts in
+# host 0's namespace and reaches the others through a launch agent that enters theirs.
+#
 # Usage: bench/cluster.sh [--world-sizes 2,3,4] [--min-bytes 1K] [--max-bytes 16M] [--rate 1gbit]
-#          [--iters 20] [--warmup 3] [--type float] [--transport netty] [--out DIR]
+#          [--iters 20] [--warmup auto] [--type float] [--transport netty] [--mpi no|yes] [--out DIR]
 #        bench/cluster.sh --table FILE.csv [--rate R|none]   (only print the table of a CSV in
 #          ringstar's schema, per world size, transport and type; benchmarks.sh uses it for sweeps)
 # Writes DIR/cluster.csv (ringstar's CSV schema, all world sizes) and DIR/cluster.md (the table);
@@ -28,8 +33,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
 
-world_sizes=2,3,4 min_bytes=1K max_bytes=16M rate=1gbit iters=20 warmup=3 type=float transport=netty
-out=bench/results/cluster table_of=''
+world_sizes=2,3,4 min_bytes=1K max_bytes=16M rate=1gbit iters=20 warmup=auto type=float transport=netty
+out=bench/results/cluster table_of='' mpi=no
 hosts=4
 
 usage() {
@@ -48,6 +53,7 @@ while [ $# -gt 0 ]; do
     --warmup) warmup=$2 ;;
     --type) type=$2 ;;
     --transport) transport=$2 ;;
+    --mpi) mpi=$2 ;;
     --out) out=$2 ;;
     --table) table_of=$2 ;;
     *) usage ;;
@@ -117,6 +123,41 @@ star_ring() {
     }' "$1"
 }
 
+# versus_mpi CSV: ringstar's p50 ÷ Open MPI's p50 per size and world size: ring ÷ MPI_Allreduce and
+# star ÷ MPI_Reduce + MPI_Bcast, both reduce rows of one type; above 1 ringstar is slower.
+versus_mpi() {
+  awk -F, '
+    function label(bytes) {
+      return bytes >= 1048576 ? bytes / 1048576 " MiB" : bytes >= 1024 ? bytes / 1024 " KiB" : bytes " B"
+    }
+    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    $col["op"] == "reduce" {
+      n = $col["world_size"]; s = $col["size_bytes"] + 0
+      p50[n, s, $col["algorithm"]] = $col["time_p50_us"]; ns[n] = 1; sizes[s] = 1
+    }
+    END {
+      for (s in sizes) list[++m] = s + 0
+      for (i = 2; i <= m; i++) for (j = i; j > 1 && list[j - 1] > list[j]; j--) { t = list[j]; list[j] = list[j - 1]; list[j - 1] = t }
+      for (n in ns) wl[++k] = n + 0
+      for (i = 2; i <= k; i++) for (j = i; j > 1 && wl[j - 1] > wl[j]; j--) { t = wl[j]; wl[j] = wl[j - 1]; wl[j - 1] = t }
+      printf "| size |"
+      for (c = 1; c <= k; c++) printf " n=%d ring ÷ Allreduce | n=%d star ÷ Reduce+Bcast |", wl[c], wl[c]
+      printf "\n|---:|"; for (c = 1; c <= k; c++) printf "---:|---:|"; printf "\n"
+      for (i = 1; i <= m; i++) {
+        printf "| %s |", label(list[i])
+        for (c = 1; c <= k; c++) {
+          n = wl[c]; s = list[i]
+          split("ring mpi ps mpi-reduce-bcast", pair, " ")
+          for (p = 1; p <= 3; p += 2) {
+            a = p50[n, s, pair[p]]; b = p50[n, s, pair[p + 1]]
+            if (a == "" || b == "" || b <= 0) printf " |"; else printf " %.2f |", a / b
+          }
+        }
+        printf "\n"
+      }
+    }' "$1"
+}
+
 if [ -n "$table_of" ]; then
   star_ring "$table_of"
   exit 0
@@ -150,7 +191,7 @@ cleanup() {
     for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
     ip netns del "$ns" 2>/dev/null || true
   done
-  rm -f "$out"/.cluster-part-*.csv "$out"/.rank-*.log
+  rm -f "$out"/.cluster-part-*.csv "$out"/.rank-*.log "$out/.netns-agent" "$out/.hostfile" "$out/.mpi.log"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -188,9 +229,11 @@ for n in ${world_sizes//,/ }; do
   csv=$out/.cluster-part-$n.csv
   # A part left by a run that was killed before its cleanup must not pass for this run's.
   rm -f "$csv"
+  warmup_flags=()
+  [ "$warmup" = auto ] || warmup_flags=(--warmup "$warmup")
   args=(bench --world-size "$n" --coordinator "10.77.0.1:$port" --transport "$transport" --algorithm both
     --op reduce --type "$type" --min-bytes "$min_bytes" --max-bytes "$max_bytes" --iters "$iters"
-    --warmup "$warmup" --timeout 120)
+    "${warmup_flags[@]}" --timeout 120)
   echo "== world size $n: ranks 0..$((n - 1)) on hosts 10.77.0.1..$n: ${args[*]}"
   ranks=()
   for r in $(seq 1 $((n - 1))); do
@@ -219,10 +262,45 @@ for n in ${world_sizes//,/ }; do
   # Rank 0 writes its rows before it exits 1 on wrong elements: kept, so the check below names them.
   [ ! -s "$csv" ] || parts+=("$csv")
 done
+if [ "$mpi" = yes ]; then
+  command -v mpicc >/dev/null && command -v mpirun >/dev/null || {
+    echo "cluster.sh: --mpi yes needs Open MPI's mpicc and mpirun (apt-get install openmpi-bin libopenmpi-dev)" >&2
+    exit 2
+  }
+  mkdir -p bench/target/mpi
+  mpicc -O3 -o bench/target/mpi/collectives bench/mpi/collectives.c
+  # The launch agent: Open MPI calls it as `agent HOST COMMAND...` for a remote shell to run.
+  agent=$out/.netns-agent
+  printf '#!/bin/sh\nhost=$1\nshift\nexec ip netns exec "rs-h$(( ${host##*.} - 1 ))-%s" sh -c "$*"\n' "$$" > "$agent"
+  chmod +x "$agent"
+  for i in $(seq 1 "$hosts"); do echo "10.77.0.$i slots=1"; done > "$out/.hostfile"
+  mpi_flags=(--min-bytes "$min_bytes" --max-bytes "$max_bytes" --iters "$iters" --type "$type" --transport mpi-tcp)
+  [ "$warmup" = auto ] || mpi_flags+=(--warmup "$warmup")
+  for n in ${world_sizes//,/ }; do
+    csv=$out/.cluster-part-mpi-$n.csv
+    rm -f "$csv"
+    echo "== world size $n: Open MPI over the same links (mpirun -np $n from host 0, btl tcp on eth0)"
+    if timeout --foreground -k 30 1200 ip netns exec "rs-h0-$$" mpirun --allow-run-as-root --hostfile "$out/.hostfile" \
+        -np "$n" --bind-to none --mca plm_rsh_agent "$agent" --mca pml ob1 --mca btl self,tcp \
+        --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
+        "$PWD/bench/target/mpi/collectives" "${mpi_flags[@]}" --output "$csv" > "$out/.mpi.log" 2>&1; then
+      parts+=("$csv")
+    else
+      echo "cluster.sh: Open MPI at world size $n failed; its last lines:" >&2
+      tail -20 "$out/.mpi.log" >&2
+      status=1
+    fi
+  done
+  rm -f "$agent" "$out/.hostfile" "$out/.mpi.log"
+fi
 [ ${#parts[@]} -gt 0 ] || exit 1
 awk 'FNR > 1 || NR == 1' "${parts[@]}" > "$out/cluster.csv"
 
 star_ring "$out/cluster.csv" > "$out/cluster.md"
+if [ "$mpi" = yes ]; then
+  { echo; echo "ringstar ($transport) p50 ÷ Open MPI p50 (TCP) over the same links; above 1 ringstar is slower:"; echo
+    versus_mpi "$out/cluster.csv"; } >> "$out/cluster.md"
+fi
 echo
 cat "$out/cluster.md"
 echo "== wrote $out/cluster.csv and $out/cluster.md"

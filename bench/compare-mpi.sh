@@ -12,7 +12,9 @@
 #
 # Usage: bench/compare-mpi.sh [--world-sizes 2,3,4] [--min-bytes 4] [--max-bytes 64M] [--runs 1]
 #          [--type float|double|both] [--transports netty,aeron-udp,aeron-ipc] [--iters N]
-#          [--out DIR]
+#          [--warmup N] [--out DIR]
+# --iters and --warmup go to both sides; by default each picks them per size (the warm-up moves
+# about 16 MiB or 2000 calls, so that the JIT has compiled the path before anything is timed).
 #        bench/compare-mpi.sh --ratios FILE.csv     (only print the ratios of an earlier run's CSV)
 # Aeron options for every Aeron rank go in AERON_OPTS, e.g. AERON_OPTS=-Dringstar.aeron.termLength=16777216.
 # Writes DIR/compare-run<R>.csv and DIR/ratios-run<R>.md (default DIR bench/results/compare-mpi).
@@ -23,7 +25,7 @@ cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
 
 world_sizes=2,3,4 min_bytes=4 max_bytes=64M runs=1 type=both transports=netty,aeron-udp,aeron-ipc
-iters='' out=bench/results/compare-mpi ratios_of=''
+iters='' warmup='' out=bench/results/compare-mpi ratios_of=''
 
 usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
@@ -40,6 +42,7 @@ while [ $# -gt 0 ]; do
     --type) type=$2 ;;
     --transports) transports=$2 ;;
     --iters) iters=$2 ;;
+    --warmup) warmup=$2 ;;
     --out) out=$2 ;;
     --ratios) ratios_of=$2 ;;
     *) usage ;;
@@ -144,6 +147,7 @@ if ompi_info 2>/dev/null | grep -q 'MCA btl: vader'; then shm=vader; else shm=sm
 mpi_version=$(mpirun --version 2>&1 | head -1)
 iter_flags=()
 [ -z "$iters" ] || iter_flags=(--iters "$iters")
+[ -z "$warmup" ] || iter_flags+=(--warmup "$warmup")
 sweep=(--min-bytes "$min_bytes" --max-bytes "$max_bytes" --type "$type" "${iter_flags[@]}")
 driver='' driver_dir=''
 trap '[ -z "$driver" ] || kill "$driver" 2>/dev/null; [ -z "$driver_dir" ] || rm -rf "$driver_dir" "$driver_dir.log"' EXIT

@@ -39,6 +39,8 @@
 #define AUTO_BYTES_PER_ROW (256L << 20)
 #define AUTO_MIN_ITERS 5
 #define AUTO_MAX_ITERS 200
+#define AUTO_WARMUP_BYTES (32L << 20)
+#define AUTO_MAX_WARMUP 2000
 
 enum op { ALLREDUCE, REDUCE_BCAST, BCAST };
 
@@ -126,12 +128,21 @@ static int iters_for(const struct settings *s, long bytes) {
     return (int) (by_volume < AUTO_MIN_ITERS ? AUTO_MIN_ITERS : by_volume > AUTO_MAX_ITERS ? AUTO_MAX_ITERS : by_volume);
 }
 
+/* The same rule as ringstar's bench: about AUTO_WARMUP_BYTES, at most AUTO_MAX_WARMUP calls, or a
+ * fifth of the timed calls if that is more (the JVM needs the calls to compile its path). */
 static int warmup_for(const struct settings *s, long bytes) {
     if (s->warmup >= 0) {
         return s->warmup;
     }
     int fifth = iters_for(s, bytes) / 5;
-    return fifth < 1 ? 1 : fifth;
+    long by_volume = AUTO_WARMUP_BYTES / bytes;
+    if (by_volume > AUTO_MAX_WARMUP) {
+        by_volume = AUTO_MAX_WARMUP;
+    }
+    if (fifth < 1) {
+        fifth = 1;
+    }
+    return by_volume > fifth ? (int) by_volume : fifth;
 }
 
 static double value(int r, long i) {

@@ -29,12 +29,12 @@ public final class AllReduceAggregator extends TransportAggregator {
     }
 
     @Override
-    void reduce(CollectiveCall call, ByteBuffer bucket, int maxChunkElements) {
-        RingAllReduce.run(call, bucket, maxChunkElements);
+    void reduce(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
+        RingAllReduce.run(call, source, result, maxChunkElements);
     }
 
     @Override
-    void broadcast(CollectiveCall call, ByteBuffer bucket, int maxChunkElements) {
-        RingBroadcast.run(call, bucket, maxChunkElements);
+    void broadcast(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
+        RingBroadcast.run(call, source, result, maxChunkElements);
     }
 }

@@ -1,5 +1,6 @@
 package io.ringstar;
 
+import io.ringstar.spi.Deadline;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 
@@ -22,23 +23,18 @@ final class BorrowedTransport implements Transport {
     }
 
     @Override
-    public void send(int destRank, ByteBuffer data) {
-        owner.send(destRank, data);
+    public Duration timeout() {
+        return owner.timeout();
     }
 
     @Override
-    public void send(int destRank, ByteBuffer header, ByteBuffer payload) {
-        owner.send(destRank, header, payload);
+    public void send(int destRank, ByteBuffer header, ByteBuffer payload, Deadline deadline) {
+        owner.send(destRank, header, payload, deadline);
     }
 
     @Override
-    public void recv(int srcRank, ByteBuffer dst) {
-        owner.recv(srcRank, dst);
-    }
-
-    @Override
-    public int recvAtMost(int srcRank, ByteBuffer dst, Duration timeout) {
-        return owner.recvAtMost(srcRank, dst, timeout);
+    public int receive(int srcRank, MessageHandler handler, Deadline deadline) {
+        return owner.receive(srcRank, handler, deadline);
     }
 
     @Override

@@ -35,12 +35,12 @@ public final class ParameterServer extends TransportAggregator {
     }
 
     @Override
-    void reduce(CollectiveCall call, ByteBuffer bucket, int maxChunkElements) {
-        StarReduce.run(call, bucket, maxChunkElements);
+    void reduce(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
+        StarReduce.run(call, source, result, maxChunkElements);
     }
 
     @Override
-    void broadcast(CollectiveCall call, ByteBuffer bucket, int maxChunkElements) {
-        StarBroadcast.run(call, bucket, maxChunkElements);
+    void broadcast(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
+        StarBroadcast.run(call, source, result, maxChunkElements);
     }
 }

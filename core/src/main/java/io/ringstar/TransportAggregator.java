@@ -2,10 +2,11 @@ package io.ringstar;
 
 import io.ringstar.algorithm.CollectiveCall;
 import io.ringstar.algorithm.Failures;
-import io.ringstar.protocol.MessageHeader;
+import io.ringstar.spi.Deadline;
 import io.ringstar.tensor.ElementType;
 import io.ringstar.tensor.TensorBucket;
 import io.ringstar.tensor.TensorLayout;
+import io.ringstar.tensor.TensorMemory;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
@@ -42,10 +43,15 @@ abstract class TransportAggregator implements GradientAggregator {
     private final Duration timeout;
     private final int chunkBytes;
     private final int bucketBytes;
-    private final boolean checksummed;
     private final Map<ElementType, TensorBucket> buckets = new EnumMap<>(ElementType.class);
-    private final ByteBuffer headerBuffer;
-    private final ByteBuffer receiveBuffer;
+    private final CollectiveCall call;
+    /** The last call's layout, kept while calls pass the same shapes (see {@link TensorLayout#matches}). */
+    private TensorLayout lastLayout;
+    /** The last input worked on in place, and the view of its bytes, kept while the same array comes back. */
+    private INDArray lastInput;
+    private Object lastInputData;
+    private long lastInputOffset;
+    private ByteBuffer lastInputBytes;
     private long sequence;
     private CollectiveException failure;
     private boolean closed;
@@ -69,10 +75,7 @@ abstract class TransportAggregator implements GradientAggregator {
             throw new InvalidConfigException("option " + BUCKET_BYTES_OPTION, bucketBytes, "must be "
                     + Double.BYTES + " to " + TensorLayout.MAX_GROUP_BYTES + " bytes");
         }
-        this.checksummed = checksummed(config);
-        this.headerBuffer = ByteBuffer.allocateDirect(MessageHeader.LENGTH);
-        this.receiveBuffer = ByteBuffer.allocateDirect(
-                CollectiveCall.minimumReceiveBytes(Math.max(chunkBytes, Double.BYTES)));
+        this.call = new CollectiveCall(transport, checksummed(config), Math.max(chunkBytes, Double.BYTES));
         for (ElementType type : ElementType.values()) {
             buckets.put(type, new TensorBucket(type));
         }
@@ -97,11 +100,11 @@ abstract class TransportAggregator implements GradientAggregator {
                         + " or " + DistributedConfig.CHECKSUM_NONE);
     }
 
-    /** Runs the reduce algorithm on one bucket, in place. */
-    abstract void reduce(CollectiveCall call, ByteBuffer bucket, int maxChunkElements);
+    /** Runs the reduce algorithm on one window: from {@code source} into {@code result} (possibly one buffer). */
+    abstract void reduce(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements);
 
-    /** Runs the broadcast algorithm on one bucket, in place. */
-    abstract void broadcast(CollectiveCall call, ByteBuffer bucket, int maxChunkElements);
+    /** Runs the broadcast algorithm on one window: from {@code source} into {@code result} (possibly one buffer). */
+    abstract void broadcast(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements);
 
     @Override
     public INDArray[] broadcastParams(INDArray... params) {
@@ -123,9 +126,9 @@ abstract class TransportAggregator implements GradientAggregator {
         return worldSize;
     }
 
-    /** Bytes this aggregator holds off-heap between calls: its buckets and its receive buffer. */
+    /** Bytes this aggregator holds off-heap between calls: its buckets (a call with one tensor per type needs none). */
     public long bufferBytes() {
-        long total = receiveBuffer.capacity() + headerBuffer.capacity();
+        long total = 0;
         for (TensorBucket bucket : buckets.values()) {
             total += bucket.capacityBytes();
         }
@@ -139,8 +142,10 @@ abstract class TransportAggregator implements GradientAggregator {
         if (failure != null) {
             throw Failures.again(failure, operation, rank);
         }
-        TensorLayout layout = TensorLayout.of(operation, rank, tensors);
-        long deadline = System.nanoTime() + timeout.toNanos();
+        TensorLayout layout = lastLayout != null && lastLayout.matches(tensors) ? lastLayout
+                : TensorLayout.of(operation, rank, tensors);
+        lastLayout = layout;
+        Deadline deadline = Deadline.after(timeout);
         List<TensorLayout.Group> groups = layout.groups();
         if (groups.isEmpty()) {
             // Nothing to move, but the ranks still meet, so a rank that passed tensors is caught.
@@ -148,7 +153,12 @@ abstract class TransportAggregator implements GradientAggregator {
         }
         INDArray[] results = new INDArray[tensors.length];
         try {
-            for (TensorLayout.Group group : groups) {
+            for (int g = 0; g < groups.size(); g++) {
+                TensorLayout.Group group = groups.get(g);
+                if (group.size() == 1 && TensorMemory.isLinearInCOrder(tensors[group.tensorIndex(0)])) {
+                    runInResult(operation, layout, group, tensors, results, deadline);
+                    continue;
+                }
                 TensorBucket bucket = buckets.get(group.type());
                 long windowElements = bucketBytes / group.type().bytes();
                 long total = group.elementCount();
@@ -156,7 +166,7 @@ abstract class TransportAggregator implements GradientAggregator {
                 try {
                     do {
                         long to = Math.min(total, from + windowElements);
-                        runWindow(operation, layout, group, bucket, tensors, results, from, to, deadline);
+                        run(operation, layout, group, bucket, tensors, results, from, to, deadline);
                         from = to;
                     } while (from < total);
                 } finally {
@@ -176,33 +186,64 @@ abstract class TransportAggregator implements GradientAggregator {
     }
 
     /**
-     * One window of a group, elements {@code [from, to)}: a collective of its own, with its own
-     * sequence number, so ranks stay in step window by window. Everything it does (making the
-     * group's results in its first window, packing, the algorithm, unpacking) fails the group the
-     * same way: the peers are told and later calls refused. Otherwise a rank that failed to
-     * allocate would leave its peers waiting for their timeout, and the sequence numbers would
-     * drift apart.
+     * A group of one tensor whose elements lie in 'c' order without gaps (a flattened gradient
+     * view, the usual case): the algorithm reads the input array and writes the result array
+     * themselves. The input is not even copied into the result: what is sent goes straight from the
+     * input, and each result element is written once, by the sum or the copy that makes it.
      */
-    private void runWindow(String operation, TensorLayout layout, TensorLayout.Group group, TensorBucket bucket,
-            INDArray[] tensors, INDArray[] results, long from, long to, long deadline) {
-        CollectiveCall call = new CollectiveCall(transport, operation, sequence++, group.type(), to - from,
-                layout.fingerprint(), layout.tensorCount(), layout.describe(), deadline, timeout, checksummed,
-                headerBuffer, receiveBuffer);
-        int maxChunkElements = Math.max(1, chunkBytes / group.type().bytes());
+    private void runInResult(String operation, TensorLayout layout, TensorLayout.Group group, INDArray[] tensors,
+            INDArray[] results, Deadline deadline) {
+        long windowElements = bucketBytes / group.type().bytes();
+        long total = group.elementCount();
+        long from = 0;
+        do {
+            long to = Math.min(total, from + windowElements);
+            run(operation, layout, group, null, tensors, results, from, to, deadline);
+            from = to;
+        } while (from < total);
+    }
+
+    /**
+     * One window of a group, elements {@code [from, to)}, as a collective of its own, with its own
+     * sequence number, so ranks stay in step window by window. With a {@code bucket}, the window is
+     * packed into it, reduced or broadcast there, and unpacked into the results; without, the
+     * group is one tensor and the algorithm runs in its result (see {@link #runInResult}). The
+     * results are made in the first window. Everything it does fails the group the same way: the
+     * peers are told and later calls refused. Otherwise a rank that failed to allocate would leave
+     * its peers waiting for their timeout, and the sequence numbers would drift apart.
+     */
+    private void run(String operation, TensorLayout layout, TensorLayout.Group group, TensorBucket bucket,
+            INDArray[] tensors, INDArray[] results, long from, long to, Deadline deadline) {
+        ElementType type = group.type();
+        call.begin(operation, sequence++, type, to - from, layout.fingerprint(), layout.tensorCount(), layout,
+                deadline);
+        int maxChunkElements = Math.max(1, chunkBytes / type.bytes());
         try {
             if (from == 0) {
                 for (int member = 0; member < group.size(); member++) {
                     int index = group.tensorIndex(member);
-                    results[index] = bucket.newResult(layout.shape(index));
+                    results[index] = TensorBucket.newResult(type, layout.shape(index));
                 }
             }
-            ByteBuffer bytes = bucket.packWindow(tensors, group, from, to);
-            if (operation.equals(REDUCE)) {
-                reduce(call, bytes, maxChunkElements);
+            ByteBuffer source;
+            ByteBuffer result;
+            if (bucket != null) {
+                source = bucket.packWindow(tensors, group, from, to);
+                result = source;
             } else {
-                broadcast(call, bytes, maxChunkElements);
+                int index = group.tensorIndex(0);
+                int length = Math.toIntExact((to - from) * type.bytes());
+                result = TensorMemory.bytes(results[index], from * type.bytes(), length);
+                source = inputBytes(tensors[index], from * type.bytes(), length);
             }
-            bucket.unpackWindow(results, group, from, to);
+            if (operation.equals(REDUCE)) {
+                reduce(call, source, result, maxChunkElements);
+            } else {
+                broadcast(call, source, result, maxChunkElements);
+            }
+            if (bucket != null) {
+                bucket.unpackWindow(results, group, from, to);
+            }
         } catch (CollectiveException e) {
             failure = e;
             call.abortPeers(e);
@@ -220,6 +261,22 @@ abstract class TransportAggregator implements GradientAggregator {
             call.abortPeers(failure);
             throw e;
         }
+    }
+
+    /** A view of {@code input}'s bytes from {@code fromByte}, the same view as last time if the same array came back. */
+    private ByteBuffer inputBytes(INDArray input, long fromByte, int length) {
+        if (fromByte != 0) {
+            return TensorMemory.bytes(input, fromByte, length);
+        }
+        Object data = input.data();
+        if (input != lastInput || data != lastInputData || input.offset() != lastInputOffset
+                || lastInputBytes.capacity() != length) {
+            lastInputBytes = TensorMemory.bytes(input, 0, length);
+            lastInput = input;
+            lastInputData = data;
+            lastInputOffset = input.offset();
+        }
+        return lastInputBytes;
     }
 
     /** Closes the transport and frees the buckets. Idempotent. */

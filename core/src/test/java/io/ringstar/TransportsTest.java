@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ringstar.spi.Deadline;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,7 +17,8 @@ class TransportsTest {
     /** Records which calls reach it. */
     private static final class Recorder implements Transport {
         final List<String> calls = new ArrayList<>();
-        ByteBuffer lastData;
+        ByteBuffer lastPayload;
+        Deadline lastDeadline;
 
         @Override
         public int rank() {
@@ -29,25 +31,23 @@ class TransportsTest {
         }
 
         @Override
-        public void send(int destRank, ByteBuffer data) {
-            calls.add("send " + destRank);
-            lastData = data;
+        public Duration timeout() {
+            return Duration.ofSeconds(9);
         }
 
         @Override
-        public void send(int destRank, ByteBuffer header, ByteBuffer payload) {
-            calls.add("send2 " + destRank);
+        public void send(int destRank, ByteBuffer header, ByteBuffer payload, Deadline deadline) {
+            calls.add("send " + destRank + " " + header.remaining() + "+" + payload.remaining());
+            lastPayload = payload;
+            lastDeadline = deadline;
         }
 
         @Override
-        public void recv(int srcRank, ByteBuffer dst) {
-            calls.add("recv " + srcRank);
-        }
-
-        @Override
-        public int recvAtMost(int srcRank, ByteBuffer dst, Duration timeout) {
-            calls.add("recvAtMost " + srcRank + " " + timeout);
-            return 7;
+        public int receive(int srcRank, MessageHandler handler, Deadline deadline) {
+            calls.add("receive " + srcRank);
+            handler.onStart(2);
+            handler.onBytes(ByteBuffer.wrap(new byte[] {5, 6}).asReadOnlyBuffer(), 0);
+            return 2;
         }
 
         @Override
@@ -68,14 +68,21 @@ class TransportsTest {
         ByteBuffer data = ByteBuffer.allocate(4);
         assertEquals(1, borrowed.rank());
         assertEquals(3, borrowed.worldSize());
+        assertEquals(Duration.ofSeconds(9), borrowed.timeout());
         borrowed.send(2, data);
-        assertSame(data, owner.lastData);
-        borrowed.send(0, data, data);
-        borrowed.recv(0, data);
-        assertEquals(7, borrowed.recvAtMost(2, data, Duration.ofSeconds(1)));
+        assertSame(data, owner.lastPayload);
+        Deadline deadline = Deadline.after(Duration.ofSeconds(3));
+        borrowed.send(0, data, data, deadline);
+        assertSame(deadline, owner.lastDeadline);
+        ByteBuffer two = ByteBuffer.allocate(2);
+        borrowed.recv(0, two);
+        assertEquals(2, two.position(), "the copying receive on top of the view receive advanced the position");
+        assertEquals(6, two.get(1));
+        ByteBuffer roomy = ByteBuffer.allocate(10);
+        assertEquals(2, borrowed.recvAtMost(2, roomy, Duration.ofSeconds(1)));
         borrowed.barrier();
         borrowed.close();
-        assertEquals(List.of("send 2", "send2 0", "recv 0", "recvAtMost 2 PT1S", "barrier"), owner.calls);
+        assertEquals(List.of("send 2 0+4", "send 0 4+4", "receive 0", "receive 2", "barrier"), owner.calls);
         assertFalse(owner.calls.contains("close"));
         owner.close();
         assertTrue(owner.calls.contains("close"));

@@ -40,7 +40,7 @@ public enum Algorithm {
         };
     }
 
-    /** Off-heap bytes the aggregator holds between calls (its buckets and receive buffer). */
+    /** Off-heap bytes the aggregator holds between calls (its buckets). */
     public static long bufferBytes(GradientAggregator aggregator) {
         if (aggregator instanceof ParameterServer server) {
             return server.bufferBytes();

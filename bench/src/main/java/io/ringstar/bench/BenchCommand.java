@@ -77,6 +77,28 @@ final class BenchCommand implements Command {
     private static final int AUTO_MIN_ITERS = 5;
     /** ...and at most this many. */
     private static final int AUTO_MAX_ITERS = 200;
+    /**
+     * Automatic warm-up moves at least about this many bytes per rank (a fifth of the timed calls if
+     * that is more)...
+     */
+    private static final long AUTO_WARMUP_BYTES = 32L << 20;
+    /**
+     * ...in at most this many calls. The path is already compiled by then (see
+     * {@link #JIT_WARMUP_CALLS}); these calls settle the size's own buffers and caches. The Open MPI
+     * program warms up each row the same way.
+     */
+    private static final int AUTO_MAX_WARMUP = 2_000;
+    /**
+     * Before the first row, this many untimed calls of {@link #JIT_WARMUP_ELEMENTS} elements per
+     * type, algorithm and operation: enough for the JIT to compile the whole path of a call with
+     * its optimizing compiler (C2 compiles a method after about 10 000 calls; a 1 KiB ring
+     * all-reduce took 105 us after 2000 warm-up calls and 26 us after 20 000), so that no row, even
+     * a sweep's first at a large size, pays for compiling (a 64 KiB row measured 350-580 us first in
+     * its sweep, 41 us after the 1 KiB rows).
+     */
+    private static final int JIT_WARMUP_CALLS = 20_000;
+    /** Elements per type of the calls of {@link #JIT_WARMUP_CALLS}. */
+    private static final int JIT_WARMUP_ELEMENTS = 256;
 
     /** One flag that decides which collectives a rank calls and how many, as a number every rank can compare. */
     record PlanEntry(String flag, double value, DoubleFunction<String> describer) {
@@ -131,9 +153,17 @@ final class BenchCommand implements Command {
             return (int) Math.max(AUTO_MIN_ITERS, Math.min(AUTO_MAX_ITERS, byVolume));
         }
 
-        /** Untimed calls before the timed ones: {@code --warmup}, or a fifth of the timed ones. */
+        /**
+         * Untimed calls before the timed ones: {@code --warmup}, or enough to move about
+         * {@link #AUTO_WARMUP_BYTES} (at most {@link #AUTO_MAX_WARMUP} calls), or a fifth of the timed
+         * ones if that is more.
+         */
         int warmupFor(long sizeBytes) {
-            return warmup != AUTO ? warmup : Math.max(1, itersFor(sizeBytes) / 5);
+            if (warmup != AUTO) {
+                return warmup;
+            }
+            long byVolume = Math.min(AUTO_MAX_WARMUP, AUTO_WARMUP_BYTES / sizeBytes);
+            return (int) Math.max(Math.max(1, itersFor(sizeBytes) / 5), byVolume);
         }
 
         /**
@@ -225,7 +255,11 @@ final class BenchCommand implements Command {
         out.println("  --iters N             timed calls per row (default: " + AUTO_MAX_ITERS + " for small sizes, down to "
                 + AUTO_MIN_ITERS + ",");
         out.println("                        about " + ByteSize.format(AUTO_BYTES_PER_ROW) + " per rank and row)");
-        out.println("  --warmup N            untimed calls before them (default: a fifth of --iters, at least 1)");
+        out.println("  --warmup N            untimed calls before them (default: enough to move about "
+                + ByteSize.format(AUTO_WARMUP_BYTES) + ", at most " + AUTO_MAX_WARMUP + " calls,");
+        out.println("                        or a fifth of --iters if more; before the first row, " + JIT_WARMUP_CALLS
+                + " small calls");
+        out.println("                        per type, algorithm and operation, so the JIT has compiled the path)");
         out.println("  --chunk-bytes SIZE    largest payload of one message (default: the library's, 1M)");
         out.println("  --output FILE         also write the rows to FILE.csv or FILE.json (rank 0 only; columns below;");
         out.println("                        JSON adds \"meta\" and every rank's memory peaks per row)");
@@ -333,6 +367,16 @@ final class BenchCommand implements Command {
     /** Every size, then every type that fits it, algorithm and operation, on one transport. */
     private static void sweepSizes(Settings settings, List<Long> sizes, TransportSweep sweep, ResultTable table,
             List<BenchRow> rows) {
+        if (settings.warmup() == Settings.AUTO) {
+            // However large the first size, the first row must not pay for compiling the path.
+            for (ElementType type : settings.types()) {
+                for (Algorithm algorithm : settings.algorithms()) {
+                    for (Operation operation : settings.operations()) {
+                        sweep.warmUp(type, algorithm, operation, JIT_WARMUP_ELEMENTS, JIT_WARMUP_CALLS);
+                    }
+                }
+            }
+        }
         for (long size : sizes) {
             for (ElementType type : settings.types()) {
                 if (size < type.bytes()) {
@@ -541,7 +585,8 @@ final class BenchCommand implements Command {
         out.printf(Locale.ROOT, "# date: %s%n", date);
         String iters = settings.iters() == Settings.AUTO ? "auto (" + AUTO_MAX_ITERS + " down to " + AUTO_MIN_ITERS + ")"
                 : Integer.toString(settings.iters());
-        String warmup = settings.warmup() == Settings.AUTO ? "auto (iters/5)" : Integer.toString(settings.warmup());
+        String warmup = settings.warmup() == Settings.AUTO ? "auto (" + ByteSize.format(AUTO_WARMUP_BYTES) + " or "
+                + AUTO_MAX_WARMUP + " calls, at least iters/5)" : Integer.toString(settings.warmup());
         out.printf(Locale.ROOT, "# sizes %s..%s B, types %s, iters %s, warmup %s, timeout %ds, chunk %s%n",
                 ByteSize.format(sizes.get(0)), ByteSize.format(sizes.get(sizes.size() - 1)),
                 settings.types().stream().map(BenchRow::typeName).collect(Collectors.joining(",")), iters, warmup,

@@ -36,8 +36,6 @@ final class JmhCommand implements Command {
         out.println("                          aeron-ipc (both ranks on a shared driver process); us, p50/p99");
         out.println("  MessageHeaderBenchmark  the 56-byte collective header: write, read, and one message");
         out.println("                          sent and checked by CollectiveCall through memory; ns");
-        out.println("  ChunkHeaderBenchmark    the Aeron transport's 16-byte chunk header, write and read back; ns");
-        out.println("  FrameHeaderBenchmark    the Netty transport's 16-byte frame header, write; ns");
         out.println("Defaults per benchmark: 1 fork, warmup 3 x 1 s, measurement 5 x 1 s; the forked JVM gets");
         out.println("the --add-exports/--add-opens flags that ND4J and Agrona need. Run with OMP_NUM_THREADS=1.");
         out.println();

@@ -178,6 +178,22 @@ final class TransportSweep implements AutoCloseable {
                 Duration.ofMinutes(5));
     }
 
+    /** Untimed calls of {@code count} elements on every rank, so that the JIT compiles the path first. */
+    void warmUp(ElementType type, Algorithm algorithm, Operation operation, int count, int calls) {
+        List<INDArray> inputs = inputs(type, count);
+        try {
+            List<GradientAggregator> aggregators = groups.get(algorithm);
+            threads.run(local -> {
+                for (int i = 0; i < calls; i++) {
+                    TensorMemory.close(operation.call(aggregators.get(local), inputs.get(local)));
+                }
+                return null;
+            }, settings.timeout().multipliedBy(calls + 3L));
+        } finally {
+            inputs.forEach(INDArray::close);
+        }
+    }
+
     /**
      * One row: every rank checks one call, makes the warm-up calls, meets the others at the
      * transport's barrier and times each of its calls; the memory meter watches throughout.

@@ -50,8 +50,8 @@ class BenchScriptsIT {
     void compareMpiWritesOpenMpiAndRingstarRowsInOneSchemaAllRight(@TempDir Path out) throws Exception {
         assumeOpenMpi();
         Outcome outcome = run(List.of(ROOT.resolve("bench/compare-mpi.sh").toString(), "--world-sizes", "3",
-                "--max-bytes", "1K", "--type", "float", "--transports", "netty", "--iters", "3", "--out",
-                out.toString()), 240);
+                "--max-bytes", "1K", "--type", "float", "--transports", "netty", "--iters", "3", "--warmup", "3",
+                "--out", out.toString()), 240);
         assertEquals(0, outcome.status(), outcome.output());
 
         List<Map<String, String>> rows = readCsv(out.resolve("compare-run1.csv"));

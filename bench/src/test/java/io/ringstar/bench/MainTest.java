@@ -140,7 +140,7 @@ class MainTest {
     @Test
     void withoutARankStrayLauncherVariablesAreIgnored() {
         int status = runWithEnv(Map.of("WORLD_SIZE", "7", "MASTER_ADDR", "192.0.2.1", "MASTER_PORT", "1"), "bench",
-                "--world-size", "3", "--transport", "inproc", "--max-bytes", "64", "--iters", "1");
+                "--world-size", "3", "--transport", "inproc", "--max-bytes", "64", "--iters", "1", "--warmup", "1");
         assertEquals(0, status, out() + err());
         assertTrue(out().contains("# config: world size 3 as threads of this process"), out());
     }

@@ -1,9 +1,7 @@
 package io.ringstar.algorithm;
 
-import io.ringstar.protocol.MessageHeader;
 import io.ringstar.protocol.MessageKind;
 import io.ringstar.tensor.ElementType;
-import io.ringstar.tensor.Reduction;
 import java.nio.ByteBuffer;
 
 /**
@@ -23,38 +21,44 @@ import java.nio.ByteBuffer;
  * more than {@value #WINDOW} chunks.
  *
  * <p>Every segment is summed in the same order on the one rank that finishes it, and the other
- * ranks copy that result, so results are bit-identical on every rank.
+ * ranks copy that result, so results are bit-identical on every rank. The last reduce-scatter
+ * step divides by {@code n} in the same pass as its addition.
+ *
+ * <p><b>Copies.</b> The source is the caller's input array and the result its result array when
+ * the call's tensors of this type are one 'c'-order array; otherwise both are one packed bucket (one
+ * copy in, one out). Messages of the first step go straight from the input, later ones from the
+ * result, into the transport's medium (the socket, Aeron's term, an in-process peer's inbox). Each
+ * received chunk is added to the input straight out of the transport's memory, the sum written
+ * into the result (reduce-scatter), or copied into the result (all-gather): a received byte is
+ * read once, every result byte written once, and the input is never copied. With the checksum on,
+ * a received message is first copied whole to be checked.
  */
 public final class RingAllReduce {
     /** Messages a rank may send ahead of the ones it has received. */
     static final int WINDOW = 2;
 
-    private final CollectiveCall call;
-    private final ByteBuffer bucket;
-    private final ElementType type;
-    private final int rank;
-    private final int worldSize;
-    private final int chunksPerSegment;
-
-    private RingAllReduce(CollectiveCall call, ByteBuffer bucket, int maxChunkElements) {
-        this.call = call;
-        this.bucket = bucket;
-        this.type = call.type();
-        this.rank = call.rank();
-        this.worldSize = call.worldSize();
-        this.chunksPerSegment = ChunkLayout.chunkCount(
-                ChunkLayout.longestPart(call.elementCount(), worldSize), maxChunkElements);
+    private RingAllReduce() {
     }
 
-    /** Replaces the bucket's contents with the average over all ranks. */
-    public static void run(CollectiveCall call, ByteBuffer bucket, int maxChunkElements) {
-        new RingAllReduce(call, bucket, maxChunkElements).run();
-    }
-
-    private void run() {
+    /**
+     * Writes into {@code result} the average over all ranks of each rank's {@code source}; both
+     * hold {@link CollectiveCall#elementCount()} elements from byte 0, and may be one buffer.
+     * {@code source} is only read.
+     */
+    public static void run(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
+        int worldSize = call.worldSize();
         if (worldSize == 1) {
+            call.copyWhole(source, result);
             return;
         }
+        if (worldSize == 2) {
+            exchange(call, source, result, maxChunkElements);
+            return;
+        }
+        int rank = call.rank();
+        ElementType type = call.type();
+        long total = call.elementCount();
+        int chunksPerSegment = ChunkLayout.chunkCount(ChunkLayout.longestPart(total, worldSize), maxChunkElements);
         int next = (rank + 1) % worldSize;
         int prev = (rank - 1 + worldSize) % worldSize;
         int messages = 2 * (worldSize - 1) * chunksPerSegment;
@@ -62,41 +66,69 @@ public final class RingAllReduce {
         for (int m = 0; m < messages; m++) {
             // Message s may go once message s-K has been received and processed (or s < K: own data).
             while (sent < messages && sent < m + WINDOW && sent - chunksPerSegment < m) {
-                long start = chunkStart(sendSegment(sent), sent % chunksPerSegment);
-                long end = chunkStart(sendSegment(sent), sent % chunksPerSegment + 1);
-                call.send(next, MessageKind.RING_ALL_REDUCE, sent, bucket, byteOffset(start), byteOffset(end - start));
+                // The segment message s carries is r - step; the same formula holds in both phases.
+                int segment = Math.floorMod(rank - sent / chunksPerSegment, worldSize);
+                long start = chunkStart(total, worldSize, chunksPerSegment, segment, sent % chunksPerSegment);
+                long end = chunkStart(total, worldSize, chunksPerSegment, segment, sent % chunksPerSegment + 1);
+                // The first step sends this rank's own input; every later one a segment reduced here.
+                ByteBuffer from = sent < chunksPerSegment ? source : result;
+                call.send(next, MessageKind.RING_ALL_REDUCE, sent, from, bytes(start, type), bytes(end - start, type));
                 sent++;
             }
             int step = m / chunksPerSegment;
             int segment = Math.floorMod(rank - step - 1, worldSize);
-            long start = chunkStart(segment, m % chunksPerSegment);
-            int count = (int) (chunkStart(segment, m % chunksPerSegment + 1) - start);
-            ByteBuffer received = call.receive(prev, MessageKind.RING_ALL_REDUCE, m, byteOffset(count));
+            long start = chunkStart(total, worldSize, chunksPerSegment, segment, m % chunksPerSegment);
+            int count = (int) (chunkStart(total, worldSize, chunksPerSegment, segment, m % chunksPerSegment + 1)
+                    - start);
             if (step < worldSize - 1) {
-                Reduction.add(type, bucket, byteOffset(start), received, MessageHeader.LENGTH, count);
-                if (step == worldSize - 2) {
-                    Reduction.divide(type, bucket, byteOffset(start), count, worldSize);
-                }
+                // A segment reaches this rank once in the reduce-scatter: its partial sum plus this
+                // rank's input goes straight into the result. The last step finishes the segment,
+                // and its sums are divided in the same pass.
+                call.receiveSum(prev, MessageKind.RING_ALL_REDUCE, m, result, bytes(start, type), source,
+                        bytes(start, type), count, step == worldSize - 2 ? worldSize : 1);
             } else {
-                Reduction.copy(bucket, byteOffset(start), received, MessageHeader.LENGTH, byteOffset(count));
+                call.receiveCopy(prev, MessageKind.RING_ALL_REDUCE, m, result, bytes(start, type), bytes(count, type));
             }
         }
     }
 
-    /** The segment that message {@code m} carries: {@code r - step}; the same formula holds in both phases. */
-    private int sendSegment(int m) {
-        return Math.floorMod(rank - m / chunksPerSegment, worldSize);
+    /**
+     * The ring of two ranks, folded into one exchange: each rank sends its whole bucket, chunk by
+     * chunk, and adds the other's chunks into its own as they arrive, dividing in the same pass. The
+     * two phases of the ring become one, so a small call takes one exchange instead of two that
+     * wait on each other, and each rank still sends the bucket once ({@code 2(n-1)/n} of it). The
+     * result is the ring's in every bit: each sum is {@code a + b} on one rank and {@code b + a} on
+     * the other, and addition is commutative. Chunks go out of the input and sums into the result,
+     * so this rank copies nothing beyond what it receives.
+     */
+    private static void exchange(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
+        int peer = 1 - call.rank();
+        ElementType type = call.type();
+        long total = call.elementCount();
+        int chunks = ChunkLayout.chunkCount(total, maxChunkElements);
+        int sent = 0;
+        for (int chunk = 0; chunk < chunks; chunk++) {
+            while (sent < chunks && sent < chunk + WINDOW) {
+                long start = ChunkLayout.partStart(total, chunks, sent);
+                long end = ChunkLayout.partStart(total, chunks, sent + 1);
+                call.send(peer, MessageKind.RING_ALL_REDUCE, sent, source, bytes(start, type), bytes(end - start, type));
+                sent++;
+            }
+            long start = ChunkLayout.partStart(total, chunks, chunk);
+            int count = (int) (ChunkLayout.partStart(total, chunks, chunk + 1) - start);
+            call.receiveSum(peer, MessageKind.RING_ALL_REDUCE, chunk, result, bytes(start, type), source,
+                    bytes(start, type), count, 2);
+        }
     }
 
     /** First element of chunk {@code chunk} of {@code segment}; chunk {@code K} gives the segment's end. */
-    private long chunkStart(int segment, int chunk) {
-        long total = call.elementCount();
+    private static long chunkStart(long total, int worldSize, int chunksPerSegment, int segment, int chunk) {
         long segmentStart = ChunkLayout.partStart(total, worldSize, segment);
         long segmentLength = ChunkLayout.partStart(total, worldSize, segment + 1) - segmentStart;
         return segmentStart + ChunkLayout.partStart(segmentLength, chunksPerSegment, chunk);
     }
 
-    private int byteOffset(long elements) {
+    private static int bytes(long elements, ElementType type) {
         return Math.toIntExact(elements * type.bytes());
     }
 }

@@ -1,9 +1,7 @@
 package io.ringstar.algorithm;
 
-import io.ringstar.protocol.MessageHeader;
 import io.ringstar.protocol.MessageKind;
 import io.ringstar.tensor.ElementType;
-import io.ringstar.tensor.Reduction;
 import java.nio.ByteBuffer;
 
 /**
@@ -11,17 +9,23 @@ import java.nio.ByteBuffer;
  * chunk to rank 1, every rank forwards each chunk to the next as soon as it has it, and the last
  * rank tells rank 0 that the chain is complete. Each link carries the bucket once; the closing
  * notice means rank 0 returns only once every rank has the data, and that rank 0 too learns of
- * a rank that disagreed.
+ * a rank that disagreed. Each received chunk is copied once, straight out of the transport's
+ * memory into the result (the result array itself for one 'c'-order tensor per type), and sent on
+ * from there; rank 0 sends from its input and copies it into its result.
  */
 public final class RingBroadcast {
     private RingBroadcast() {
     }
 
-    /** Overwrites the bucket with rank 0's bucket on every rank. */
-    public static void run(CollectiveCall call, ByteBuffer bucket, int maxChunkElements) {
+    /**
+     * Writes rank 0's {@code source} into {@code result} on every rank (the two may be one buffer;
+     * only rank 0 reads its source).
+     */
+    public static void run(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
         int rank = call.rank();
         int worldSize = call.worldSize();
         if (worldSize == 1) {
+            call.copyWhole(source, result);
             return;
         }
         ElementType type = call.type();
@@ -32,17 +36,19 @@ public final class RingBroadcast {
             int start = ChunkLayout.partStartByte(total, chunks, chunk, type.bytes());
             int length = ChunkLayout.partStartByte(total, chunks, chunk + 1, type.bytes()) - start;
             if (rank != 0) {
-                ByteBuffer received = call.receive(rank - 1, MessageKind.RING_BROADCAST, chunk, length);
-                Reduction.copy(bucket, start, received, MessageHeader.LENGTH, length);
+                call.receiveCopy(rank - 1, MessageKind.RING_BROADCAST, chunk, result, start, length);
             }
             if (rank != last) {
-                call.send(rank + 1, MessageKind.RING_BROADCAST, chunk, bucket, start, length);
+                call.send(rank + 1, MessageKind.RING_BROADCAST, chunk, rank == 0 ? source : result, start, length);
             }
         }
+        if (rank == 0) {
+            call.copyWhole(source, result);
+        }
         if (rank == last) {
-            call.send(0, MessageKind.RING_BROADCAST_DONE, chunks, bucket, 0, 0);
+            call.send(0, MessageKind.RING_BROADCAST_DONE, chunks, result, 0, 0);
         } else if (rank == 0) {
-            call.receive(last, MessageKind.RING_BROADCAST_DONE, chunks, 0);
+            call.receiveNotice(last, MessageKind.RING_BROADCAST_DONE, chunks);
         }
     }
 }

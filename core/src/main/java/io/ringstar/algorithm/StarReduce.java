@@ -1,9 +1,7 @@
 package io.ringstar.algorithm;
 
-import io.ringstar.protocol.MessageHeader;
 import io.ringstar.protocol.MessageKind;
 import io.ringstar.tensor.ElementType;
-import io.ringstar.tensor.Reduction;
 import java.nio.ByteBuffer;
 
 /**
@@ -13,6 +11,12 @@ import java.nio.ByteBuffer;
  * holds its own bucket and one chunk in flight, so its memory does not grow with the world size.
  * Workers run at most {@value #WINDOW} chunks ahead of the results they have received, which
  * bounds what any link holds.
+ *
+ * <p><b>Copies.</b> As for {@link RingAllReduce}: source and result are the input and result
+ * arrays themselves for one 'c'-order tensor per type. Rank 0 writes its input plus the first
+ * worker's chunk into its result and adds the others' there (dividing with the last worker's),
+ * straight out of the transport's memory; a worker sends from its input and copies the averaged
+ * chunk straight out of the transport's memory into its result.
  */
 public final class StarReduce {
     /** Chunks a worker may send ahead of the results it has received. */
@@ -21,10 +25,14 @@ public final class StarReduce {
     private StarReduce() {
     }
 
-    /** Replaces the bucket's contents with the average over all ranks. */
-    public static void run(CollectiveCall call, ByteBuffer bucket, int maxChunkElements) {
+    /**
+     * Writes into {@code result} the average over all ranks of each rank's {@code source} (the two
+     * may be one buffer; {@code source} is only read).
+     */
+    public static void run(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
         int worldSize = call.worldSize();
         if (worldSize == 1) {
+            call.copyWhole(source, result);
             return;
         }
         ElementType type = call.type();
@@ -36,13 +44,14 @@ public final class StarReduce {
                 int count = (int) (ChunkLayout.partStart(total, chunks, chunk + 1) - first);
                 int start = Math.toIntExact(first * type.bytes());
                 int length = count * type.bytes();
+                // In rank order: rank 0's input plus the first worker's chunk into the result, then
+                // the others added there, the last with the division in the same pass.
                 for (int worker = 1; worker < worldSize; worker++) {
-                    ByteBuffer received = call.receive(worker, MessageKind.STAR_REDUCE, chunk, length);
-                    Reduction.add(type, bucket, start, received, MessageHeader.LENGTH, count);
+                    call.receiveSum(worker, MessageKind.STAR_REDUCE, chunk, result, start, worker == 1 ? source : result,
+                            start, count, worker == worldSize - 1 ? worldSize : 1);
                 }
-                Reduction.divide(type, bucket, start, count, worldSize);
                 for (int worker = 1; worker < worldSize; worker++) {
-                    call.send(worker, MessageKind.STAR_REDUCE_RESULT, chunk, bucket, start, length);
+                    call.send(worker, MessageKind.STAR_REDUCE_RESULT, chunk, result, start, length);
                 }
             }
             return;
@@ -52,13 +61,12 @@ public final class StarReduce {
             while (sent < chunks && sent < chunk + WINDOW) {
                 int start = ChunkLayout.partStartByte(total, chunks, sent, type.bytes());
                 int end = ChunkLayout.partStartByte(total, chunks, sent + 1, type.bytes());
-                call.send(0, MessageKind.STAR_REDUCE, sent, bucket, start, end - start);
+                call.send(0, MessageKind.STAR_REDUCE, sent, source, start, end - start);
                 sent++;
             }
             int start = ChunkLayout.partStartByte(total, chunks, chunk, type.bytes());
             int length = ChunkLayout.partStartByte(total, chunks, chunk + 1, type.bytes()) - start;
-            ByteBuffer received = call.receive(0, MessageKind.STAR_REDUCE_RESULT, chunk, length);
-            Reduction.copy(bucket, start, received, MessageHeader.LENGTH, length);
+            call.receiveCopy(0, MessageKind.STAR_REDUCE_RESULT, chunk, result, start, length);
         }
     }
 }

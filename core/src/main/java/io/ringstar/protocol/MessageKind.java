@@ -41,9 +41,12 @@ public enum MessageKind {
         return operation;
     }
 
+    /** The constants, in one array for lookups that allocate nothing ({@code values()} copies). */
+    private static final MessageKind[] ALL = values();
+
     /** The kind with this wire code, or {@code null} if there is none. */
     public static MessageKind fromCode(int code) {
-        for (MessageKind kind : values()) {
+        for (MessageKind kind : ALL) {
             if (kind.code == code) {
                 return kind;
             }

@@ -32,9 +32,12 @@ public enum ElementType {
         return dataType;
     }
 
+    /** The constants, in one array for lookups that allocate nothing ({@code values()} copies). */
+    private static final ElementType[] ALL = values();
+
     /** The element type of an ND4J data type, or {@code null} if ringstar does not reduce it. */
     public static ElementType of(DataType dataType) {
-        for (ElementType type : values()) {
+        for (ElementType type : ALL) {
             if (type.dataType == dataType) {
                 return type;
             }
@@ -44,7 +47,7 @@ public enum ElementType {
 
     /** The element type with this wire code, or {@code null}. */
     public static ElementType fromCode(int code) {
-        for (ElementType type : values()) {
+        for (ElementType type : ALL) {
             if (type.code == code) {
                 return type;
             }

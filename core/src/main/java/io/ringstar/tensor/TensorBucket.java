@@ -101,19 +101,16 @@ public final class TensorBucket implements AutoCloseable {
         }
     }
 
-    /** A new 'c'-order array of this bucket's type for a result of {@code shape}, to be filled by {@link #unpackWindow}. */
-    public INDArray newResult(long[] shape) {
-        long length = 1;
-        for (long dimension : shape) {
-            length *= dimension;
-        }
-        if (length == 0) {
-            return Nd4j.create(type.dataType(), shape, 'c');
-        }
+    /**
+     * A new 'c'-order array of {@code type} for a result of {@code shape}, detached from any
+     * workspace since it belongs to the caller, its elements not set (but for an empty or scalar
+     * shape); filled by {@link #unpackWindow} or by an algorithm working in it.
+     */
+    public static INDArray newResult(ElementType type, long[] shape) {
         if (shape.length == 0) {
             return Nd4j.scalar(type.dataType(), 0.0);
         }
-        return Nd4j.createUninitialized(type.dataType(), shape, 'c');
+        return TensorMemory.newDetached(type, shape);
     }
 
     /** Frees the flattened copy that {@link #packWindow} may have kept. */

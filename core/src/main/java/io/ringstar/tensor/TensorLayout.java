@@ -79,6 +79,29 @@ public final class TensorLayout {
         return new TensorLayout(shapes, types, Collections.unmodifiableList(groups), fingerprint(shapes, types));
     }
 
+    /**
+     * Whether {@code tensors} have exactly this layout: the same count, and each the same element
+     * type and shape. Allocates nothing, so a caller that passes the same shapes every step (the
+     * usual case) can keep one layout.
+     */
+    public boolean matches(INDArray[] tensors) {
+        if (tensors == null || tensors.length != shapes.length) {
+            return false;
+        }
+        for (int i = 0; i < tensors.length; i++) {
+            INDArray tensor = tensors[i];
+            if (tensor == null || ElementType.of(tensor.dataType()) != types[i] || tensor.rank() != shapes[i].length) {
+                return false;
+            }
+            for (int dimension = 0; dimension < shapes[i].length; dimension++) {
+                if (tensor.size(dimension) != shapes[i][dimension]) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
     /** Number of tensors in the call. */
     public int tensorCount() {
         return shapes.length;

@@ -126,7 +126,7 @@ class TensorBucketTest {
 
     /** The bucket's elements from {@code offset} as a new array of {@code shape}, the way the aggregators take results out. */
     private static INDArray unpack(TensorBucket bucket, long offset, long[] shape) {
-        INDArray result = bucket.newResult(shape);
+        INDArray result = TensorBucket.newResult(bucket.type(), shape);
         long end = offset + result.length();
         TensorLayout.Group single = new TensorLayout.Group(bucket.type(), new int[] {0}, new long[] {offset}, end);
         bucket.unpackWindow(new INDArray[] {result}, single, 0, end);
@@ -373,7 +373,7 @@ class TensorBucketTest {
             try (TensorBucket bucket = new TensorBucket(ElementType.FLOAT)) {
                 INDArray[] results = new INDArray[tensors.length];
                 for (int t = 0; t < tensors.length; t++) {
-                    results[t] = bucket.newResult(layout.shape(t));
+                    results[t] = TensorBucket.newResult(bucket.type(), layout.shape(t));
                 }
                 for (long from = 0; from < group.elementCount(); from += window) {
                     long to = Math.min(group.elementCount(), from + window);

@@ -200,6 +200,134 @@ public abstract class AggregatorConformanceTest {
         }
     }
 
+    @TestFactory
+    Stream<DynamicTest> oneContiguousTensorPerTypeIsReducedInItsResultExactly() {
+        // The path that works in the result array itself (no bucket): one 'c'-order tensor of each
+        // type, at awkward counts, whole and cut into windows by a tiny bucket.
+        List<DynamicTest> tests = new ArrayList<>();
+        for (Algorithm algorithm : Algorithm.values()) {
+            for (int worldSize : new int[] {1, 2, 3, 5}) {
+                for (int count : new int[] {1, 2, 7, 1009, 100_003}) {
+                    for (String bucketBytes : new String[] {"1073741824", "40"}) {
+                        if (count > 1009 && bucketBytes.equals("40")) {
+                            continue;
+                        }
+                        String name = algorithm + " n=" + worldSize + " count=" + count + " bucket=" + bucketBytes;
+                        tests.add(DynamicTest.dynamicTest(name, () -> checkInResult(algorithm, worldSize, count,
+                                Map.of("chunkBytes", count <= 1009 ? "16" : "1048576", "bucketBytes", bucketBytes))));
+                    }
+                }
+            }
+        }
+        return tests.stream();
+    }
+
+    private void checkInResult(Algorithm algorithm, int worldSize, int count, Map<String, String> options) {
+        // Every array is closed in the rank's own body: ND4J frees native memory only when told
+        // (or when the collector happens to run), and these are tens of MB a rank.
+        List<Ranks.Outcome<double[][][]>> outcomes = withAggregators(algorithm, worldSize, Duration.ofSeconds(30),
+                options, (rank, aggregator) -> {
+                    INDArray[] inputs = {filled(DataType.FLOAT, rank, 0, count), filled(DataType.DOUBLE, rank, 1, 3,
+                            count)};
+                    INDArray[] before = copies(inputs);
+                    INDArray[] averaged = aggregator.reduceGradients(inputs);
+                    INDArray[] broadcast = aggregator.broadcastParams(inputs);
+                    try {
+                        double[][][] seen = new double[2][2][];
+                        for (int t = 0; t < inputs.length; t++) {
+                            assertArrayEquals(values(before[t]), values(inputs[t]), "rank " + rank + " input " + t
+                                    + " was modified");
+                            assertEquals(inputs[t].dataType(), averaged[t].dataType());
+                            assertArrayEquals(inputs[t].shape(), averaged[t].shape());
+                            seen[0][t] = values(averaged[t]);
+                            seen[1][t] = values(broadcast[t]);
+                        }
+                        return seen;
+                    } finally {
+                        io.ringstar.tensor.TensorMemory.close(inputs);
+                        io.ringstar.tensor.TensorMemory.close(before);
+                        io.ringstar.tensor.TensorMemory.close(averaged);
+                        io.ringstar.tensor.TensorMemory.close(broadcast);
+                    }
+                });
+        double[][] first = null;
+        for (Ranks.Outcome<double[][][]> outcome : outcomes) {
+            double[][][] seen = outcome.valueOrFail();
+            for (int t = 0; t < 2; t++) {
+                boolean isFloat = t == 0;
+                for (int i = 0; i < seen[0][t].length; i++) {
+                    double want = average(worldSize, t, i);
+                    assertEquals(isFloat ? (float) want : want, seen[0][t][i], 0.0,
+                            "rank " + outcome.rank + " average of tensor " + t + " element " + i);
+                    double sent = value(0, t, i);
+                    assertEquals(isFloat ? (float) sent : sent, seen[1][t][i], 0.0,
+                            "rank " + outcome.rank + " broadcast of tensor " + t + " element " + i);
+                }
+            }
+            if (first == null) {
+                first = seen[0];
+            } else {
+                for (int t = 0; t < 2; t++) {
+                    assertBitIdentical(first[t], seen[0][t], "average of tensor " + t + " on rank " + outcome.rank);
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void theCallingThreadAllocatesOnlyTheResultsInTheSteadyState(Algorithm algorithm) {
+        // Per call, beyond what making the result array costs (ND4J's objects, about 2 KB), a rank's
+        // thread may allocate a few small objects (the call's deadline, the returned array) and
+        // nothing that grows with the size: 1 KiB and 4 MiB must cost the same.
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        for (int count : new int[] {256, 1 << 20}) {
+            int calls = count < 1000 ? 400 : 24;
+            List<Ranks.Outcome<long[]>> outcomes = withAggregators(algorithm, 3, Duration.ofSeconds(60), Map.of(),
+                    (rank, aggregator) -> {
+                        INDArray input = filled(DataType.FLOAT, rank, 0, count);
+                        long id = Thread.currentThread().getId();
+                        for (int i = 0; i < 3 * calls; i++) {
+                            io.ringstar.tensor.TensorMemory.close(aggregator.reduceGradients(input));
+                        }
+                        long before = threads.getThreadAllocatedBytes(id);
+                        for (int i = 0; i < calls; i++) {
+                            io.ringstar.tensor.TensorMemory.close(aggregator.reduceGradients(input));
+                        }
+                        long perCall = (threads.getThreadAllocatedBytes(id) - before) / calls;
+                        // What the result alone costs: the same array made, viewed and freed as a call does.
+                        long[] shape = {count};
+                        for (int i = 0; i < 3 * calls; i++) {
+                            makeResult(shape, count);
+                        }
+                        before = threads.getThreadAllocatedBytes(id);
+                        for (int i = 0; i < calls; i++) {
+                            makeResult(shape, count);
+                        }
+                        long result = (threads.getThreadAllocatedBytes(id) - before) / calls;
+                        return new long[] {perCall, result};
+                    });
+            for (Ranks.Outcome<long[]> outcome : outcomes) {
+                long[] bytes = outcome.valueOrFail();
+                System.out.printf("allocation %s %s count=%d rank %d: %d B per call, of which the result %d B%n",
+                        getClass().getSimpleName(), algorithm, count, outcome.rank, bytes[0], bytes[1]);
+                assertTrue(bytes[0] - bytes[1] <= MAX_CALL_ALLOCATION_BYTES, algorithm + " with " + count
+                        + " floats on rank " + outcome.rank + " allocated " + bytes[0] + " bytes per call, " + bytes[1]
+                        + " of them for the result: more than " + MAX_CALL_ALLOCATION_BYTES + " beyond it");
+            }
+        }
+    }
+
+    /** Bytes a call may allocate on the calling thread beyond its result arrays. */
+    private static final long MAX_CALL_ALLOCATION_BYTES = 512;
+
+    private static void makeResult(long[] shape, int count) {
+        INDArray result = io.ringstar.tensor.TensorBucket.newResult(io.ringstar.tensor.ElementType.FLOAT, shape.clone());
+        io.ringstar.tensor.TensorMemory.bytes(result, 0, count * Float.BYTES);
+        io.ringstar.tensor.TensorMemory.close(result);
+    }
+
     @ParameterizedTest
     @EnumSource(Algorithm.class)
     void floatAndDoubleTensorsMixInOneCall(Algorithm algorithm) {

@@ -2,17 +2,18 @@ package io.ringstar.testing;
 
 import io.ringstar.Transport;
 import io.ringstar.protocol.MessageHeader;
+import io.ringstar.spi.Deadline;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntUnaryOperator;
 
 /**
- * A transport that flips one bit of one received message after the real transport has delivered
- * it, as a faulty NIC, switch or driver would: the {@code victim}-th message (0-based) from
- * {@code source} that carries a payload gets bit {@code bit} of byte {@code byteOf(length)}
- * inverted. Everything else passes through unchanged, so the sender computed its checksum over the
- * right bytes and only the receiver sees the wrong ones.
+ * A transport that flips one bit of one received message on its way to the receiver, as a faulty
+ * NIC, switch or driver would: the {@code victim}-th message (0-based) from {@code source} that
+ * carries a payload gets bit {@code bit} of byte {@code byteOf(length)} inverted. The piece that
+ * holds that byte is handed on as a corrupted copy; everything else passes through unchanged, so
+ * the sender computed its checksum over the right bytes and only the receiver sees the wrong ones.
  */
 public final class CorruptingTransport implements Transport {
     private final Transport delegate;
@@ -40,14 +41,6 @@ public final class CorruptingTransport implements Transport {
         return flips.get();
     }
 
-    private void maybeCorrupt(int srcRank, ByteBuffer dst, int start, int length) {
-        if (srcRank == source && length > MessageHeader.LENGTH && payloadMessages.getAndIncrement() == victim) {
-            int index = start + byteOf.applyAsInt(length);
-            dst.put(index, (byte) (dst.get(index) ^ (1 << bit)));
-            flips.incrementAndGet();
-        }
-    }
-
     @Override
     public int rank() {
         return delegate.rank();
@@ -59,28 +52,46 @@ public final class CorruptingTransport implements Transport {
     }
 
     @Override
-    public void send(int destRank, ByteBuffer data) {
-        delegate.send(destRank, data);
+    public Duration timeout() {
+        return delegate.timeout();
     }
 
     @Override
-    public void send(int destRank, ByteBuffer header, ByteBuffer payload) {
-        delegate.send(destRank, header, payload);
+    public void send(int destRank, ByteBuffer header, ByteBuffer payload, Deadline deadline) {
+        delegate.send(destRank, header, payload, deadline);
     }
 
     @Override
-    public void recv(int srcRank, ByteBuffer dst) {
-        int start = dst.position();
-        delegate.recv(srcRank, dst);
-        maybeCorrupt(srcRank, dst, start, dst.position() - start);
-    }
+    public int receive(int srcRank, MessageHandler handler, Deadline deadline) {
+        if (srcRank != source) {
+            return delegate.receive(srcRank, handler, deadline);
+        }
+        return delegate.receive(srcRank, new MessageHandler() {
+            private int target = -1;
 
-    @Override
-    public int recvAtMost(int srcRank, ByteBuffer dst, Duration timeout) {
-        int start = dst.position();
-        int length = delegate.recvAtMost(srcRank, dst, timeout);
-        maybeCorrupt(srcRank, dst, start, length);
-        return length;
+            @Override
+            public void onStart(int length) {
+                handler.onStart(length);
+                if (length > MessageHeader.LENGTH && payloadMessages.getAndIncrement() == victim) {
+                    target = byteOf.applyAsInt(length);
+                }
+            }
+
+            @Override
+            public void onBytes(ByteBuffer piece, int messageOffset) {
+                int length = piece.remaining();
+                if (target < messageOffset || target >= messageOffset + length) {
+                    handler.onBytes(piece, messageOffset);
+                    return;
+                }
+                ByteBuffer copy = ByteBuffer.allocate(length).order(piece.order());
+                copy.put(0, piece, piece.position(), length);
+                int index = target - messageOffset;
+                copy.put(index, (byte) (copy.get(index) ^ (1 << bit)));
+                flips.incrementAndGet();
+                handler.onBytes(copy.asReadOnlyBuffer().order(piece.order()), messageOffset);
+            }
+        }, deadline);
     }
 
     @Override

@@ -1,16 +1,17 @@
 package io.ringstar.bench.jmh;
 
-import io.ringstar.CollectiveMismatchException;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.Transport;
+import io.ringstar.spi.Deadline;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 
 /**
  * Two ranks that pass messages through one shared slot, on the caller's thread: a send fills the
- * slot, the next receive empties it. For measuring what the collectives do per message around the
- * transport (headers, checks) without any transport cost but one copy each way. Nothing blocks: a
- * receive from an empty slot, or a send to a full one, fails at once. Not thread-safe.
+ * slot (one copy), the next receive hands it to its handler as one read-only view. For measuring
+ * what the collectives do per message around the transport (headers, checks) without any
+ * transport cost but that copy. Nothing blocks: a receive from an empty slot, or a send to a full
+ * one, fails at once. Not thread-safe.
  */
 final class OneSlotTransport implements Transport {
     private final int rank;
@@ -18,10 +19,12 @@ final class OneSlotTransport implements Transport {
 
     private static final class Slot {
         final ByteBuffer bytes;
+        final ByteBuffer view;
         boolean full;
 
         Slot(int capacity) {
             bytes = ByteBuffer.allocateDirect(capacity);
+            view = bytes.asReadOnlyBuffer();
         }
     }
 
@@ -47,44 +50,37 @@ final class OneSlotTransport implements Transport {
     }
 
     @Override
-    public void send(int destRank, ByteBuffer data) {
-        fill().put(data.duplicate()).flip();
+    public Duration timeout() {
+        return Duration.ofDays(1);
     }
 
     @Override
-    public void send(int destRank, ByteBuffer header, ByteBuffer payload) {
-        fill().put(header.duplicate()).put(payload.duplicate()).flip();
-    }
-
-    private ByteBuffer fill() {
+    public void send(int destRank, ByteBuffer header, ByteBuffer payload, Deadline deadline) {
         if (slot.full) {
             throw new IllegalStateException("rank " + rank + " sends while the slot still holds a message");
         }
         slot.full = true;
-        return slot.bytes.clear();
+        int length = header.remaining() + payload.remaining();
+        slot.bytes.clear().put(0, header, header.position(), header.remaining())
+                .put(header.remaining(), payload, payload.position(), payload.remaining()).limit(length);
     }
 
     @Override
-    public void recv(int srcRank, ByteBuffer dst) {
-        if (slot.full && slot.bytes.remaining() != dst.remaining()) {
-            throw new CollectiveMismatchException("recv", rank, srcRank, "the slot holds " + slot.bytes.remaining()
-                    + " bytes, the buffer expects " + dst.remaining());
-        }
-        recvAtMost(srcRank, dst, Duration.ZERO);
-    }
-
-    @Override
-    public int recvAtMost(int srcRank, ByteBuffer dst, Duration timeout) {
+    public int receive(int srcRank, MessageHandler handler, Deadline deadline) {
         if (!slot.full) {
             throw new CollectiveTimeoutException("recv", rank, srcRank, "the slot is empty");
         }
-        int length = slot.bytes.remaining();
-        if (length > dst.remaining()) {
-            throw new CollectiveMismatchException("recv", rank, srcRank, "the slot holds " + length
-                    + " bytes, the buffer takes at most " + dst.remaining());
-        }
-        dst.put(slot.bytes);
+        int length = slot.bytes.limit();
+        handler.onStart(length);
         slot.full = false;
+        if (length > 0) {
+            ByteBuffer view = slot.view.limit(length).position(0);
+            try {
+                handler.onBytes(view, 0);
+            } finally {
+                view.limit(0);
+            }
+        }
         return length;
     }
 

@@ -40,6 +40,25 @@ final class FaultJob implements AutoCloseable {
     static final Duration STARTUP = Duration.ofSeconds(60);
     /** Embedded drivers' terms are kept small: a dozen of them share /dev/shm and 2 cores. */
     static final int AERON_TERM_LENGTH = 256 << 10;
+
+    /**
+     * The settings every rank of a job needs: transport, rank, world size, coordinator, timeout and
+     * job id, and with Aeron the small term length above.
+     */
+    static Map<String, Object> rankSettings(String transport, int rank, int worldSize, String coordinator,
+            Duration timeout, String jobId) {
+        Map<String, Object> settings = new LinkedHashMap<>();
+        settings.put("transport", transport);
+        settings.put("rank", rank);
+        settings.put("world-size", worldSize);
+        settings.put("coordinator", coordinator);
+        settings.put("timeout-ms", timeout.toMillis());
+        settings.put("job", jobId);
+        if (transport.equals("aeron")) {
+            settings.put("option.aeron.termLength", AERON_TERM_LENGTH);
+        }
+        return settings;
+    }
     private static final Pattern READY = Pattern.compile("READY \\S+ pid=(\\d+)");
     private static final Pattern SOCKET = Pattern.compile("\\s(\\S+):(\\d+)\\s+\\S+:\\S+\\s+users:.*pid=(\\d+),");
 

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.Transport;
 import io.ringstar.protocol.MessageHeader;
-import io.ringstar.protocol.MessageKind;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -20,12 +19,11 @@ class MessageHeaderBenchmarkTest {
         benchmark.open();
         for (int call = 0; call < 3; call++) {
             ByteBuffer received = benchmark.sendAndCheck();
-            MessageHeader header = new MessageHeader().wrap(received);
-            assertEquals(MessageKind.RING_ALL_REDUCE, header.kind());
-            assertEquals(0, header.senderRank());
-            assertEquals(7, header.messageIndex());
-            assertEquals(8, header.payloadBytes());
-            assertEquals(MessageHeader.LENGTH + 8, received.position(), "one header and its payload arrived");
+            assertEquals(8, received.capacity());
+            for (int i = 0; i < 8; i++) {
+                assertEquals(i + 1, received.get(i), "payload byte " + i + " of call " + call);
+            }
+            received.put(0, (byte) 0);
         }
     }
 
@@ -44,10 +42,10 @@ class MessageHeaderBenchmarkTest {
     void oneSlotTransportHoldsExactlyOneMessage() {
         Transport[] ranks = OneSlotTransport.pair(16);
         ByteBuffer dst = ByteBuffer.allocate(16);
-        assertThrows(CollectiveTimeoutException.class, () -> ranks[1].recvAtMost(0, dst, Duration.ZERO));
+        assertThrows(CollectiveTimeoutException.class, () -> ranks[1].recvAtMost(0, dst, Duration.ofMillis(1)));
         ranks[0].send(1, ByteBuffer.wrap(new byte[] {1, 2, 3}));
         assertThrows(IllegalStateException.class, () -> ranks[0].send(1, ByteBuffer.wrap(new byte[] {4})));
-        assertEquals(3, ranks[1].recvAtMost(0, dst, Duration.ZERO));
+        assertEquals(3, ranks[1].recvAtMost(0, dst, Duration.ofMillis(1)));
         assertEquals(ByteBuffer.wrap(new byte[] {1, 2, 3}), dst.flip());
     }
 }

@@ -5,6 +5,7 @@ import io.aeron.logbuffer.LogBufferDescriptor;
 import io.ringstar.ConfigSources;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
+import io.ringstar.spi.Frame;
 import io.ringstar.spi.NetworkOptions;
 import java.net.InetAddress;
 import java.nio.file.Files;
@@ -91,11 +92,15 @@ record AeronSettings(String jobId, byte[] secret, InetAddress coordinatorAddress
         }
         // Aeron's longest message is an eighth of a term; a chunk must fit one message.
         int maxMessage = Math.min(termLength / 8, 16 << 20);
-        int chunkBytes = intIn(option, AeronTransport.CHUNK_BYTES_OPTION, 0, ChunkHeader.LENGTH + 1, maxMessage);
+        int chunkBytes = intIn(option, AeronTransport.CHUNK_BYTES_OPTION, 0, Frame.HEADER_BYTES + 1, maxMessage);
         long receiveBuffer = intIn(option, AeronTransport.RECEIVE_BUFFER_OPTION,
                 AeronTransport.DEFAULT_RECEIVE_BUFFER_BYTES, MIN_RECEIVE_BUFFER_BYTES, Integer.MAX_VALUE);
-        int livenessMillis = intIn(option, AeronTransport.LIVENESS_OPTION, AeronTransport.DEFAULT_LIVENESS_MILLIS,
-                200, 3_600_000);
+        // As long as the collective timeout by default: a pause shorter than it is survived, and a
+        // death is noticed sooner anyway, by the sentinel connections. Aeron's client keep-alive
+        // (every 500 ms) must fit well inside it.
+        int defaultLiveness = (int) Math.max(MIN_LIVENESS_MILLIS, Math.min(3_600_000, config.timeout().toMillis()));
+        int livenessMillis = intIn(option, AeronTransport.LIVENESS_OPTION, defaultLiveness, MIN_LIVENESS_MILLIS,
+                3_600_000);
         return new AeronSettings(jobId, secret, coordinator, coordinatorPort, bind, port, externalDir, dirRoot, threading,
                 idle, termLength, mtu, chunkBytes, receiveBuffer, Duration.ofMillis(livenessMillis));
     }
@@ -104,6 +109,9 @@ record AeronSettings(String jobId, byte[] secret, InetAddress coordinatorAddress
     IdleStrategy newIdleStrategy() {
         return idleStrategy(idle);
     }
+
+    /** The shortest liveness timeout: Aeron's clients say they are alive every 500 ms. */
+    static final int MIN_LIVENESS_MILLIS = 2000;
 
     static IdleStrategy idleStrategy(String name) {
         return switch (name) {

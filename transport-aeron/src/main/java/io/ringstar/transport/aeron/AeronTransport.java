@@ -9,16 +9,19 @@ import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
 import io.ringstar.PeerFailureException;
-import io.ringstar.Transport;
+import io.ringstar.spi.Deadline;
+import io.ringstar.spi.MessageCopy;
 import io.ringstar.spi.NetworkOptions;
-import io.ringstar.spi.TransportChecks;
+import io.ringstar.spi.PeerChannel;
+import io.ringstar.spi.PeerTransport;
+import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.UnaryOperator;
 import org.agrona.concurrent.IdleStrategy;
 
@@ -51,28 +54,31 @@ import org.agrona.concurrent.IdleStrategy;
  * authenticated: the secret keeps off-path strangers out, not someone who can read and forge
  * packets on the path.
  *
- * <p><b>Data.</b> A message goes as a 16-byte {@link ChunkHeader} and its bytes, cut into chunks
- * of one Aeron frame ({@value #MTU_OPTION}), each written straight into the term with
- * {@code tryClaim}; chunks longer than a frame ({@value #CHUNK_BYTES_OPTION}) go through
+ * <p><b>Data.</b> A message goes as a 16-byte {@link io.ringstar.spi.Frame} header and its bytes,
+ * cut into chunks of one Aeron frame ({@value #MTU_OPTION}), each written straight into the term
+ * with {@code tryClaim}; chunks longer than a frame ({@value #CHUNK_BYTES_OPTION}) go through
  * {@code offer}. {@code send} copies the caller's bytes into the term and returns; while the term
- * is full it waits with the idle strategy, at most the timeout. A receiver thread per rank copies
- * what arrives into per-peer queues, at most {@value #RECEIVE_BUFFER_OPTION} bytes per peer
- * ({@value #DEFAULT_RECEIVE_BUFFER_BYTES} by default) before it stops reading that peer; while
- * this rank is itself sending to that peer it reads on up to twice that, so that two ranks that
- * both send before they receive do not hold each other back (ones that both send more than twice
- * the other's buffer do, until the timeout). The message being read when a limit is reached is
- * read to its end, so a queue holds at most twice the buffer plus one message.
+ * is full it waits, at most until its deadline, reading meanwhile. The thread that waits in a call
+ * polls the images itself (Aeron's own model): a fragment of the message it waits for goes to its
+ * handler as a view of the term, without a copy (see {@link AeronChannel}); between calls a
+ * background thread polls (see {@link PeerTransport}). What no receiver takes yet waits in the
+ * peer's inbox, at most {@value #RECEIVE_BUFFER_OPTION} bytes ({@value #DEFAULT_RECEIVE_BUFFER_BYTES}
+ * by default, twice that while this rank sends to the peer); past that it stays in the term and
+ * Aeron's flow control holds the sender back.
  *
- * <p><b>Failures.</b> A peer whose image goes away (it closed, its process or driver died, or it
- * was silent for {@value #LIVENESS_OPTION} milliseconds) or whose stream stays unconnected that
- * long fails every pending and later call that involves it with a {@link PeerFailureException}
- * naming it, once what it sent before has been read.
+ * <p><b>Failures, and pauses.</b> The rendezvous's TCP connections stay open as {@link Sentinels}:
+ * a killed process's sockets close at once, so a dead rank is known within milliseconds (rank 0
+ * tells the others), and every call that involves it fails with a {@link PeerFailureException}
+ * naming it, once what it sent before has been read. A paused process (SIGSTOP, a long garbage
+ * collection) keeps its sockets, so it is not taken for dead: the streams' own liveness timeout
+ * ({@value #LIVENESS_OPTION}) is the collective timeout by default, and a pause shorter than that
+ * is survived. A peer whose image goes away, or whose stream stays unconnected for the liveness
+ * timeout, fails the same way.
  *
  * <p>{@link #close()} says goodbye to every peer and waits (a few seconds at most) until each has
- * read everything this rank sent, then stops the receiver thread, the client and the embedded
- * driver.
+ * read everything this rank sent, then closes the sentinels, the client and the embedded driver.
  */
-public final class AeronTransport implements Transport {
+public final class AeronTransport extends PeerTransport {
     /** The name {@link io.ringstar.Transports#open} finds this transport by. */
     public static final String NAME = "aeron";
     /** Option: the directory of a running media driver to use instead of an embedded one. */
@@ -81,7 +87,11 @@ public final class AeronTransport implements Transport {
     public static final String DIR_ROOT_OPTION = "aeron.dirRoot";
     /** Option: the embedded driver's threading mode, {@code shared} (default), {@code shared_network} or {@code dedicated}. */
     public static final String THREADING_OPTION = "aeron.threading";
-    /** Option: idle strategy of the embedded driver and this transport's threads: {@code backoff} (default), {@code sleep}, {@code yield}, {@code spin}. */
+    /**
+     * Option: idle strategy of the embedded driver's threads (and of the waits for the driver
+     * while the group forms): {@code backoff} (default), {@code sleep}, {@code yield}, {@code spin}.
+     * Calls wait on core's schedule ({@link io.ringstar.spi.PeerTransport}), not on this.
+     */
     public static final String IDLE_OPTION = "aeron.idle";
     /** Option: term length of every stream, a power of two from 64 KiB; 4 MiB by default. */
     public static final String TERM_LENGTH_OPTION = "aeron.termLength";
@@ -92,9 +102,14 @@ public final class AeronTransport implements Transport {
     public static final String MTU_OPTION = "aeron.mtu";
     /** Option: the most bytes per Aeron message; by default one frame, so every chunk is claimed in place. */
     public static final String CHUNK_BYTES_OPTION = "aeron.chunkBytes";
-    /** Option: milliseconds of silence after which a peer counts as gone; 5000 by default. */
+    /**
+     * Option: milliseconds of silence after which a peer's stream counts as gone; by default the
+     * collective timeout, so that a pause shorter than it is survived (deaths are noticed by the
+     * {@link Sentinels} in the meantime).
+     */
     public static final String LIVENESS_OPTION = "aeron.livenessTimeoutMs";
-    public static final int DEFAULT_LIVENESS_MILLIS = 5000;
+    /** The liveness timeout a shared media driver uses when told none. */
+    public static final int DEFAULT_LIVENESS_MILLIS = 60_000;
     /**
      * Option: bytes received from one peer and not yet taken by {@code recv} before reading it
      * stops; twice that while this rank is sending to the peer.
@@ -123,30 +138,27 @@ public final class AeronTransport implements Transport {
     static final int STREAM_ID = 0x5253;
     /** Draws each rank's base of the UDP session ids it takes. */
     private static final SecureRandom SESSION_BASES = new SecureRandom();
-    /** The most close waits for its peers to acknowledge its goodbye. */
-    private static final long GOODBYE_WAIT_MILLIS = 5_000;
-    /** How long close waits for threads still inside a stream to leave it before it closes the client. */
-    private static final long CLOSE_LOCK_OUT_MILLIS = 1_000;
-    private static final ByteBuffer NO_BYTES = ByteBuffer.allocate(0).asReadOnlyBuffer();
+    /** How often the sentinels and the streams' connection are checked. */
+    private static final long CHECK_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** The longest a waiting thread parks at a time: a polling transport has nothing to wake it. */
+    private static final long MAX_PARK_NANOS = PeerTransport.MAX_BLOCK_NANOS;
     private static final System.Logger LOG = System.getLogger(AeronTransport.class.getName());
 
     private final int rank;
     private final int worldSize;
     private final Duration timeout;
     private final AeronSettings settings;
-    private final PeerStream[] peers;
+    private final AeronChannel[] peers;
     /** By peer: the subscription that takes only that peer's session (UDP until the rendezvous says IPC). */
     private final Subscription[] subscriptions;
     /** Where this rank receives UDP, once bound. */
     private InetSocketAddress udpEndpoint;
     private DriverHandle driver;
-    private Thread receiver;
-    private volatile boolean running = true;
-    private final Object lifecycle = new Object();
-    private long barrierEpoch;
-    private volatile boolean closed;
-    /** The constructor formed the group: every peer confirmed its streams, so it is owed a goodbye. */
-    private volatile boolean formed;
+    private Sentinels sentinels;
+    private final Sentinels.Listener onDeath = this::onDeath;
+    private long lastCheck;
+    /** The thread parked in {@link #progress}, for {@link #wakeUp}. */
+    private volatile Thread parked;
 
     /**
      * Opens this rank's transport and forms the group; blocks until every stream is connected.
@@ -162,24 +174,24 @@ public final class AeronTransport implements Transport {
 
     /** As the public constructor, with a last say over an embedded driver's context (tests inject loss). */
     AeronTransport(DistributedConfig config, UnaryOperator<MediaDriver.Context> driverCustomizer) {
+        super(NAME, config.rank(), config.worldSize(), config.timeout());
         this.rank = config.rank();
         this.worldSize = config.worldSize();
         this.timeout = config.timeout();
         this.settings = AeronSettings.from(config, System.getenv());
-        this.peers = new PeerStream[worldSize];
+        this.peers = new AeronChannel[worldSize];
         this.subscriptions = new Subscription[worldSize];
         if (worldSize == 1) {
+            start(new PeerChannel[1]);
             return;
         }
         if (settings.secret() == null) {
             NetworkOptions.warnUnauthenticated(LOG, NAME, rank, settings.jobId(), null);
         }
-        long deadline = System.nanoTime() + timeout.toNanos();
+        Deadline deadline = Deadline.after(timeout);
         try {
-            driver = DriverHandle.open(settings, rank, driverCustomizer, this::onImageGone,
-                    this::onClientError);
+            driver = DriverHandle.open(settings, rank, driverCustomizer, this::onImageGone, this::onClientError);
             formGroup(deadline);
-            formed = true;
         } catch (RuntimeException | Error e) {
             // What stopped the group forming is the failure to report; a failure to clean up only goes with it.
             try {
@@ -198,7 +210,8 @@ public final class AeronTransport implements Transport {
         return host.indexOf(':') >= 0 ? "[" + host + "]" : host;
     }
 
-    private void formGroup(long deadline) {
+    private void formGroup(Deadline deadline) {
+        long until = System.nanoTime() + deadline.remainingNanos();
         String host = settings.bindAddress().getHostAddress();
         // Before the rendezvous, so that no peer's stream can arrive before this rank takes it: one
         // subscription per peer, each to the one session id that peer will send UDP as. The ids are
@@ -211,7 +224,7 @@ public final class AeronTransport implements Transport {
         int first = rank == 0 ? 1 : 0;
         subscriptions[first] = driver.aeron().addSubscription(udpChannel(host, settings.port()) + "|tags=" + tag
                 + "|session-id=" + (sessionBase + first), STREAM_ID);
-        int port = resolvedPort(subscriptions[first], deadline);
+        int port = resolvedPort(subscriptions[first], until);
         // The others at once, and then awaited together: one round trip to the driver, not one per peer.
         long[] registrations = new long[worldSize];
         for (int peer = first + 1; peer < worldSize; peer++) {
@@ -222,17 +235,25 @@ public final class AeronTransport implements Transport {
         }
         for (int peer = first + 1; peer < worldSize; peer++) {
             if (peer != rank) {
-                subscriptions[peer] = awaitSubscription(peer, registrations[peer], deadline);
+                subscriptions[peer] = awaitSubscription(peer, registrations[peer], until);
             }
         }
         udpEndpoint = new InetSocketAddress(settings.bindAddress(), port);
         Rendezvous.Endpoint self = new Rendezvous.Endpoint(settings.jobId(), worldSize, rank, host, port, sessionBase,
                 driver.driverId());
-        Rendezvous.Table table = rank == 0
-                ? Rendezvous.coordinate(new InetSocketAddress(settings.coordinatorAddress(), settings.coordinatorPort()),
-                        settings.secret(), self, deadline)
-                : Rendezvous.register(new InetSocketAddress(settings.coordinatorAddress(), settings.coordinatorPort()),
-                        settings.secret(), self, deadline);
+        InetSocketAddress coordinator = new InetSocketAddress(settings.coordinatorAddress(), settings.coordinatorPort());
+        Rendezvous.Formed formed = rank == 0 ? Rendezvous.coordinate(coordinator, settings.secret(), self, until)
+                : Rendezvous.register(coordinator, settings.secret(), self, until);
+        try {
+            sentinels = new Sentinels(rank, formed.connections());
+        } catch (IOException e) {
+            for (java.nio.channels.SocketChannel connection : formed.connections()) {
+                closeQuietly(connection);
+            }
+            throw new CollectiveException("rendezvous", rank, CollectiveException.NO_RANK,
+                    "cannot keep the rendezvous connections: " + e, e);
+        }
+        Rendezvous.Table table = formed.table();
         for (int peer = 0; peer < worldSize; peer++) {
             if (peer == rank) {
                 continue;
@@ -252,39 +273,36 @@ public final class AeronTransport implements Transport {
                 subscriptions[peer].close();
                 subscriptions[peer] = driver.aeron().addSubscription("aeron:ipc?session-id=" + sessionIn, STREAM_ID);
             }
-            peers[peer] = new PeerStream(rank, peer, sessionIn, ipc, publication, settings.chunkBytes(),
-                    settings.receiveBufferBytes(), settings.liveness(), settings.newIdleStrategy(),
-                    settings.newIdleStrategy());
+            peers[peer] = new AeronChannel(this, peer, sessionIn, ipc, publication, settings.chunkBytes(),
+                    settings.receiveBufferBytes());
         }
-        receiver = new Thread(this::receive, "ringstar-aeron-rank" + rank);
-        receiver.setDaemon(true);
-        receiver.start();
+        start(peers);
         awaitConnected(deadline);
-        for (PeerStream peer : peers) {
-            if (peer != null) {
-                peer.sendRecord("rendezvous", ChunkHeader.READY, 0, deadline, timeout);
+        lockIo();
+        try {
+            for (AeronChannel peer : peers) {
+                if (peer != null) {
+                    peer.writeFrame(AeronChannel.READY, 0, MessageCopy.NO_BYTES, MessageCopy.NO_BYTES, deadline);
+                }
             }
+        } finally {
+            unlockIo();
         }
-        List<Integer> missing = new ArrayList<>();
-        for (PeerStream peer : peers) {
-            if (peer != null && !peer.awaitReady(deadline)) {
-                missing.add(peer.peer());
-            }
-        }
+        List<Integer> missing = awaitAll(AeronChannel::ready, deadline);
         if (!missing.isEmpty()) {
             throw new CollectiveTimeoutException("rendezvous", rank, missing.get(0), "ranks " + missing
                     + " did not confirm their Aeron streams within the timeout of " + timeout);
         }
     }
 
-    private Subscription awaitSubscription(int peer, long registration, long deadline) {
+    private Subscription awaitSubscription(int peer, long registration, long until) {
         IdleStrategy idle = settings.newIdleStrategy();
         while (true) {
             Subscription subscription = driver.aeron().getSubscription(registration);
             if (subscription != null) {
                 return subscription;
             }
-            if (System.nanoTime() - deadline >= 0) {
+            if (System.nanoTime() - until >= 0) {
                 throw new CollectiveTimeoutException("rendezvous", rank, peer,
                         "the media driver did not add the subscription for rank " + peer + "'s stream within the timeout of "
                         + timeout);
@@ -298,7 +316,7 @@ public final class AeronTransport implements Transport {
         return nonce + from * worldSize + to;
     }
 
-    private int resolvedPort(Subscription subscription, long deadline) {
+    private int resolvedPort(Subscription subscription, long until) {
         IdleStrategy idle = settings.newIdleStrategy();
         while (true) {
             String resolved = subscription.tryResolveChannelEndpointPort();
@@ -306,7 +324,7 @@ public final class AeronTransport implements Transport {
                 String endpoint = ChannelUri.parse(resolved).get("endpoint");
                 return Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
             }
-            if (System.nanoTime() - deadline >= 0) {
+            if (System.nanoTime() - until >= 0) {
                 throw new CollectiveTimeoutException("rendezvous", rank, CollectiveException.NO_RANK,
                         "the media driver did not bind a UDP port on " + settings.bindAddress().getHostAddress()
                         + " within the timeout of " + timeout);
@@ -316,40 +334,49 @@ public final class AeronTransport implements Transport {
     }
 
     /** Waits until every publication has a subscriber and every peer's image is here. */
-    private void awaitConnected(long deadline) {
-        IdleStrategy idle = settings.newIdleStrategy();
+    private void awaitConnected(Deadline deadline) {
+        List<Integer> missing = awaitAll(peer -> peer.hasImage() && peer.publicationConnected(), deadline);
+        if (!missing.isEmpty()) {
+            throw new CollectiveTimeoutException("rendezvous", rank, missing.get(0), "the Aeron streams with ranks "
+                    + missing + " did not connect within the timeout of " + timeout);
+        }
+    }
+
+    /**
+     * Polls (taking the I/O lock for each round) until {@code done} holds for every peer or the
+     * deadline passes; a failed peer fails the set-up at once.
+     *
+     * @return the peers for which it does not hold at the deadline
+     */
+    private List<Integer> awaitAll(java.util.function.Predicate<AeronChannel> done, Deadline deadline) {
         while (true) {
+            lockIo();
+            try {
+                progress(0);
+            } finally {
+                unlockIo();
+            }
             List<Integer> missing = new ArrayList<>();
-            for (PeerStream peer : peers) {
+            for (AeronChannel peer : peers) {
                 if (peer == null) {
                     continue;
-                }
-                if (!peer.hasImage()) {
-                    Image image = imageOf(peer);
-                    if (image != null) {
-                        peer.image(image);
-                    }
                 }
                 if (peer.failure() != null) {
                     throw new PeerFailureException("rendezvous", rank, peer.peer(), peer.failure());
                 }
-                if (!peer.hasImage() || !peer.publicationConnected()) {
+                if (!done.test(peer)) {
                     missing.add(peer.peer());
                 }
             }
-            if (missing.isEmpty()) {
-                return;
+            if (missing.isEmpty() || deadline.passed()) {
+                return missing;
             }
-            if (System.nanoTime() - deadline >= 0) {
-                throw new CollectiveTimeoutException("rendezvous", rank, missing.get(0), "the Aeron streams with ranks "
-                        + missing + " did not connect within the timeout of " + timeout);
-            }
-            idle.idle(0);
+            LockSupport.parkNanos(100_000);
         }
     }
 
     /** The peer's image, once its stream is here. */
-    private Image imageOf(PeerStream peer) {
+    private Image imageOf(AeronChannel peer) {
         return subscriptions[peer.peer()].imageBySessionId(peer.sessionIn());
     }
 
@@ -359,10 +386,19 @@ public final class AeronTransport implements Transport {
     }
 
     private void onImageGone(Image image) {
-        for (PeerStream peer : peers) {
+        for (AeronChannel peer : peers) {
             if (peer != null && image.subscription() == subscriptions[peer.peer()]) {
-                peer.onImageGone();
+                // A shared driver applies its own liveness timeout, not this rank's option.
+                peer.onImageGone(settings.externalDir() == null
+                        ? "the liveness timeout of " + settings.liveness().toMillis() + " ms"
+                        : "the liveness timeout of the media driver in " + settings.externalDir());
             }
+        }
+    }
+
+    private void onDeath(int deadRank, String why) {
+        if (deadRank >= 0 && deadRank < worldSize && peers[deadRank] != null) {
+            peers[deadRank].deathReported(why);
         }
     }
 
@@ -374,58 +410,19 @@ public final class AeronTransport implements Transport {
     private void onClientError(Throwable error) {
         LOG.log(System.Logger.Level.WARNING, "rank " + rank + "'s Aeron client: " + error);
         if (error instanceof io.aeron.exceptions.DriverTimeoutException) {
-            for (PeerStream peer : peers) {
-                if (peer != null) {
-                    peer.fail("the media driver of rank " + rank + " stopped answering: " + error.getMessage());
-                }
-            }
+            failAll("the media driver of rank " + rank + " stopped answering: " + error.getMessage(), error);
         }
     }
 
-    /**
-     * The receiver thread: polls every peer's image into its queue, acknowledges goodbyes, and
-     * watches that every publication stays connected, until the transport closes.
-     */
-    private void receive() {
-        IdleStrategy idle = settings.newIdleStrategy();
-        try {
-            while (running) {
-                int work = 0;
-                long now = System.nanoTime();
-                for (PeerStream peer : peers) {
-                    if (peer != null) {
-                        work += peer.poll(PeerStream.FRAGMENT_LIMIT);
-                        peer.acknowledgeGoodbye();
-                        peer.checkConnected(now);
-                    }
-                }
-                idle.idle(work);
-            }
-        } catch (RuntimeException | Error e) {
-            LOG.log(System.Logger.Level.ERROR, "rank " + rank + "'s receiver thread failed: " + e);
-            for (PeerStream peer : peers) {
-                if (peer != null) {
-                    peer.fail("the receiver thread of rank " + rank + " failed: " + e);
-                }
-            }
-        }
-    }
-
-    // ---- the Transport contract ----
-
-    @Override
-    public int rank() {
-        return rank;
-    }
-
-    @Override
-    public int worldSize() {
-        return worldSize;
-    }
+    // ---- the data path ----
 
     /** True if this rank talks to {@code peer} over IPC through a shared driver, false for UDP. */
     public boolean usesIpc(int peer) {
-        return stream("usesIpc", peer).ipc();
+        if (peer < 0 || peer >= worldSize || peer == rank) {
+            throw new IllegalArgumentException("usesIpc on rank " + rank + ": peer rank " + peer
+                    + " is not another rank of this group of " + worldSize);
+        }
+        return peers[peer].ipc();
     }
 
     /** The directory of the media driver this rank uses, or null for a group of one. */
@@ -434,160 +431,110 @@ public final class AeronTransport implements Transport {
     }
 
     @Override
-    public void send(int destRank, ByteBuffer data) {
-        send(destRank, NO_BYTES, data);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>Both parts are copied straight into Aeron's term (no intermediate buffer); this waits
-     * only while the term is full, at most the timeout.
-     */
-    @Override
-    public void send(int destRank, ByteBuffer header, ByteBuffer payload) {
-        stream("send", destRank).send(header, payload, System.nanoTime() + timeout.toNanos(), timeout);
-    }
-
-    @Override
-    public void recv(int srcRank, ByteBuffer dst) {
-        stream("recv", srcRank).receive(dst, true, System.nanoTime() + timeout.toNanos(), timeout);
-    }
-
-    @Override
-    public int recvAtMost(int srcRank, ByteBuffer dst, Duration wait) {
-        TransportChecks.checkWait("recv", rank, wait);
-        return stream("recv", srcRank).receive(dst, false, System.nanoTime() + wait.toNanos(), wait);
-    }
-
-    @Override
-    public void barrier() {
-        checkOpen("barrier");
-        long deadline = System.nanoTime() + timeout.toNanos();
-        long epoch;
-        synchronized (lifecycle) {
-            epoch = ++barrierEpoch;
-        }
-        for (PeerStream peer : peers) {
+    protected int progress(long blockNanos) {
+        int work = 0;
+        for (AeronChannel peer : peers) {
             if (peer != null) {
-                peer.sendRecord("barrier", ChunkHeader.BARRIER, epoch, deadline, timeout);
+                if (!peer.hasImage()) {
+                    Image image = imageOf(peer);
+                    if (image != null) {
+                        peer.image(image);
+                    }
+                }
+                work += peer.poll();
             }
         }
-        List<Integer> missing = new ArrayList<>();
-        for (PeerStream peer : peers) {
-            if (peer != null && !peer.awaitBarrier(epoch, deadline)) {
-                missing.add(peer.peer());
+        long now = System.nanoTime();
+        if (now - lastCheck > CHECK_INTERVAL_NANOS) {
+            lastCheck = now;
+            if (sentinels != null) {
+                sentinels.check(onDeath);
+            }
+            for (AeronChannel peer : peers) {
+                if (peer != null) {
+                    peer.checkConnected(now, settings.liveness().toNanos());
+                }
             }
         }
-        if (!missing.isEmpty()) {
-            throw new CollectiveTimeoutException("barrier", rank, missing.get(0), "ranks " + missing
-                    + " did not reach the barrier within " + timeout);
+        if (work == 0 && blockNanos > 0) {
+            parked = Thread.currentThread();
+            try {
+                LockSupport.parkNanos(this, Math.min(blockNanos, MAX_PARK_NANOS));
+            } finally {
+                parked = null;
+            }
+        }
+        return work;
+    }
+
+    @Override
+    protected int poll(PeerChannel awaited) {
+        AeronChannel peer = (AeronChannel) awaited;
+        if (!peer.hasImage()) {
+            return progress(0);
+        }
+        return peer.poll();
+    }
+
+    @Override
+    protected void wakeUp() {
+        Thread thread = parked;
+        if (thread != null) {
+            LockSupport.unpark(thread);
         }
     }
 
     /**
-     * Says goodbye to every peer still there and waits, at most a few seconds, until each has read
-     * everything this rank sent (its driver must keep running until then); then stops the receiver
-     * thread, the Aeron client and the embedded driver, which removes its directory. A transport
-     * whose constructor failed says no goodbye: the group never formed. Idempotent, and bounded in
-     * time: the goodbye, the receiver thread's end and the wait for callers to leave the streams
-     * each have a limit of their own.
+     * Waits (a few seconds at most) until every peer told goodbye has read everything this rank
+     * sent, which it says with an acknowledgement: the driver must keep the streams until then.
+     * Then tells the sentinels this is a goodbye, not a death.
      */
     @Override
-    public void close() {
-        synchronized (lifecycle) {
-            if (closed) {
-                return;
-            }
-            closed = true;
-        }
-        if (driver == null) {
-            return;
-        }
-        try {
-            if (receiver != null && formed) {
-                sayGoodbye();
-            }
-        } finally {
-            for (PeerStream peer : peers) {
-                if (peer != null) {
-                    peer.closeHere();
+    protected void beforeChannelsClose(Deadline deadline) {
+        long waitStart = System.nanoTime();
+        while (!deadline.passed()) {
+            boolean all = true;
+            for (AeronChannel peer : peers) {
+                if (peer != null && !peer.goodbyeAcknowledged() && !peer.gone()) {
+                    all = false;
                 }
             }
-            running = false;
-            if (receiver != null) {
-                try {
-                    receiver.join(TimeUnit.SECONDS.toMillis(5));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
+            if (all) {
+                break;
             }
-            closeClient();
+            if (awaitRound(waitStart, deadline, null, null) > 0) {
+                waitStart = System.nanoTime();
+            }
+        }
+        if (sentinels != null) {
+            sentinels.sayBye();
         }
     }
 
     /**
-     * Closes the client and the driver once no caller is inside a stream's buffers: the client
-     * unmaps them, and a recv polling the image or a send inside a claim would then touch unmapped
-     * memory and crash the JVM. Callers leave at their next check of the closed state; one that
-     * has not left within {@link #CLOSE_LOCK_OUT_MILLIS} (or a receiver thread that did not end)
-     * gets the client's close linger instead, so it finishes in mapped memory and sees the streams
-     * closed.
+     * Closes the sentinels, then the client and the driver once no caller is inside a stream's
+     * buffers: the client unmaps them, and a thread polling an image or inside a claim would then
+     * touch unmapped memory and crash the JVM. A thread that did not leave in time gets the
+     * client's close linger instead, so it finishes in mapped memory and sees the streams closed.
      */
-    private void closeClient() {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_LOCK_OUT_MILLIS);
-        boolean othersMayBeInside = receiver != null && receiver.isAlive();
-        try {
-            for (PeerStream peer : peers) {
-                if (peer != null && !peer.lockOutForClose(deadline)) {
-                    othersMayBeInside = true;
-                    LOG.log(System.Logger.Level.DEBUG, "rank " + rank + ": a call with rank " + peer.peer()
-                            + " was still inside its stream when the transport closed");
-                }
-            }
+    @Override
+    protected void release(boolean othersMayBeInside) {
+        if (sentinels != null) {
+            sentinels.close();
+        }
+        if (driver != null) {
             driver.close(othersMayBeInside);
-        } finally {
-            for (PeerStream peer : peers) {
-                if (peer != null) {
-                    peer.unlockAfterClose();
-                    peer.release();
-                }
-            }
         }
     }
 
-    private void sayGoodbye() {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.min(GOODBYE_WAIT_MILLIS,
-                timeout.toMillis()));
-        List<PeerStream> told = new ArrayList<>();
-        for (PeerStream peer : peers) {
-            if (peer != null && !peer.gone()) {
-                try {
-                    peer.sendRecord("close", ChunkHeader.GOODBYE, 0, deadline, timeout);
-                    told.add(peer);
-                } catch (RuntimeException e) {
-                    // Whatever stopped one goodbye (a failed peer, a closed stream, an Aeron error), close goes on.
-                    LOG.log(System.Logger.Level.DEBUG, "rank " + rank + " could not say goodbye to rank "
-                            + peer.peer() + ": " + e.getMessage());
-                }
+    private static void closeQuietly(java.nio.channels.SocketChannel socket) {
+        if (socket != null) {
+            try {
+                socket.close();
+            } catch (IOException e) {
+                // Closing only fails for a socket already gone.
             }
         }
-        for (PeerStream peer : told) {
-            if (!peer.awaitGoodbyeAcknowledged(deadline)) {
-                LOG.log(System.Logger.Level.DEBUG, "rank " + rank + ": rank " + peer.peer()
-                        + " did not acknowledge the goodbye before the close linger ran out");
-            }
-        }
-    }
-
-    private PeerStream stream(String operation, int peer) {
-        checkOpen(operation);
-        TransportChecks.checkPeer(operation, rank, worldSize, peer);
-        return peers[peer];
-    }
-
-    private void checkOpen(String operation) {
-        TransportChecks.checkOpen(closed, operation, rank);
     }
 
     @Override

@@ -88,7 +88,8 @@ final class DriverHandle {
             aeron = Aeron.connect(new Aeron.Context()
                     .aeronDirectoryName(dir)
                     .clientName("ringstar rank " + rank)
-                    .driverTimeoutMs(DRIVER_TIMEOUT_MILLIS)
+                    // A paused process must not find its driver "gone" when it resumes.
+                    .driverTimeoutMs(Math.max(DRIVER_TIMEOUT_MILLIS, settings.liveness().toMillis()))
                     .unavailableImageHandler(unavailable)
                     .errorHandler(errors)
                     .subscriberErrorHandler(errors));
@@ -127,7 +128,8 @@ final class DriverHandle {
 
     /**
      * A driver context with ringstar's defaults: the given threading mode and idle strategy, small
-     * sparse terms, and liveness timeouts short enough that a dead peer is noticed in seconds.
+     * sparse terms, and every liveness timeout the given one (deaths do not wait for it: the
+     * {@link Sentinels} report them).
      * Used for embedded drivers and by {@link SharedMediaDriver}.
      */
     static MediaDriver.Context driverContext(String dir, ThreadingMode threading, String idle, int termLength,

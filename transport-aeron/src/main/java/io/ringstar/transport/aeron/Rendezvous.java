@@ -11,6 +11,8 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -25,7 +27,8 @@ import java.util.concurrent.TimeUnit;
  * Forms the group over plain blocking TCP at the coordinator address before any Aeron stream
  * exists: rank 0 listens there, every other rank registers (retrying with back-off while rank 0 is
  * not up yet), and once all have registered rank 0 sends each of them the table of every rank's
- * Aeron endpoint and media-driver identity. Ranks may start in any order within the timeout.
+ * Aeron endpoint and media-driver identity. Ranks may start in any order within the timeout. The
+ * connections then stay open as the group's {@link Sentinels}.
  *
  * <p>Records are a little-endian {@code int32} length, a type byte and a body. The handshake carries
  * the same fields and shared-secret proofs as the Netty transport's:
@@ -104,6 +107,13 @@ final class Rendezvous {
     record Table(int nonce, List<Endpoint> endpoints) {
     }
 
+    /**
+     * The table, and the rendezvous's connections, left open as {@link Sentinels}: rank 0's to
+     * every rank (by rank), another rank's to rank 0 (element 0).
+     */
+    record Formed(Table table, SocketChannel[] connections) {
+    }
+
     /** A peer refused this rank, or rank 0 gave up on the group. */
     static final class RefusedException extends CollectiveException {
         RefusedException(int rank, String detail) {
@@ -119,14 +129,16 @@ final class Rendezvous {
      *
      * @throws CollectiveTimeoutException naming the ranks that did not register before the deadline
      */
-    static Table coordinate(InetSocketAddress where, byte[] secret, Endpoint self, long deadline) {
+    static Formed coordinate(InetSocketAddress where, byte[] secret, Endpoint self, long deadline) {
         int worldSize = self.worldSize();
         Socket[] sockets = new Socket[worldSize];
         byte[][][] nonces = new byte[worldSize][][];
         Endpoint[] endpoints = new Endpoint[worldSize];
         endpoints[0] = self;
         List<String> refusals = new ArrayList<>();
-        try (ServerSocket server = new ServerSocket()) {
+        // A channel's socket, so that the accepted connections can go on as non-blocking sentinels.
+        try (ServerSocketChannel listening = ServerSocketChannel.open()) {
+            ServerSocket server = listening.socket();
             server.setReuseAddress(true);
             server.bind(where, 128);
             int registered = 1;
@@ -177,19 +189,19 @@ final class Rendezvous {
         }
         Table table = new Table(RANDOM.nextInt(), List.of(endpoints));
         byte[] tableBytes = tableBytes(table);
+        SocketChannel[] connections = new SocketChannel[worldSize];
         for (int r = 1; r < worldSize; r++) {
             try {
                 ByteBuffer out = begin(TABLE, tableBytes.length + PROOF_BYTES);
                 out.put(tableBytes).put(HandshakeProofs.mac(secret, TABLE_LABEL, nonces[r][0], nonces[r][1], tableBytes));
                 send(sockets[r], out);
+                connections[r] = sockets[r].getChannel();
             } catch (IOException e) {
                 abandon(sockets, "rank " + r + " went away before the table was sent");
                 throw new CollectiveException("rendezvous", 0, r, "could not send the table: " + e, e);
-            } finally {
-                closeQuietly(sockets[r]);
             }
         }
-        return table;
+        return new Formed(table, connections);
     }
 
     /** One registration's handshake; returns the peer, or null after refusing it. */
@@ -269,7 +281,7 @@ final class Rendezvous {
      * @throws RefusedException if rank 0 refused this rank or abandoned the group
      * @throws CollectiveException if what answers at {@code coordinator} sends a malformed record
      */
-    static Table register(InetSocketAddress coordinator, byte[] secret, Endpoint self, long deadline) {
+    static Formed register(InetSocketAddress coordinator, byte[] secret, Endpoint self, long deadline) {
         long backoff = 20;
         String lastProblem = "nobody answered";
         while (true) {
@@ -278,11 +290,19 @@ final class Rendezvous {
                 throw new CollectiveTimeoutException("rendezvous", self.rank(), 0, "could not register with rank 0 at "
                         + coordinator + " in time: " + lastProblem);
             }
-            try (Socket socket = new Socket()) {
+            SocketChannel channel = null;
+            try {
+                // A channel's socket, so that the connection can go on as a non-blocking sentinel.
+                channel = SocketChannel.open();
+                Socket socket = channel.socket();
                 socket.setTcpNoDelay(true);
                 socket.connect(coordinator, (int) Math.max(1, Math.min(left, CONNECT_ATTEMPT_MILLIS)));
                 socket.setSoTimeout((int) Math.max(1, Math.min(left, HANDSHAKE_MILLIS)));
-                return initiate(socket, secret, self, deadline);
+                Table table = initiate(socket, secret, self, deadline);
+                SocketChannel[] connections = new SocketChannel[self.worldSize()];
+                connections[0] = channel;
+                channel = null;
+                return new Formed(table, connections);
             } catch (IllegalArgumentException | BufferUnderflowException e) {
                 // A record that parses wrong is no network hiccup a retry would cure: whoever answers at
                 // the coordinator address does not speak this protocol (or is broken).
@@ -292,6 +312,14 @@ final class Rendezvous {
                 lastProblem = "rank 0 did not answer (" + e.getMessage() + ")";
             } catch (IOException e) {
                 lastProblem = e.toString();
+            } finally {
+                if (channel != null) {
+                    try {
+                        channel.close();
+                    } catch (IOException e) {
+                        // Nothing was set up on it.
+                    }
+                }
             }
             try {
                 Thread.sleep(Math.min(backoff, Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))));

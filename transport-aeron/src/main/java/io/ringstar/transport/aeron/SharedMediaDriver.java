@@ -8,13 +8,15 @@ import org.agrona.concurrent.ShutdownSignalBarrier;
 
 /**
  * Runs one media driver that several ranks on this host share (each started with
- * {@code aeron.dir} set to its directory), so that they talk over IPC. It uses the same defaults
- * as the embedded drivers and runs until it gets SIGINT or SIGTERM, then removes its directory.
+ * {@code aeron.dir} set to its directory), so that they talk over IPC. It uses the embedded
+ * drivers' defaults, except the liveness timeout: one minute, since it cannot know the ranks'
+ * collective timeout, and it bounds how long a rank on it may pause and carry on. It runs until it
+ * gets SIGINT or SIGTERM, then removes its directory.
  *
  * <pre>
  * java --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -cp ringstar.jar \
  *     io.ringstar.transport.aeron.SharedMediaDriver --dir /dev/shm/ringstar-shared [--threading shared]
- *     [--idle backoff] [--term-length 4194304] [--liveness-ms 5000]
+ *     [--idle backoff] [--term-length 4194304] [--liveness-ms 60000]
  * </pre>
  * The directory it was given is printed on standard output once the driver is ready.
  */

@@ -139,7 +139,7 @@ class AeronLossTest {
                 (channel, status, ctx) -> new DebugSendChannelEndpoint(channel, status, ctx, (a, b, l) -> false,
                         (a, b, l) -> deaf.get()));
         List<Transport> group = AeronGroups.open(2, Duration.ofSeconds(30),
-                Map.of(AeronTransport.LIVENESS_OPTION, "1000"), deafSenders);
+                Map.of(AeronTransport.LIVENESS_OPTION, "2000"), deafSenders);
         try {
             deaf.set(true);
             long start = System.nanoTime();

@@ -11,6 +11,7 @@ import io.ringstar.AllReduceAggregator;
 import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.Transport;
+import io.ringstar.spi.Frame;
 import io.ringstar.Transports;
 import io.ringstar.spi.NetworkOptions;
 import io.ringstar.testing.ClosedForm;
@@ -142,8 +143,10 @@ class AeronSecurityTest {
                         + endpoint.getPort() + "|term-length=" + AeronGroups.TEST_TERM_LENGTH, AeronTransport.STREAM_ID));
             }
             // The stranger offers a well-formed message of 64 bytes, over and over, while the job runs.
-            UnsafeBuffer forged = new UnsafeBuffer(new byte[ChunkHeader.LENGTH + 64]);
-            ChunkHeader.write(forged, 0, ChunkHeader.DATA, 64);
+            java.nio.ByteBuffer frame = java.nio.ByteBuffer.allocate(Frame.HEADER_BYTES + 64)
+                    .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            Frame.write(frame, 0, Frame.DATA, 64);
+            UnsafeBuffer forged = new UnsafeBuffer(frame.array());
             CompletableFuture<Void> flood = CompletableFuture.runAsync(() -> {
                 long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
                 while (System.nanoTime() < until) {

@@ -2,37 +2,48 @@ package io.ringstar.transport.inproc;
 
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
-import io.ringstar.spi.TransportChecks;
-import java.nio.ByteBuffer;
+import io.ringstar.spi.PeerChannel;
+import io.ringstar.spi.PeerTransport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
 /**
- * Ranks as threads of one JVM: each message is copied into a queue that belongs to the pair of
- * ranks, so {@link #send} returns at once (until 64 MiB wait on one link, the back-pressure bound)
- * and {@link #recv} copies the message out. Used to test the algorithms, to benchmark them without
- * a network, and by jobs that run all ranks in one process.
+ * Ranks as threads of one JVM. A send copies the message once, straight into the receiving rank's
+ * {@link io.ringstar.spi.Inbox} for this sender, and wakes the receiver if it waits; a receive hands
+ * the message to its handler as views of that inbox, so the algorithms reduce straight out of it.
+ * A send waits only while 64 MiB from it wait in the receiver's inbox (128 MiB while the receiver
+ * is itself sending to it), the back-pressure bound. Used to test the algorithms, to benchmark
+ * them without a network, and by jobs that run all ranks in one process.
  *
  * <p>Make a group with {@link #createGroup(int, Duration)}, or open one rank at a time with
  * {@link io.ringstar.Transports#open} and transport name {@code "inproc"}: ranks of one JVM that
- * give the same coordinator address form one group. Closing a rank makes its peers' waits on it
- * fail with {@link io.ringstar.PeerFailureException}, as a dead process would.
+ * give the same coordinator address form one group. Closing a rank says goodbye to its peers, so
+ * their waits on it fail with {@link io.ringstar.PeerFailureException}, as a dead process's would.
+ * Waiting spins, yields and then parks until a peer's send or goodbye wakes it (see
+ * {@link PeerTransport}); there is no background thread.
  */
-public final class InProcessTransport implements Transport {
-    /** The payload of a single-buffer send; never written, and transports never move a sent buffer's position. */
-    private static final ByteBuffer NO_PAYLOAD = ByteBuffer.allocate(0).asReadOnlyBuffer();
+public final class InProcessTransport extends PeerTransport {
+    /** The name {@link io.ringstar.Transports#open} finds this transport by. */
+    public static final String NAME = "inproc";
+    /** Bytes from one sender that may wait in a receiver's inbox before the sender waits. */
+    static final long RECEIVE_BUFFER_BYTES = 64L << 20;
 
     private final InProcessGroup group;
-    private final int rank;
     private final Runnable onClose;
-    private volatile boolean closed;
 
     InProcessTransport(InProcessGroup group, int rank, Runnable onClose) {
+        super(NAME, rank, group.worldSize, group.timeout);
         this.group = group;
-        this.rank = rank;
         this.onClose = onClose;
+        PeerChannel[] channels = new PeerChannel[group.worldSize];
+        for (int peer = 0; peer < channels.length; peer++) {
+            if (peer != rank) {
+                channels[peer] = new InProcessChannel(this, group, peer);
+            }
+        }
+        start(channels);
     }
 
     /** A group of {@code worldSize} transports, element {@code r} for rank {@code r}, with the default timeout. */
@@ -54,73 +65,60 @@ public final class InProcessTransport implements Transport {
         InProcessGroup group = new InProcessGroup(worldSize, timeout);
         List<Transport> transports = new ArrayList<>(worldSize);
         for (int rank = 0; rank < worldSize; rank++) {
-            group.join(rank);
-            transports.add(new InProcessTransport(group, rank, () -> { }));
+            InProcessTransport transport = new InProcessTransport(group, rank, () -> { });
+            group.join(rank, transport);
+            transports.add(transport);
         }
         return Collections.unmodifiableList(transports);
     }
 
-    @Override
-    public int rank() {
-        return rank;
+    /** The channel to {@code peer}, for a sending peer's channel that writes into its inbox. */
+    PeerChannel channel(int peer) {
+        return channelOf(peer);
+    }
+
+    /** See {@link PeerTransport#releaseIoForAWhile}. */
+    int letGoOfIo() {
+        return releaseIoForAWhile();
+    }
+
+    void takeBackIo(int holds) {
+        retakeIo(holds);
+    }
+
+    /** Takes this rank's I/O lock for a peer that writes into one of its inboxes. */
+    void lockForPeer() {
+        lockIo();
+    }
+
+    void unlockForPeer() {
+        unlockIo();
     }
 
     @Override
-    public int worldSize() {
-        return group.worldSize;
+    protected int progress(long blockNanos) {
+        // Peers write into this rank's inboxes themselves: there is nothing to read.
+        return 0;
     }
 
     @Override
-    public void send(int destRank, ByteBuffer data) {
-        send(destRank, data, NO_PAYLOAD);
+    protected void wakeUp() {
     }
 
     @Override
-    public void send(int destRank, ByteBuffer header, ByteBuffer payload) {
-        checkPeer("send", destRank);
-        group.send(rank, destRank, header, payload);
+    protected boolean parksOutsideIo() {
+        return true;
     }
 
     @Override
-    public void recv(int srcRank, ByteBuffer dst) {
-        checkPeer("recv", srcRank);
-        group.recv(rank, srcRank, dst, true, group.timeout);
+    protected boolean readsInBackground() {
+        return false;
     }
 
     @Override
-    public int recvAtMost(int srcRank, ByteBuffer dst, Duration timeout) {
-        checkPeer("recv", srcRank);
-        return group.recv(rank, srcRank, dst, false, timeout);
-    }
-
-    @Override
-    public void barrier() {
-        checkOpen("barrier");
-        group.barrier(rank);
-    }
-
-    @Override
-    public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        if (group.close(rank)) {
+    protected void release(boolean othersMayBeInside) {
+        if (group.close(rank())) {
             onClose.run();
         }
-    }
-
-    private void checkPeer(String operation, int peer) {
-        checkOpen(operation);
-        TransportChecks.checkPeer(operation, rank, group.worldSize, peer);
-    }
-
-    private void checkOpen(String operation) {
-        TransportChecks.checkOpen(closed, operation, rank);
-    }
-
-    @Override
-    public String toString() {
-        return "InProcessTransport{rank=" + rank + ", worldSize=" + group.worldSize + '}';
     }
 }

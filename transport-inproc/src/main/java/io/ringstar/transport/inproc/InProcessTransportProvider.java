@@ -16,7 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * can be used again.
  */
 public final class InProcessTransportProvider implements TransportProvider {
-    public static final String NAME = "inproc";
+    public static final String NAME = InProcessTransport.NAME;
 
     private static final ConcurrentHashMap<String, InProcessGroup> GROUPS = new ConcurrentHashMap<>();
 
@@ -34,13 +34,13 @@ public final class InProcessTransportProvider implements TransportProvider {
             throw new InvalidConfigException("worldSize", config.worldSize(), "the in-process group at " + address
                     + " was opened with world size " + group.worldSize);
         }
-        if (!group.join(config.rank())) {
+        InProcessTransport transport = new InProcessTransport(group, config.rank(),
+                () -> GROUPS.remove(address, group));
+        if (!group.join(config.rank(), transport)) {
             throw new InvalidConfigException("rank", config.rank(),
                     "another transport of this JVM has already joined the in-process group at " + address
                             + " as this rank");
         }
-        InProcessTransport transport = new InProcessTransport(group, config.rank(),
-                () -> GROUPS.remove(address, group));
         List<Integer> missing;
         try {
             missing = group.awaitAllJoined(config.timeout());

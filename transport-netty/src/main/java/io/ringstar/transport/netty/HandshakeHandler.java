@@ -7,7 +7,7 @@ import java.util.List;
 
 /**
  * Reads {@link Handshake} records off a connection until the handshake is done, then hands the
- * connection to a {@link FrameDecoder}; bytes that came in behind the last record go on to it.
+ * connection to a {@link Handover}; bytes that came in behind the last record go on to it.
  * Subclasses play the two sides.
  */
 abstract class HandshakeHandler extends ByteToMessageDecoder {

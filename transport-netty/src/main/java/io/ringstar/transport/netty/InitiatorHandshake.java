@@ -12,8 +12,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * The connecting side of a handshake: answers the acceptor's challenge with this rank's proof and
  * identity, checks the acceptor's proof and identity, and, for a registration with rank 0, waits
- * for the table of all ranks. Then it attaches the connection to the peer's {@link PeerLink} and
- * completes {@link #result()} with the table (or an empty list).
+ * for the table of all ranks. Then it hands the connection to the transport (which puts a
+ * {@link Handover} in its place) and completes {@link #result()} with the table (or an empty list).
  */
 final class InitiatorHandshake extends HandshakeHandler {
 
@@ -40,7 +40,14 @@ final class InitiatorHandshake extends HandshakeHandler {
 
     private final byte[] secret;
     private final Identity self;
-    private final PeerLink link;
+    /** What the transport does with the connection once the handshake is done. */
+    interface Sink {
+        /** Puts a {@link Handover} for {@code peer} in place of {@code handshake}; on the event loop. */
+        void handOver(int peer, ChannelHandlerContext ctx, HandshakeHandler handshake);
+    }
+
+    private final int peer;
+    private final Sink sink;
     /** This rank's TLS, or null for plain TCP. */
     private final TlsContexts tls;
     private boolean tlsStarted;
@@ -52,11 +59,12 @@ final class InitiatorHandshake extends HandshakeHandler {
     private boolean proven;
     private boolean welcomed;
 
-    InitiatorHandshake(byte[] secret, Identity self, PeerLink link, TlsContexts tls) {
+    InitiatorHandshake(byte[] secret, Identity self, int peer, Sink sink, TlsContexts tls) {
         super(Handshake.MAX_UNTRUSTED_RECORD);
         this.secret = secret;
         this.self = self;
-        this.link = link;
+        this.peer = peer;
+        this.sink = sink;
         this.tls = tls;
     }
 
@@ -139,19 +147,19 @@ final class InitiatorHandshake extends HandshakeHandler {
         }
         proven = true;
         ctx.writeAndFlush(Handshake.identity(ctx.alloc(), Handshake.IDENTIFY, secret, challengeNonce, helloNonce,
-                self.aimedAt(link.peer())));
+                self.aimedAt(peer)));
     }
 
     private void onWelcome(ChannelHandlerContext ctx, ByteBuf body) {
-        Identity peer = Handshake.readIdentity(body, Handshake.WELCOME, secret, helloNonce, challengeNonce);
-        if (peer == null) {
+        Identity them = Handshake.readIdentity(body, Handshake.WELCOME, secret, helloNonce, challengeNonce);
+        if (them == null) {
             fail(ctx, new Broken("its welcome's tag does not hold (altered on the way?)"));
             return;
         }
-        if (!peer.jobId().equals(self.jobId()) || peer.worldSize() != self.worldSize() || peer.rank() != link.peer()
-                || peer.targetRank() != self.rank()) {
-            fail(ctx, new Refused("it is rank " + peer.rank() + " of job '" + peer.jobId() + "' with world size "
-                    + peer.worldSize() + ", not rank " + link.peer() + " of job '" + self.jobId() + "' with world size "
+        if (!them.jobId().equals(self.jobId()) || them.worldSize() != self.worldSize() || them.rank() != peer
+                || them.targetRank() != self.rank()) {
+            fail(ctx, new Refused("it is rank " + them.rank() + " of job '" + them.jobId() + "' with world size "
+                    + them.worldSize() + ", not rank " + peer + " of job '" + self.jobId() + "' with world size "
                     + self.worldSize()));
             return;
         }
@@ -165,10 +173,9 @@ final class InitiatorHandshake extends HandshakeHandler {
     }
 
     private void handOver(ChannelHandlerContext ctx, List<Address> table) {
-        assert tls == null || tlsEstablished : "a TLS rank's link attached before TLS was established";
+        assert tls == null || tlsEstablished : "a TLS rank's connection handed over before TLS was established";
         finish();
-        link.attach(ctx.channel());
-        ctx.pipeline().replace(this, "frames", new FrameDecoder(link));
+        sink.handOver(peer, ctx, this);
         result.complete(table);
     }
 

@@ -16,7 +16,7 @@ import java.util.function.UnaryOperator;
  * @param tls this rank's TLS contexts, or null for plain TCP
  */
 record NettySettings(String jobId, byte[] secret, InetAddress coordinatorAddress, int coordinatorPort,
-        InetAddress bindAddress, String advertisedHost, int port, int ioThreads, boolean epoll,
+        InetAddress bindAddress, String advertisedHost, int port, int ioThreads,
         long pauseReadingBytes, Duration handshakeTimeout, TlsContexts tls) {
 
     /** The most a connection waits for its handshake before the acceptor closes it. */
@@ -55,17 +55,6 @@ record NettySettings(String jobId, byte[] secret, InetAddress coordinatorAddress
             }
         }
         int ioThreads = config.positiveIntOption(NettyTransport.IO_THREADS_OPTION, 1);
-        String epollText = config.option(NettyTransport.EPOLL_OPTION).orElse("auto").trim();
-        boolean epoll = switch (epollText) {
-            case "auto" -> io.netty.channel.epoll.Epoll.isAvailable();
-            case "true" -> {
-                io.netty.channel.epoll.Epoll.ensureAvailability();
-                yield true;
-            }
-            case "false" -> false;
-            default -> throw new InvalidConfigException("option " + NettyTransport.EPOLL_OPTION, epollText,
-                    "must be auto, true or false");
-        };
         long pauseReading = config.positiveIntOption(NettyTransport.RECEIVE_BUFFER_OPTION,
                 NettyTransport.DEFAULT_RECEIVE_BUFFER_BYTES);
         if (pauseReading < MIN_RECEIVE_BUFFER_BYTES) {
@@ -74,7 +63,7 @@ record NettySettings(String jobId, byte[] secret, InetAddress coordinatorAddress
         }
         Duration handshake = config.timeout().compareTo(MAX_HANDSHAKE_TIME) < 0 ? config.timeout() : MAX_HANDSHAKE_TIME;
         TlsContexts tls = TlsContexts.from(option);
-        return new NettySettings(jobId, secret, coordinator, coordinatorPort, bind, advertised, port, ioThreads, epoll,
+        return new NettySettings(jobId, secret, coordinator, coordinatorPort, bind, advertised, port, ioThreads,
                 pauseReading, handshake, tls);
     }
 }

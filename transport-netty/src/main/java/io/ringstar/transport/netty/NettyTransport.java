@@ -2,7 +2,6 @@ package io.ringstar.transport.netty;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
-import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
@@ -10,25 +9,24 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.epoll.EpollServerSocketChannel;
-import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
-import io.ringstar.Transport;
+import io.ringstar.spi.Deadline;
+import io.ringstar.spi.NetworkOptions;
+import io.ringstar.spi.PeerChannel;
+import io.ringstar.spi.PeerTransport;
 import io.ringstar.transport.netty.Handshake.Address;
 import io.ringstar.transport.netty.Handshake.Identity;
-import io.ringstar.spi.NetworkOptions;
-import io.ringstar.spi.TransportChecks;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
+import java.net.StandardSocketOptions;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -37,6 +35,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * TCP between processes and hosts: a full mesh with one connection per pair of ranks, formed
@@ -71,26 +70,28 @@ import java.util.concurrent.atomic.AtomicInteger;
  * none: a plain rank and a TLS rank refuse each other with a {@link HandshakeException} saying so,
  * as does a rank whose certificate the other does not trust.
  *
- * <p><b>Data.</b> Messages are split into frames of at most 4 MiB ({@link Frame}). A message of
- * more than 64 KiB is sent straight from the caller's memory (no copy; {@code send} returns once
- * the socket has taken it); shorter ones are copied and {@code send} returns at once. Received
- * bytes wait in the buffers they were read into until {@code recv} copies them out; past
- * {@value #RECEIVE_BUFFER_OPTION} bytes (64 MiB by default) per peer, reading from that peer
- * pauses, so memory stays bounded and back-pressure reaches the sender (except while this rank is
- * sending to that peer: two ranks that both send before they receive must not wait on each other). Native epoll is used where
- * it loads ({@value #EPOLL_OPTION}), plain NIO otherwise; {@value #IO_THREADS_OPTION} event-loop
- * threads (1 by default) serve all connections.
+ * <p><b>Data.</b> Netty forms the group; once it has, every connection is taken over from its
+ * event loop ({@link Handover}) and the data moves over the plain NIO socket, driven by the thread
+ * that calls (see {@link PeerTransport}): a send is one gathering write of the frame header, the
+ * message header and the payload straight from the caller's memory, returning once the socket has
+ * taken it; a receive reads the socket into the peer's inbox and hands the message to its handler
+ * as views of that memory. No message crosses a thread. Between calls a background thread reads
+ * for the rank. Up to {@value #RECEIVE_BUFFER_OPTION} bytes (64 MiB by default) from one peer may
+ * wait to be received; past that this rank stops reading from it and TCP holds the peer back.
+ * TCP_NODELAY is on, so small messages are not held back by Nagle's algorithm.
+ * {@value #IO_THREADS_OPTION} event-loop threads (1 by default) serve the set-up and the listener.
  *
  * <p><b>Failures.</b> A peer whose connection closes, or that sends bytes that break the framing,
  * fails every pending and later call that involves it with a {@link io.ringstar.PeerFailureException}
  * naming it, as soon as the connection drops (a killed process's sockets close at once). A peer
- * that stops without closing (a frozen process) is noticed only by the timeout.
+ * that stops without closing (a frozen process) is noticed only by the timeout, and survived if it
+ * comes back before it.
  *
  * <p>{@link #close()} says goodbye to every peer, closes every connection and the listener, stops
  * the event-loop threads and frees every buffer before it returns, so a new group can use the same
  * ports at once.
  */
-public final class NettyTransport implements Transport {
+public final class NettyTransport extends PeerTransport {
     /** The name {@link io.ringstar.Transports#open} finds this transport by. */
     public static final String NAME = "netty";
     /** Option: the job's id; ranks of different jobs refuse each other. */
@@ -116,16 +117,13 @@ public final class NettyTransport implements Transport {
     public static final String TLS_KEY_OPTION = TlsContexts.KEY_OPTION;
     /** Option: the certificates (PEM; a CA, or every rank's own) that a peer's certificate must chain to. */
     public static final String TLS_TRUST_OPTION = TlsContexts.TRUST_OPTION;
-    /** Option: event-loop threads; 1 by default. */
+    /** Option: event-loop threads for forming the group and the listener; 1 by default. */
     public static final String IO_THREADS_OPTION = "ioThreads";
-    /** Option: {@code auto} (default), {@code true} or {@code false}: use native epoll. */
-    public static final String EPOLL_OPTION = "epoll";
     /** Option: bytes received from one peer and not yet taken by {@code recv} before reading pauses. */
     public static final String RECEIVE_BUFFER_OPTION = NetworkOptions.RECEIVE_BUFFER_OPTION;
     public static final int DEFAULT_RECEIVE_BUFFER_BYTES = NetworkOptions.DEFAULT_RECEIVE_BUFFER_BYTES;
 
     private static final System.Logger LOG = System.getLogger(NettyTransport.class.getName());
-    private static final ByteBuffer NO_BYTES = ByteBuffer.allocate(0).asReadOnlyBuffer();
     private static final Duration LONGEST_BACKOFF = Duration.ofSeconds(1);
     private static final int MAX_REMEMBERED_REFUSALS = 8;
     /** The longest one connection attempt may take before the next one, with back-off. */
@@ -139,8 +137,15 @@ public final class NettyTransport implements Transport {
     private final int worldSize;
     private final Duration timeout;
     private final NettySettings settings;
-    private final PeerLink[] links;
+    /** By peer: the connection once its handshake is done, until it is taken over. Under {@link #formation}. */
+    private final Handover[] handovers;
+    private final SocketLink[] links;
+    private final Selector selector;
+    /** What {@link #progress} does with each ready key; one object, so a round allocates nothing. */
+    private final Consumer<SelectionKey> onReady = this::onReady;
+    private int moved;
     private final EventLoopGroup loops;
+    private final List<Thread> loopThreads = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Identity self;
     private final Object formation = new Object();
     /** Rank 0, while forming: the registrations waiting for the table, by rank. */
@@ -151,8 +156,7 @@ public final class NettyTransport implements Transport {
     private final AtomicInteger pendingHandshakes = new AtomicInteger();
     private boolean formed;
     private Channel listener;
-    private long barrierEpoch;
-    private volatile boolean closed;
+    private volatile boolean closing;
 
     /**
      * Opens this rank's transport and forms the group; blocks until every rank is connected.
@@ -164,36 +168,72 @@ public final class NettyTransport implements Transport {
      * @throws CollectiveException if this rank cannot listen where it must
      */
     public NettyTransport(DistributedConfig config) {
+        super(NAME, config.rank(), config.worldSize(), config.timeout());
         this.rank = config.rank();
         this.worldSize = config.worldSize();
         this.timeout = config.timeout();
         this.settings = NettySettings.from(config, System.getenv());
-        this.links = new PeerLink[worldSize];
+        this.handovers = new Handover[worldSize];
+        this.links = new SocketLink[worldSize];
         this.registrations = new Registration[worldSize];
         this.admitted = new boolean[worldSize];
-        for (int peer = 0; peer < worldSize; peer++) {
-            if (peer != rank) {
-                links[peer] = new PeerLink(rank, peer, settings.pauseReadingBytes());
-            }
-        }
         this.self = new Identity(Handshake.PURPOSE_PEER, settings.jobId(), worldSize, rank, settings.advertisedHost(), 0,
                 CollectiveException.NO_RANK);
-        this.loops = new MultiThreadIoEventLoopGroup(settings.ioThreads(),
-                new DefaultThreadFactory("ringstar-netty-rank" + rank, true),
-                settings.epoll() ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+        try {
+            this.selector = Selector.open();
+        } catch (IOException e) {
+            throw new CollectiveException("connect", rank, CollectiveException.NO_RANK, "cannot open a selector: " + e,
+                    e);
+        }
+        DefaultThreadFactory names = new DefaultThreadFactory("ringstar-netty-rank" + rank, true);
+        this.loops = new MultiThreadIoEventLoopGroup(settings.ioThreads(), runnable -> {
+            Thread thread = names.newThread(runnable);
+            loopThreads.add(thread);
+            return thread;
+        }, NioIoHandler.newFactory());
         // Mutual TLS authenticates the ranks too: only a job with neither is open to anyone.
         if (settings.secret() == null && settings.tls() == null && worldSize > 1) {
             NetworkOptions.warnUnauthenticated(LOG, NAME, rank, settings.jobId(),
                     "mutual TLS (--tls-cert, --tls-key, --tls-trust)");
         }
-        long deadline = System.nanoTime() + timeout.toNanos();
+        Deadline deadline = Deadline.after(timeout);
         try {
             if (worldSize > 1) {
-                formGroup(deadline);
+                formGroup(deadline.remainingNanos() + System.nanoTime());
+                takeOver(deadline);
             }
+            start(links);
         } catch (RuntimeException | Error e) {
             close();
             throw e;
+        }
+    }
+
+    /** Takes every connection over from Netty and makes it a {@link SocketLink} on this transport's selector. */
+    private void takeOver(Deadline deadline) {
+        for (int peer = 0; peer < worldSize; peer++) {
+            if (peer == rank) {
+                continue;
+            }
+            Handover handover;
+            synchronized (formation) {
+                handover = handovers[peer];
+            }
+            Handover.Taken taken = handover.takeOver(rank, deadline);
+            try {
+                taken.socket().setOption(StandardSocketOptions.TCP_NODELAY, true);
+                links[peer] = new SocketLink(this, peer, taken, selector, settings.pauseReadingBytes());
+            } catch (IOException | RuntimeException e) {
+                // Netty no longer owns the socket and no link does yet: close it here, so that the
+                // peer sees the connection end rather than waiting out its timeout.
+                try {
+                    taken.socket().close();
+                } catch (IOException closing) {
+                    e.addSuppressed(closing);
+                }
+                throw new CollectiveException("connect", rank, peer, "cannot take over the connection to rank " + peer
+                        + ": " + e, e);
+            }
         }
     }
 
@@ -221,7 +261,7 @@ public final class NettyTransport implements Transport {
         int port = rank == 0 ? settings.coordinatorPort() : settings.port();
         ServerBootstrap server = new ServerBootstrap()
                 .group(loops)
-                .channel(settings.epoll() ? EpollServerSocketChannel.class : NioServerSocketChannel.class)
+                .channelFactory(HandoverSocketChannel.Server::new)
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .option(ChannelOption.SO_BACKLOG, 128)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
@@ -262,9 +302,7 @@ public final class NettyTransport implements Transport {
 
     private void configure(ServerBootstrap server) {
         server.childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.SO_KEEPALIVE, true)
-                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(1 << 20, 4 << 20))
-                .childOption(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(512, 64 << 10, 1 << 20));
+                .childOption(ChannelOption.SO_KEEPALIVE, true);
     }
 
     private Bootstrap client(InitiatorHandshake handshake, long deadline) {
@@ -272,12 +310,10 @@ public final class NettyTransport implements Transport {
                 CONNECT_ATTEMPT_MILLIS));
         return new Bootstrap()
                 .group(loops)
-                .channel(settings.epoll() ? EpollSocketChannel.class : NioSocketChannel.class)
+                .channelFactory(HandoverSocketChannel::new)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.SO_KEEPALIVE, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) connectMillis)
-                .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(1 << 20, 4 << 20))
-                .option(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(512, 64 << 10, 1 << 20))
                 .handler(handshake);
     }
 
@@ -291,8 +327,9 @@ public final class NettyTransport implements Transport {
         String operation = identity.purpose() == Handshake.PURPOSE_REGISTER ? "rendezvous" : "connect";
         long backoffNanos = TimeUnit.MILLISECONDS.toNanos(20);
         String lastProblem = "no attempt was made";
-        while (!closed) {
-            InitiatorHandshake handshake = new InitiatorHandshake(settings.secret(), identity, links[peer], settings.tls());
+        while (!closing) {
+            InitiatorHandshake handshake = new InitiatorHandshake(settings.secret(), identity, peer, this::handOver,
+                    settings.tls());
             ChannelFuture connecting = client(handshake, deadline).connect(address.host(), address.port());
             // The connect timeout option ends the attempt; the extra second covers its own scheduling.
             connecting.awaitUninterruptibly(CONNECT_ATTEMPT_MILLIS + 1000);
@@ -391,21 +428,40 @@ public final class NettyTransport implements Transport {
         }
     }
 
-    /** Rank 0: attaches each registration to its link and sends it the table, in that order. */
+    /**
+     * Rank 0: hands each registration's connection over and sends it the table, in that order; the
+     * take-over waits until the table is written. A rank that left after registering makes the
+     * take-over of its connection fail, and with it this rank's constructor, naming that rank.
+     */
     private void sendTable(List<Address> table) {
         for (int peer = 1; peer < worldSize; peer++) {
             Registration registration = registrations[peer];
             ChannelHandlerContext ctx = registration.ctx;
-            PeerLink link = links[peer];
-            link.attach(ctx.channel());
-            // On the event loop, ahead of any send of this rank's, which queues behind this task.
+            int registrant = peer;
+            synchronized (formation) {
+                handovers[peer] = new Handover(peer, ctx.channel());
+            }
             ctx.channel().eventLoop().execute(() -> {
                 if (ctx.isRemoved() || !ctx.channel().isActive()) {
-                    return; // it left after registering; the link's close listener has failed it
+                    return;
                 }
-                ctx.pipeline().replace(registration.handshake, "frames", new FrameDecoder(link));
+                ctx.pipeline().replace(registration.handshake, "handover", handovers[registrant]);
                 ctx.channel().writeAndFlush(Handshake.table(ctx.alloc(), table));
             });
+        }
+    }
+
+    /**
+     * A handshake is done: a {@link Handover} takes the handshake handler's place and keeps whatever
+     * the peer sends from now on, until the group has formed and the connection is taken over. On
+     * the event loop.
+     */
+    private void handOver(int peer, ChannelHandlerContext ctx, HandshakeHandler handshake) {
+        Handover handover = new Handover(peer, ctx.channel());
+        ctx.pipeline().replace(handshake, "handover", handover);
+        synchronized (formation) {
+            handovers[peer] = handover;
+            formation.notifyAll();
         }
     }
 
@@ -415,7 +471,7 @@ public final class NettyTransport implements Transport {
             while (true) {
                 List<Integer> missing = new ArrayList<>();
                 for (int peer = rank + 1; peer < worldSize; peer++) {
-                    if (!links[peer].isAttached()) {
+                    if (handovers[peer] == null) {
                         missing.add(peer);
                     }
                 }
@@ -465,7 +521,7 @@ public final class NettyTransport implements Transport {
         public String admit(Identity peer, ChannelHandlerContext ctx) {
             int claimed = peer.rank();
             synchronized (formation) {
-                if (closed) {
+                if (closing) {
                     return "rank " + rank + " is closing";
                 }
                 if (peer.purpose() == Handshake.PURPOSE_REGISTER) {
@@ -474,7 +530,7 @@ public final class NettyTransport implements Transport {
                     }
                     if (formed || registrations[claimed] != null) {
                         Channel holder = registrations[claimed] != null ? registrations[claimed].ctx.channel()
-                                : links[claimed].channel();
+                                : handovers[claimed] != null ? handovers[claimed].channel() : null;
                         return "rank " + claimed + " is already taken"
                                 + (holder == null ? "" : " by " + holder.remoteAddress());
                     }
@@ -488,7 +544,7 @@ public final class NettyTransport implements Transport {
                             + peer.purpose() + "); higher ranks connect to lower ones, and only through rank 0's table";
                 }
                 if (admitted[claimed]) {
-                    Channel holder = links[claimed].channel();
+                    Channel holder = handovers[claimed] != null ? handovers[claimed].channel() : null;
                     return "rank " + claimed + " is already connected to rank " + rank
                             + (holder == null ? "" : " from " + holder.remoteAddress());
                 }
@@ -503,12 +559,10 @@ public final class NettyTransport implements Transport {
             synchronized (formation) {
                 if (peer.purpose() == Handshake.PURPOSE_REGISTER) {
                     registrations[peer.rank()].handshake = handshake;
+                    formation.notifyAll();
                 } else {
-                    PeerLink link = links[peer.rank()];
-                    link.attach(ctx.channel());
-                    ctx.pipeline().replace(handshake, "frames", new FrameDecoder(link));
+                    handOver(peer.rank(), ctx, handshake);
                 }
-                formation.notifyAll();
             }
         }
 
@@ -539,17 +593,7 @@ public final class NettyTransport implements Transport {
         }
     }
 
-    // ---- the Transport contract ----
-
-    @Override
-    public int rank() {
-        return rank;
-    }
-
-    @Override
-    public int worldSize() {
-        return worldSize;
-    }
+    // ---- the data path ----
 
     /** The port this rank listens on (for rank 0 the coordinator's), or -1 for a group of one. */
     public int listenPort() {
@@ -557,103 +601,96 @@ public final class NettyTransport implements Transport {
         return bound == null ? -1 : ((InetSocketAddress) bound.localAddress()).getPort();
     }
 
-    /** True if the connections run on native epoll rather than NIO. */
-    public boolean usesEpoll() {
-        return settings.epoll();
-    }
-
     @Override
-    public void send(int destRank, ByteBuffer data) {
-        send(destRank, NO_BYTES, data);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>Messages over 64 KiB are written from the callers' buffers without a copy, so this waits
-     * until the socket has taken them (at most the timeout).
-     */
-    @Override
-    public void send(int destRank, ByteBuffer header, ByteBuffer payload) {
-        link("send", destRank).send(header, payload, System.nanoTime() + timeout.toNanos(), timeout);
-    }
-
-    @Override
-    public void recv(int srcRank, ByteBuffer dst) {
-        link("recv", srcRank).receive(dst, true, System.nanoTime() + timeout.toNanos(), timeout);
-    }
-
-    @Override
-    public int recvAtMost(int srcRank, ByteBuffer dst, Duration wait) {
-        TransportChecks.checkWait("recv", rank, wait);
-        return link("recv", srcRank).receive(dst, false, System.nanoTime() + wait.toNanos(), wait);
-    }
-
-    @Override
-    public void barrier() {
-        checkOpen("barrier");
-        long deadline = System.nanoTime() + timeout.toNanos();
-        long epoch;
-        synchronized (this) {
-            epoch = ++barrierEpoch;
-        }
-        for (PeerLink link : links) {
+    protected int progress(long blockNanos) {
+        moved = 0;
+        for (SocketLink link : links) {
             if (link != null) {
-                link.sendBarrier(epoch, deadline, timeout);
+                link.updateInterest();
+                if (link.hasBufferedInput()) {
+                    moved += link.read();
+                }
             }
         }
-        List<Integer> missing = new ArrayList<>();
-        for (PeerLink link : links) {
-            if (link != null && !link.awaitBarrier(epoch, deadline)) {
-                missing.add(link.peer());
+        try {
+            if (blockNanos <= 0 || moved > 0) {
+                selector.selectNow(onReady);
+            } else {
+                selector.select(onReady, Math.max(1, TimeUnit.NANOSECONDS.toMillis(blockNanos)));
             }
+        } catch (IOException e) {
+            failAll("rank " + rank + "'s selector failed: " + e, e);
+        } catch (java.nio.channels.ClosedSelectorException e) {
+            // The transport is closing; the callers see that.
         }
-        if (!missing.isEmpty()) {
-            throw new CollectiveTimeoutException("barrier", rank, missing.get(0), "ranks " + missing
-                    + " did not reach the barrier within " + timeout);
+        return moved;
+    }
+
+    @Override
+    protected int poll(PeerChannel awaited) {
+        // One read system call, where the selector would cost one more to say there is something.
+        SocketLink link = (SocketLink) awaited;
+        link.updateInterest();
+        return link.read();
+    }
+
+    private void onReady(SelectionKey key) {
+        if (key.isValid() && key.isReadable()) {
+            moved += ((SocketLink) key.attachment()).read();
         }
     }
 
     @Override
-    public void close() {
+    protected void wakeUp() {
+        selector.wakeup();
+    }
+
+    @Override
+    protected void release(boolean othersMayBeInside) {
         synchronized (formation) {
-            if (closed) {
-                return;
-            }
-            closed = true;
+            closing = true;
             formation.notifyAll();
         }
-        List<ChannelFuture> closing = new ArrayList<>();
-        for (PeerLink link : links) {
-            if (link != null) {
-                ChannelFuture future = link.close();
-                if (future != null) {
-                    closing.add(future);
+        List<ChannelFuture> closingChannels = new ArrayList<>();
+        synchronized (formation) {
+            for (Handover handover : handovers) {
+                if (handover != null && handover.channel().isRegistered()) {
+                    closingChannels.add(handover.channel().close());
+                }
+            }
+            for (Registration registration : registrations) {
+                if (registration != null) {
+                    closingChannels.add(registration.ctx.channel().close());
                 }
             }
         }
         if (listener != null) {
-            closing.add(listener.close());
+            closingChannels.add(listener.close());
         }
-        for (ChannelFuture future : closing) {
+        for (SocketLink link : links) {
+            // Links made before a failed set-up never reached the skeleton, which closes the others.
+            if (link != null) {
+                link.close();
+            }
+        }
+        for (ChannelFuture future : closingChannels) {
             future.awaitUninterruptibly(2, TimeUnit.SECONDS);
         }
         loops.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
-        for (PeerLink link : links) {
-            if (link != null) {
-                link.releaseQueued();
+        // The loops' termination is announced a moment before their threads end: wait for those too.
+        for (Thread thread : loopThreads) {
+            try {
+                thread.join(1000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
             }
         }
-    }
-
-    private PeerLink link(String operation, int peer) {
-        checkOpen(operation);
-        TransportChecks.checkPeer(operation, rank, worldSize, peer);
-        return links[peer];
-    }
-
-    private void checkOpen(String operation) {
-        TransportChecks.checkOpen(closed, operation, rank);
+        try {
+            selector.close();
+        } catch (IOException e) {
+            // Nothing is left to read from it.
+        }
     }
 
     @Override

@@ -14,6 +14,7 @@ import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.Transport;
+import io.ringstar.spi.Frame;
 import io.ringstar.spi.HandshakeProofs;
 import io.ringstar.spi.NetworkOptions;
 import io.ringstar.testing.ProcessSockets;
@@ -24,6 +25,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -182,12 +184,10 @@ class NettySecurityTest {
     }
 
     private static byte[] dataFrame(byte[] payload) {
-        ByteBuf frame = Unpooled.buffer();
-        Frame.writeHeader(frame, payload.length, Frame.DATA, Frame.FIRST, payload.length);
-        frame.writeBytes(payload);
-        byte[] bytes = new byte[frame.readableBytes()];
-        frame.readBytes(bytes);
-        return bytes;
+        ByteBuffer frame = ByteBuffer.allocate(Frame.HEADER_BYTES + payload.length).order(ByteOrder.LITTLE_ENDIAN);
+        Frame.write(frame, 0, Frame.DATA, payload.length);
+        frame.put(Frame.HEADER_BYTES, payload);
+        return frame.array();
     }
 
     // ---- TLS ----

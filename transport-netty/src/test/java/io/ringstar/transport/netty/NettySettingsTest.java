@@ -62,8 +62,6 @@ class NettySettingsTest {
                 () -> settings(config(1).option(NettyTransport.PORT_OPTION, "70000"), Map.of()));
         assertTrue(port.getMessage().contains("option port"), port.getMessage());
         assertThrows(InvalidConfigException.class,
-                () -> settings(config(1).option(NettyTransport.EPOLL_OPTION, "maybe"), Map.of()));
-        assertThrows(InvalidConfigException.class,
                 () -> settings(config(1).option(NettyTransport.JOB_ID_OPTION, ""), Map.of()));
         assertThrows(InvalidConfigException.class,
                 () -> settings(config(1).option(NettyTransport.IO_THREADS_OPTION, "0"), Map.of()));

@@ -137,9 +137,9 @@ class AeronMultiProcessTest {
 
     /**
      * A rank killed with SIGKILL in the middle of a long ring loop, over IPC through a shared
-     * driver, which notices the dead client by its own liveness timeout: the survivors fail with
-     * {@code PeerFailureException} naming it well inside the 60 s timeout (the liveness timeout is
-     * 2 s here). Over UDP with embedded drivers this is a case of the fault suite
+     * driver, which outlives it: the survivors learn of the death from the sentinel connections
+     * (or, failing those, the driver's liveness timeout of 2 s here) and fail with
+     * {@code PeerFailureException} naming it well inside the 60 s timeout. Over UDP with embedded drivers this is a case of the fault suite
      * ({@code io.ringstar.bench.faults.FaultSuiteTest}), before, during and after each algorithm.
      */
     @Test

@@ -1,0 +1,219 @@
+package io.ringstar.spi;
+
+import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.PeerFailureException;
+import java.nio.ByteBuffer;
+
+/**
+ * This rank's link with one peer inside a {@link PeerTransport}: the state every transport keeps
+ * the same way (the {@link Inbox} of what came in, the barrier epoch the peer reached, whether it
+ * said goodbye, the first failure), and the I/O the transport supplies by extending this class:
+ * {@link #writeFrame} and {@link #closeChannel}.
+ *
+ * <p>Threads: the inbox and the barrier epoch are touched only by the holder of the transport's
+ * I/O lock; the failure and the goodbye are volatile, set by whoever notices and read by anyone.
+ */
+public abstract class PeerChannel implements Inbox.Listener {
+    protected final PeerTransport transport;
+    protected final int rank;
+    protected final int peer;
+    final Inbox inbox;
+    /** The first reason the peer counts as gone, or null while it is there. */
+    private volatile String failure;
+    private volatile Throwable failureCause;
+    /** The peer said goodbye: nothing follows what it sent before. */
+    private volatile boolean peerClosed;
+    /** The last barrier epoch the peer reached. Under the I/O lock. */
+    private long barrierEpoch;
+    /** True while a caller sends to this peer: its inbox may then hold twice as much (see {@link Inbox}). */
+    private volatile boolean sending;
+    /** What {@link #writeFrame} is writing for, named by its exceptions. */
+    private String writing = "send";
+    /** The thread that waits for this peer while parked outside the I/O lock, for {@link #wakeWaiter}. */
+    volatile Thread waiter;
+
+    /**
+     * @param initialInboxBytes the inbox storage's first size
+     * @param receiveBufferBytes bytes from the peer that may wait to be received before reading
+     *     from it stops (twice that while this rank sends to it)
+     */
+    protected PeerChannel(PeerTransport transport, int peer, int initialInboxBytes, long receiveBufferBytes) {
+        this.transport = transport;
+        this.rank = transport.rank();
+        this.peer = peer;
+        this.inbox = new Inbox(this, initialInboxBytes, receiveBufferBytes);
+    }
+
+    public final int peer() {
+        return peer;
+    }
+
+    // ---- what the transport supplies ----
+
+    /**
+     * Writes one frame: a {@link Frame} header of {@code type} and {@code value}, and for
+     * {@link Frame#DATA} then the bytes of {@code header} and {@code payload} (position to limit,
+     * left unchanged), in one write where the medium allows. Returns once every byte is handed to
+     * the medium (socket, term buffer, peer's inbox): never keeps a reference to the buffers. While
+     * the peer holds back, waits with {@link PeerTransport#awaitRound}, which keeps every peer's
+     * bytes moving, at most until {@code deadline}. Called with the I/O lock held, one frame at a
+     * time per channel.
+     *
+     * <p>If it has to give up after part of a frame went out, the stream is lost: it fails this
+     * channel (what followed would be read as the rest of the frame) before it throws.
+     *
+     * @throws CollectiveTimeoutException at the deadline
+     * @throws PeerFailureException if the medium failed
+     */
+    protected abstract void writeFrame(int type, long value, ByteBuffer header, ByteBuffer payload, Deadline deadline);
+
+    /** Releases what the channel holds (its socket, its publication); called once, by close, last. */
+    protected abstract void closeChannel();
+
+    /**
+     * A record of a type from {@link Frame#FIRST_TRANSPORT_TYPE} up, for the transport's own use
+     * (Aeron's ready and goodbye acknowledgement). Called under the I/O lock. By default such a
+     * record breaks the protocol and fails the peer.
+     */
+    protected void onTransportRecord(int type, long value) {
+        fail("rank " + peer + " sent an unknown record, " + Frame.typeName(type), null);
+    }
+
+    /** The peer's goodbye was just read (under the I/O lock). Default: nothing. */
+    protected void onGoodbye() {
+    }
+
+    /**
+     * A receive from this peer just took bytes out of the inbox (or gave up): room was made. For a
+     * transport whose senders wait for room in this rank's inboxes. Called under the I/O lock.
+     * Default: nothing.
+     */
+    protected void onTaken() {
+    }
+
+    // ---- state, for the transport's I/O code ----
+
+    /** Marks the peer gone; the first reason wins. Waiting and later calls fail with it. */
+    public final void fail(String reason, Throwable cause) {
+        synchronized (this) {
+            if (failure != null) {
+                return;
+            }
+            failureCause = cause;
+            failure = reason;
+        }
+        transport.wakeAll();
+    }
+
+    /** Why the peer is gone, or null while it is there. */
+    public final String failure() {
+        return failure;
+    }
+
+    /** True once the peer said goodbye or failed. */
+    public final boolean gone() {
+        return failure != null || peerClosed;
+    }
+
+    /** True once the peer said goodbye. */
+    public final boolean peerClosed() {
+        return peerClosed;
+    }
+
+    /** Whether a caller is sending to this peer right now. */
+    public final boolean sending() {
+        return sending;
+    }
+
+    /** The inbox; for the transport's I/O code, under the I/O lock. */
+    public final Inbox inbox() {
+        return inbox;
+    }
+
+    /** Unparks the thread that waits for this peer outside the I/O lock, if any. */
+    public final void wakeWaiter() {
+        Thread parked = waiter;
+        if (parked != null) {
+            java.util.concurrent.locks.LockSupport.unpark(parked);
+        }
+    }
+
+    @Override
+    public final void onRecord(int type, long value) {
+        switch (type) {
+            case Frame.BARRIER -> {
+                if (value != barrierEpoch + 1) {
+                    fail("rank " + peer + " sent barrier epoch " + value + " where " + (barrierEpoch + 1) + " was due",
+                            null);
+                    return;
+                }
+                barrierEpoch = value;
+            }
+            case Frame.GOODBYE -> {
+                peerClosed = true;
+                onGoodbye();
+            }
+            default -> {
+                if (type >= Frame.FIRST_TRANSPORT_TYPE) {
+                    onTransportRecord(type, value);
+                } else {
+                    fail("rank " + peer + " sent an unknown record, " + Frame.typeName(type), null);
+                }
+            }
+        }
+    }
+
+    @Override
+    public final void onMalformed(String what) {
+        fail("rank " + peer + " " + what + "; nothing more is read from it", null);
+    }
+
+    // ---- used by the skeleton ----
+
+    final long barrierEpoch() {
+        return barrierEpoch;
+    }
+
+    final void send(int type, long value, ByteBuffer header, ByteBuffer payload, Deadline deadline, String operation) {
+        throwIfGone(operation);
+        sending = true;
+        writing = operation;
+        try {
+            writeFrame(type, value, header, payload, deadline);
+        } finally {
+            sending = false;
+            writing = "send";
+        }
+    }
+
+    /** The skeleton's goodbye: {@link #writeFrame} with {@code "close"} as the operation its exceptions name. */
+    final void sayGoodbye(Deadline deadline) {
+        writing = "close";
+        try {
+            writeFrame(Frame.GOODBYE, 0, MessageCopy.NO_BYTES, MessageCopy.NO_BYTES, deadline);
+        } finally {
+            writing = "send";
+        }
+    }
+
+    /**
+     * The operation the frame being written belongs to ({@code send}, {@code barrier},
+     * {@code close}), for the exceptions {@link #writeFrame} throws to name.
+     */
+    protected final String writing() {
+        return writing;
+    }
+
+    /** Throws the peer's failure, or its goodbye, as a {@link PeerFailureException}. */
+    final void throwIfGone(String operation) {
+        if (failure != null || peerClosed) {
+            throw failed(operation, null);
+        }
+    }
+
+    /** A {@link PeerFailureException} for a call that found the peer failed. */
+    final PeerFailureException failed(String operation, String detail) {
+        String reason = failure != null ? failure : "rank " + peer + " closed its transport";
+        return new PeerFailureException(operation, rank, peer, detail == null ? reason : reason + detail, failureCause);
+    }
+}
