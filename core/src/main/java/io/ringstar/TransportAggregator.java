@@ -189,7 +189,7 @@ abstract class TransportAggregator implements GradientAggregator {
      * A group of one tensor whose elements lie in 'c' order without gaps (a flattened gradient
      * view, the usual case): the algorithm reads the input array and writes the result array
      * themselves. The input is not even copied into the result: what is sent goes straight from the
-     * input, and each result element is written once, by the sum or the copy that makes it.
+     * input, and received bytes are added or copied straight into the result.
      */
     private void runInResult(String operation, TensorLayout layout, TensorLayout.Group group, INDArray[] tensors,
             INDArray[] results, Deadline deadline) {

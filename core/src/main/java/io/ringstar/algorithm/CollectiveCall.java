@@ -87,9 +87,11 @@ public final class CollectiveCall implements Transport.MessageHandler {
     private Action action;
     private ByteBuffer target;
     private int targetOffset;
-    /** The other operand of an addition: the target itself, or where its values come from. */
+    /**
+     * The other operand of an addition, read at the target's offsets: the target itself, or where
+     * its values come from.
+     */
     private ByteBuffer operand;
-    private int operandOffset;
     private int divisor;
     private int messageLength;
     private Mode mode;
@@ -161,7 +163,7 @@ public final class CollectiveCall implements Transport.MessageHandler {
      */
     public void copyWhole(ByteBuffer source, ByteBuffer result) {
         if (source != result) {
-            result.put(0, source, 0, Math.toIntExact(elementCount * type.bytes()));
+            Reduction.copy(result, 0, source, 0, Math.toIntExact(elementCount * type.bytes()));
         }
     }
 
@@ -197,8 +199,8 @@ public final class CollectiveCall implements Transport.MessageHandler {
     /**
      * Receives message {@code index} of {@code messageKind} from {@code srcRank}, whose payload is
      * {@code count} elements, and writes {@code (plus + received) / divideBy} elementwise into
-     * {@code into} at {@code byteOffset}, in one pass, with {@code plus} read from
-     * {@code plusOffset} ({@code plus} may be {@code into} at the same offset, an in-place sum).
+     * {@code into} at {@code byteOffset}, in one pass, with {@code plus} read at the same offset
+     * ({@code plus} may be {@code into} itself, an in-place sum).
      * Lets an algorithm add a rank's input to what it receives and write the sum where the result
      * belongs, with no copy of the input first.
      *
@@ -208,33 +210,30 @@ public final class CollectiveCall implements Transport.MessageHandler {
      * @throws CollectiveTimeoutException if it did not come by the call's deadline
      */
     public void receiveSum(int srcRank, MessageKind messageKind, int index, ByteBuffer into, int byteOffset,
-            ByteBuffer plus, int plusOffset, int count, int divideBy) {
-        this.operand = plus;
-        this.operandOffset = plusOffset;
-        receive(srcRank, messageKind, index, count * type.bytes(), Action.ADD, into, byteOffset, divideBy);
+            ByteBuffer plus, int count, int divideBy) {
+        receive(srcRank, messageKind, index, count * type.bytes(), Action.ADD, into, plus, byteOffset, divideBy);
     }
 
     /** Like {@link #receiveSum}, but copies the payload's {@code byteLength} bytes into {@code into} at {@code byteOffset}. */
     public void receiveCopy(int srcRank, MessageKind messageKind, int index, ByteBuffer into, int byteOffset,
             int byteLength) {
-        this.operand = null;
-        receive(srcRank, messageKind, index, byteLength, Action.COPY, into, byteOffset, 1);
+        receive(srcRank, messageKind, index, byteLength, Action.COPY, into, null, byteOffset, 1);
     }
 
     /** Like {@link #receiveSum}, for a message that is a header alone (a notice). */
     public void receiveNotice(int srcRank, MessageKind messageKind, int index) {
-        this.operand = null;
-        receive(srcRank, messageKind, index, 0, Action.NONE, null, 0, 1);
+        receive(srcRank, messageKind, index, 0, Action.NONE, null, null, 0, 1);
     }
 
     private void receive(int srcRank, MessageKind messageKind, int index, int bytes, Action what, ByteBuffer into,
-            int byteOffset, int divideBy) {
+            ByteBuffer plus, int byteOffset, int divideBy) {
         this.src = srcRank;
         this.kind = messageKind;
         this.messageIndex = index;
         this.payloadBytes = bytes;
         this.action = what;
         this.target = into;
+        this.operand = plus;
         this.targetOffset = byteOffset;
         this.divisor = divideBy;
         this.thrown = null;
@@ -337,7 +336,7 @@ public final class CollectiveCall implements Transport.MessageHandler {
             }
             check(messageLength);
             if (action == Action.ADD) {
-                Reduction.sumAndDivide(type, target, targetOffset, operand, operandOffset, collected,
+                Reduction.sumAndDivide(type, target, targetOffset, operand, targetOffset, collected,
                         MessageHeader.LENGTH, payloadBytes / type.bytes(), divisor);
             } else if (action == Action.COPY) {
                 Reduction.copy(target, targetOffset, collected, MessageHeader.LENGTH, payloadBytes);
@@ -368,12 +367,12 @@ public final class CollectiveCall implements Transport.MessageHandler {
                 return;
             }
             Reduction.sumAndDivide(type, target, targetOffset + position - size, operand,
-                    operandOffset + position - size, carry, 0, 1, divisor);
+                    targetOffset + position - size, carry, 0, 1, divisor);
             carryHave = 0;
         }
         int whole = (end - at) / size;
         if (whole > 0) {
-            Reduction.sumAndDivide(type, target, targetOffset + position, operand, operandOffset + position, piece, at,
+            Reduction.sumAndDivide(type, target, targetOffset + position, operand, targetOffset + position, piece, at,
                     whole, divisor);
             at += whole * size;
         }

@@ -30,7 +30,8 @@ import java.nio.ByteBuffer;
  * result, into the transport's medium (the socket, Aeron's term, an in-process peer's inbox). Each
  * received chunk is added to the input straight out of the transport's memory, the sum written
  * into the result (reduce-scatter), or copied into the result (all-gather): a received byte is
- * read once, every result byte written once, and the input is never copied. With the checksum on,
+ * read once and the input is never copied (with three or more ranks, a partial sum written into
+ * the result in the reduce-scatter is overwritten by the all-gather). With the checksum on,
  * a received message is first copied whole to be checked.
  */
 public final class RingAllReduce {
@@ -84,8 +85,8 @@ public final class RingAllReduce {
                 // A segment reaches this rank once in the reduce-scatter: its partial sum plus this
                 // rank's input goes straight into the result. The last step finishes the segment,
                 // and its sums are divided in the same pass.
-                call.receiveSum(prev, MessageKind.RING_ALL_REDUCE, m, result, bytes(start, type), source,
-                        bytes(start, type), count, step == worldSize - 2 ? worldSize : 1);
+                call.receiveSum(prev, MessageKind.RING_ALL_REDUCE, m, result, bytes(start, type), source, count,
+                        step == worldSize - 2 ? worldSize : 1);
             } else {
                 call.receiveCopy(prev, MessageKind.RING_ALL_REDUCE, m, result, bytes(start, type), bytes(count, type));
             }
@@ -109,15 +110,14 @@ public final class RingAllReduce {
         int sent = 0;
         for (int chunk = 0; chunk < chunks; chunk++) {
             while (sent < chunks && sent < chunk + WINDOW) {
-                long start = ChunkLayout.partStart(total, chunks, sent);
-                long end = ChunkLayout.partStart(total, chunks, sent + 1);
-                call.send(peer, MessageKind.RING_ALL_REDUCE, sent, source, bytes(start, type), bytes(end - start, type));
+                int start = ChunkLayout.partStartByte(total, chunks, sent, type.bytes());
+                int end = ChunkLayout.partStartByte(total, chunks, sent + 1, type.bytes());
+                call.send(peer, MessageKind.RING_PAIR_EXCHANGE, sent, source, start, end - start);
                 sent++;
             }
-            long start = ChunkLayout.partStart(total, chunks, chunk);
-            int count = (int) (ChunkLayout.partStart(total, chunks, chunk + 1) - start);
-            call.receiveSum(peer, MessageKind.RING_ALL_REDUCE, chunk, result, bytes(start, type), source,
-                    bytes(start, type), count, 2);
+            int start = ChunkLayout.partStartByte(total, chunks, chunk, type.bytes());
+            int count = (ChunkLayout.partStartByte(total, chunks, chunk + 1, type.bytes()) - start) / type.bytes();
+            call.receiveSum(peer, MessageKind.RING_PAIR_EXCHANGE, chunk, result, start, source, count, 2);
         }
     }
 

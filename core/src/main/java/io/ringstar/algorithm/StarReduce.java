@@ -48,7 +48,7 @@ public final class StarReduce {
                 // the others added there, the last with the division in the same pass.
                 for (int worker = 1; worker < worldSize; worker++) {
                     call.receiveSum(worker, MessageKind.STAR_REDUCE, chunk, result, start, worker == 1 ? source : result,
-                            start, count, worker == worldSize - 1 ? worldSize : 1);
+                            count, worker == worldSize - 1 ? worldSize : 1);
                 }
                 for (int worker = 1; worker < worldSize; worker++) {
                     call.send(worker, MessageKind.STAR_REDUCE_RESULT, chunk, result, start, length);

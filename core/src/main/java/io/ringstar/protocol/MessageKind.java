@@ -8,6 +8,11 @@ package io.ringstar.protocol;
 public enum MessageKind {
     /** A chunk of ring all-reduce, reduce-scatter or all-gather phase. */
     RING_ALL_REDUCE(1, "reduceGradients (ring)"),
+    /**
+     * A chunk of a two-rank ring all-reduce, which is one exchange of the whole input: a kind of its
+     * own, since its chunks cover other elements than a longer ring's.
+     */
+    RING_PAIR_EXCHANGE(8, "reduceGradients (ring)"),
     /** A chunk of ring (chain) broadcast from rank 0. */
     RING_BROADCAST(2, "broadcastParams (ring)"),
     /** The last rank's notice to rank 0 that a ring broadcast has reached the end of the chain. */
