@@ -215,14 +215,16 @@ pick() {
 }
 
 # jmh_bytes CSV REGEX: "GB/s bytes" of the JMH benchmark matching REGEX at its largest parameter
-# bytes (its secondary score :bytes is bytes per second); empty when there is none.
+# bytes, on direct buffers where it has a memory parameter (its secondary score :bytes is bytes per
+# second); empty when there is none.
 jmh_bytes() {
   [ -s "$1" ] || return 0
   awk -F, -v want="$2" '
     # JMH writes CSV with CRLF line ends and every text quoted.
     { gsub(/["\r]/, "") }
     NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-    ($col["Benchmark"] ~ want) && $col["Param: bytes"] + 0 >= best { best = $col["Param: bytes"] + 0; score = $col["Score"] }
+    ($col["Benchmark"] ~ want) && (!("Param: memory" in col) || $col["Param: memory"] == "direct") \
+        && $col["Param: bytes"] + 0 >= best { best = $col["Param: bytes"] + 0; score = $col["Score"] }
     END { if (best) printf "%.2f %d\n", score / 1e9, best }' "$1"
 }
 

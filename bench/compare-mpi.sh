@@ -14,7 +14,8 @@
 #          [--type float|double|both] [--transports netty,aeron-udp,aeron-ipc] [--iters N]
 #          [--warmup N] [--out DIR]
 # --iters and --warmup go to both sides; by default each picks them per size (the warm-up moves
-# about 16 MiB or 2000 calls, so that the JIT has compiled the path before anything is timed).
+# about 32 MiB in at most 2000 calls, or a fifth of the timed calls if more; ringstar's bench also
+# warms the JIT up once, before its first row, with 20 000 small calls).
 #        bench/compare-mpi.sh --ratios FILE.csv     (only print the ratios of an earlier run's CSV)
 # Aeron options for every Aeron rank go in AERON_OPTS, e.g. AERON_OPTS=-Dringstar.aeron.termLength=16777216.
 # Writes DIR/compare-run<R>.csv and DIR/ratios-run<R>.md (default DIR bench/results/compare-mpi).

@@ -129,7 +129,7 @@ static int iters_for(const struct settings *s, long bytes) {
 }
 
 /* The same rule as ringstar's bench: about AUTO_WARMUP_BYTES, at most AUTO_MAX_WARMUP calls, or a
- * fifth of the timed calls if that is more (the JVM needs the calls to compile its path). */
+ * fifth of the timed calls if that is more (the calls settle each size's buffers and caches). */
 static int warmup_for(const struct settings *s, long bytes) {
     if (s->warmup >= 0) {
         return s->warmup;

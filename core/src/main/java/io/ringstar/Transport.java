@@ -49,7 +49,8 @@ public interface Transport extends AutoCloseable {
      * buffer's position and limit, without joining them first (a gathering write). Neither
      * buffer's position or limit is changed when this returns, and the caller may reuse both at
      * once; while it runs they may move, so calls running at the same time on other threads must
-     * not share a buffer object (give each its own {@link ByteBuffer#duplicate()}).
+     * not share a buffer object (give each its own {@link ByteBuffer#duplicate()}), empty ones
+     * excepted.
      * This is the primitive every transport implements; the other sends call it.
      *
      * @throws IllegalArgumentException if {@code destRank} is this rank or out of range, or the

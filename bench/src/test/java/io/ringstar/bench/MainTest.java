@@ -119,7 +119,8 @@ class MainTest {
         // replaced by a free one through torchrun's MASTER_* (both sources are read together).
         int port = LoopbackPorts.free();
         int status = runWithEnv(Map.of("OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_SIZE", "1", "MASTER_ADDR",
-                "127.0.0.1", "MASTER_PORT", Integer.toString(port)), "bench", "--max-bytes", "64", "--iters", "1");
+                "127.0.0.1", "MASTER_PORT", Integer.toString(port)), "bench", "--max-bytes", "64", "--iters", "1",
+                "--warmup", "1");
         assertEquals(0, status, out() + err());
         assertTrue(out().contains("# config: rank 0 (OMPI_COMM_WORLD_RANK), world size 1 (OMPI_COMM_WORLD_SIZE),"
                 + " coordinator 127.0.0.1:" + port + " (MASTER_ADDR:MASTER_PORT), transport netty (default)"), out());

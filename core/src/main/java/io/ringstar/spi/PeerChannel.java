@@ -186,16 +186,6 @@ public abstract class PeerChannel implements Inbox.Listener {
         }
     }
 
-    /** The skeleton's goodbye: {@link #writeFrame} with {@code "close"} as the operation its exceptions name. */
-    final void sayGoodbye(Deadline deadline) {
-        writing = "close";
-        try {
-            writeFrame(Frame.GOODBYE, 0, MessageCopy.NO_BYTES, MessageCopy.NO_BYTES, deadline);
-        } finally {
-            writing = "send";
-        }
-    }
-
     /**
      * The operation the frame being written belongs to ({@code send}, {@code barrier},
      * {@code close}), for the exceptions {@link #writeFrame} throws to name.

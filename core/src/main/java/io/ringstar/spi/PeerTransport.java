@@ -58,7 +58,10 @@ public abstract class PeerTransport implements Transport {
     public static final long MAX_BLOCK_NANOS = 1_000_000;
     /** Time without a call after which the background thread takes over the reading. */
     public static final long HANDOVER_NANOS = 2_000_000;
-    /** In a spinning wait, one round in this many looks at every peer; the others at the awaited one. */
+    /**
+     * In a spinning wait, one round in this many looks at every peer; the others at the awaited one.
+     * A power of two: the rounds are counted with a mask.
+     */
     public static final int SPINS_PER_FULL_ROUND = 8;
     /** Spinning rounds so far; under the I/O lock. */
     private int spins;
@@ -373,7 +376,7 @@ public abstract class PeerTransport implements Transport {
         for (PeerChannel channel : channels) {
             if (channel != null && !channel.gone()) {
                 try {
-                    channel.sayGoodbye(deadline);
+                    channel.send(Frame.GOODBYE, 0, MessageCopy.NO_BYTES, MessageCopy.NO_BYTES, deadline, "close");
                 } catch (RuntimeException e) {
                     // A peer that cannot be told (it failed meanwhile, say) learns it from the closed stream.
                     LOG.log(System.Logger.Level.DEBUG, "rank " + rank + " could not say goodbye to rank "

@@ -18,10 +18,11 @@ import java.util.Objects;
  * alike from element 0, since otherwise it cannot rule out that they overlap. Measured on JDK 17
  * and JDK 25 alike, it leaves scalar every loop of {@code Unsafe} reads of raw addresses or of
  * arrays at an offset, and of {@link ByteBuffer} reads; so does JDK 25 with {@code MemorySegment}
- * reads, and the incubating Vector API's {@code fromByteBuffer} is slower still on JDK 17. So each kernel copies a block of the destination and of the source into per-thread
- * arrays with {@code Unsafe.copyMemory} (an intrinsic memcpy, which reads heap, read-only and
- * direct buffers alike through their {@code hb} array and {@code address}), computes there
- * vectorized, and copies the block back; the blocks stay in the L1 cache between those passes.
+ * reads, and the incubating Vector API's {@code fromByteBuffer} is slower still on JDK 17. So
+ * each kernel copies a block of the destination and of the source into per-thread arrays with
+ * {@code Unsafe.copyMemory} (an intrinsic memcpy, which reads heap, read-only and direct buffers
+ * alike through their {@code hb} array and {@code address}), computes there vectorized, and
+ * copies the block back; the blocks stay in the L1 cache between those passes.
  * {@code ReductionBenchmark} compares the kernels with a plain copy of the same bytes.
  *
  * <p>{@code sun.misc.Unsafe} is in the {@code jdk.unsupported} module, which class-path

@@ -83,10 +83,6 @@ class ReductionTest {
                 new Kernel("addAndDivide", 3), new Kernel("addAndDivide", 4), new Kernel("addAndDivide", 7),
                 new Kernel("divide", 3), new Kernel("divide", 4));
 
-        boolean reads() {
-            return !name.equals("divide");
-        }
-
         void run(Path path, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset, int count) {
             switch (name) {
                 case "add" -> path.add(type, dst, dstOffset, src, srcOffset, count);
@@ -392,6 +388,7 @@ class ReductionTest {
         java.lang.management.ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         assumeTrue(threads instanceof com.sun.management.ThreadMXBean, "no per-thread allocation counter");
         com.sun.management.ThreadMXBean counter = (com.sun.management.ThreadMXBean) threads;
+        assumeTrue(counter.isThreadAllocatedMemoryEnabled(), "per-thread allocation counting is off");
         ByteBuffer dst = Memory.DIRECT.allocate(DST_OFFSET + 8 * 5000 + TAIL);
         ByteBuffer src = Memory.HEAP.allocate(SRC_OFFSET + 8 * 5000 + TAIL).asReadOnlyBuffer();
         int calls = 20_000;

@@ -147,19 +147,13 @@ public final class ChildProcess {
         return process.isAlive();
     }
 
-    /** The process's id. */
-    public long pid() {
-        return process.pid();
-    }
-
     /**
      * CPU time the process has used so far (user and system, all its threads), from
      * {@code /proc/<pid>/stat}; Linux only, in the kernel's clock ticks (usually 10 ms).
      */
     public long cpuTicks() {
         try {
-            String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc", Long.toString(process.pid()),
-                    "stat"));
+            String stat = Files.readString(Path.of("/proc", Long.toString(process.pid()), "stat"));
             // The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
             String[] fields = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" +");
             // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.

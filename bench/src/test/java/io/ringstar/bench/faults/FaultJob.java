@@ -41,6 +41,11 @@ final class FaultJob implements AutoCloseable {
     /** Embedded drivers' terms are kept small: a dozen of them share /dev/shm and 2 cores. */
     static final int AERON_TERM_LENGTH = 256 << 10;
 
+    /** A coordinator address on loopback at a port that is free now. */
+    static String coordinator() {
+        return "127.0.0.1:" + io.ringstar.testing.Ports.freeLoopbackPort();
+    }
+
     /**
      * The settings every rank of a job needs: transport, rank, world size, coordinator, timeout and
      * job id, and with Aeron the small term length above.

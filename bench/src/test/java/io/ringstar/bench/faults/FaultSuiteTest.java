@@ -94,7 +94,7 @@ class FaultSuiteTest {
         };
         String algorithms = phase.equals("during-ring") ? "ring" : phase.equals("during-star") ? "ps" : "ring,ps";
         List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
-        String coordinator = coordinator();
+        String coordinator = FaultJob.coordinator();
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             Map<String, Object> settings = loop(transport, rank, coordinator, TIMEOUT, algorithms);
             if (rank == victim && phase.equals("before")) {
@@ -149,7 +149,7 @@ class FaultSuiteTest {
     void aFrozenRankEndsTheOthersWithATimeout(String transport) {
         int victim = 2;
         List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
-        String coordinator = coordinator();
+        String coordinator = FaultJob.coordinator();
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             Map<String, Object> settings = loop(transport, rank, coordinator, TIMEOUT, "ring,ps");
             // Aeron would otherwise call the silent peer gone after its liveness timeout, before the call's.
@@ -195,7 +195,7 @@ class FaultSuiteTest {
         int victim = 2;
         Duration timeout = Duration.ofSeconds(20);
         List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
-        String coordinator = coordinator();
+        String coordinator = FaultJob.coordinator();
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             Map<String, Object> settings = stoppable(transport, rank, coordinator, timeout, 20);
             settings.remove("option.aeron.livenessTimeoutMs");
@@ -284,7 +284,7 @@ class FaultSuiteTest {
         double slowest = 0;
         for (String algorithm : List.of("ring", "ps")) {
             for (String skew : SKEWS) {
-                String coordinator = coordinator();
+                String coordinator = FaultJob.coordinator();
                 long start = System.nanoTime();
                 for (int rank = 0; rank < WORLD_SIZE; rank++) {
                     Map<String, Object> settings = base(transport, rank, coordinator, TIMEOUT);
@@ -588,7 +588,7 @@ class FaultSuiteTest {
     @ValueSource(strings = {"netty", "aeron"})
     void aMissingCoordinatorIsNamedAndALateOneIsWaitedFor(String transport) throws InterruptedException {
         List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
-        String nowhere = coordinator();
+        String nowhere = FaultJob.coordinator();
         long sentAt = System.nanoTime();
         for (int rank = 1; rank < WORLD_SIZE; rank++) {
             Map<String, Object> settings = base(transport, rank, nowhere, SHORT);
@@ -606,7 +606,7 @@ class FaultSuiteTest {
         }
         detected("coordinator never comes", transport, slowest);
 
-        String late = coordinator();
+        String late = FaultJob.coordinator();
         for (int rank = WORLD_SIZE - 1; rank >= 0; rank--) {
             if (rank == 0) {
                 Thread.sleep(3000);
@@ -655,10 +655,6 @@ class FaultSuiteTest {
                 throw new AssertionError("interrupted", e);
             }
         }
-    }
-
-    private static String coordinator() {
-        return "127.0.0.1:" + Ports.freeLoopbackPort();
     }
 
     private static Map<String, Object> base(String transport, int rank, String coordinator, Duration timeout) {

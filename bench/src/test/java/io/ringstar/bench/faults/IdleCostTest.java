@@ -3,7 +3,6 @@ package io.ringstar.bench.faults;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.testing.ChildProcess;
-import io.ringstar.testing.Ports;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -52,7 +51,7 @@ class IdleCostTest {
     void aWaitingRankUsesUnderATenthOfACore(String transport) throws InterruptedException {
         int sleeper = 2;
         List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
-        String coordinator = "127.0.0.1:" + Ports.freeLoopbackPort();
+        String coordinator = FaultJob.coordinator();
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             Map<String, Object> settings = FaultJob.rankSettings(transport, rank, WORLD_SIZE, coordinator, LONG, "idle");
             settings.put("algorithms", "ring,ps");

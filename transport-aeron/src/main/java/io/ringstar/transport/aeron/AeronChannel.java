@@ -63,7 +63,7 @@ final class AeronChannel extends PeerChannel implements ControlledFragmentHandle
         {new DirectBufferVector(), new DirectBufferVector()},
         {new DirectBufferVector(), new DirectBufferVector(), new DirectBufferVector()}};
     /** True while a frame is partly written: nothing else may go on the stream then. */
-    private boolean writing;
+    private boolean frameInProgress;
 
     /** Read-only views of the term buffers fragments come from, one per term, made once. */
     private final ByteBuffer[] terms = new ByteBuffer[4];
@@ -200,11 +200,13 @@ final class AeronChannel extends PeerChannel implements ControlledFragmentHandle
 
     /** Tells the peer that its goodbye arrived, when no frame is half written; never waits. */
     private void acknowledgeGoodbye() {
-        if (!acknowledgementOwed || writing || failure() != null) {
+        if (!acknowledgementOwed || frameInProgress || failure() != null) {
             return;
         }
         if (publication.tryClaim(Frame.HEADER_BYTES, claim) > 0) {
-            writeHeader(claim.buffer(), claim.offset(), GOODBYE_ACK, 0);
+            // No frame is being written, so the frame header's buffer is free to stage this one.
+            Frame.write(frameBytes.byteBuffer(), 0, GOODBYE_ACK, 0);
+            claim.buffer().putBytes(claim.offset(), frameBytes, 0, Frame.HEADER_BYTES);
             claim.commit();
             acknowledgementOwed = false;
         }
@@ -230,7 +232,7 @@ final class AeronChannel extends PeerChannel implements ControlledFragmentHandle
     protected void writeFrame(int type, long value, ByteBuffer header, ByteBuffer payload, Deadline deadline) {
         boolean data = type == Frame.DATA;
         long length = data ? (long) header.remaining() + payload.remaining() : 0;
-        writeHeader(frameBytes, 0, type, value);
+        Frame.write(frameBytes.byteBuffer(), 0, type, value);
         parts[1] = data ? header : null;
         parts[2] = data ? payload : null;
         at[0] = 0;
@@ -242,7 +244,7 @@ final class AeronChannel extends PeerChannel implements ControlledFragmentHandle
         long total = Frame.HEADER_BYTES + length;
         long left = total;
         int part = 0;
-        writing = true;
+        frameInProgress = true;
         try {
             while (left > 0) {
                 int chunk = (int) Math.min(left, chunkBytes);
@@ -262,18 +264,12 @@ final class AeronChannel extends PeerChannel implements ControlledFragmentHandle
             }
             throw e;
         } finally {
-            writing = false;
+            frameInProgress = false;
             parts[1] = null;
             parts[2] = null;
             offerViews[1].wrap(EMPTY);
             offerViews[2].wrap(EMPTY);
         }
-    }
-
-    private static void writeHeader(org.agrona.MutableDirectBuffer out, int offset, int type, long value) {
-        out.putInt(offset + Frame.MAGIC_OFFSET, Frame.MAGIC, ByteOrder.LITTLE_ENDIAN);
-        out.putInt(offset + Frame.TYPE_OFFSET, type & 0xFF, ByteOrder.LITTLE_ENDIAN);
-        out.putLong(offset + Frame.VALUE_OFFSET, value, ByteOrder.LITTLE_ENDIAN);
     }
 
     /**

@@ -113,7 +113,7 @@ final class Sentinels implements AutoCloseable {
         for (int r = 1; r < sockets.length; r++) {
             if (r != dead && sockets[r] != null && !ended[r]) {
                 // A whole record for each rank, whatever reached the one before.
-                write(r, record.duplicate());
+                write(r, record.rewind());
             }
         }
     }
@@ -123,7 +123,7 @@ final class Sentinels implements AutoCloseable {
         ByteBuffer record = ByteBuffer.allocate(5).order(ByteOrder.LITTLE_ENDIAN).putInt(1).put(BYE).flip();
         for (int r = 0; r < sockets.length; r++) {
             if (sockets[r] != null && !ended[r]) {
-                write(r, record.duplicate());
+                write(r, record.rewind());
             }
         }
     }

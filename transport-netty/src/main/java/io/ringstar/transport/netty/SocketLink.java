@@ -174,9 +174,10 @@ final class SocketLink extends PeerChannel {
                     continue;
                 }
                 if (deadline.passed()) {
-                    throw cutShort(written, total, new CollectiveTimeoutException(writing(), rank, peer, "rank " + peer
+                    // The catch below records that the frame was cut short.
+                    throw new CollectiveTimeoutException(writing(), rank, peer, "rank " + peer
                             + " has not taken the bytes already sent to it within the timeout of "
-                            + deadline.timeout()));
+                            + deadline.timeout());
                 }
                 wantsWrite = true;
                 try {
