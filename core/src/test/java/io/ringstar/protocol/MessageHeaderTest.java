@@ -246,6 +246,7 @@ class MessageHeaderTest {
         assertEquals(5, MessageKind.STAR_REDUCE_RESULT.code());
         assertEquals(6, MessageKind.STAR_BROADCAST_READY.code());
         assertEquals(7, MessageKind.STAR_BROADCAST.code());
+        assertEquals(8, MessageKind.RING_PAIR_EXCHANGE.code());
         assertEquals(15, MessageKind.ABORT.code());
         Set<Integer> codes = new HashSet<>();
         for (MessageKind kind : MessageKind.values()) {
@@ -257,7 +258,7 @@ class MessageHeaderTest {
     }
 
     @ParameterizedTest
-    @ValueSource(ints = {0, 8, 9, 14, 16, 255, 256, -1, Integer.MIN_VALUE, Integer.MAX_VALUE})
+    @ValueSource(ints = {0, 9, 14, 16, 255, 256, -1, Integer.MIN_VALUE, Integer.MAX_VALUE})
     void unknownCodeIsNull(int code) {
         assertNull(MessageKind.fromCode(code));
     }
