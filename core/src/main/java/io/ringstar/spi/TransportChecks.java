@@ -20,6 +20,27 @@ public final class TransportChecks {
     }
 
     /**
+     * Returns {@code rank}, for use in a constructor's {@code super} call.
+     *
+     * @throws IllegalArgumentException if {@code rank} is not a rank of a group of {@code worldSize}
+     */
+    public static int checkRank(int rank, int worldSize) {
+        if (worldSize < 1 || rank < 0 || rank >= worldSize) {
+            throw new IllegalArgumentException("rank " + rank + " is not a rank of a group of " + worldSize);
+        }
+        return rank;
+    }
+
+    /**
+     * @throws IllegalArgumentException if a transport's {@code timeout} is null, zero or negative
+     */
+    public static void checkTimeout(Duration timeout) {
+        if (timeout == null || timeout.isZero() || timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout must be positive, was " + timeout);
+        }
+    }
+
+    /**
      * @throws IllegalArgumentException if {@code peer} is not another rank of a group of {@code worldSize}
      */
     public static void checkPeer(String operation, int rank, int worldSize, int peer) {
@@ -34,7 +55,8 @@ public final class TransportChecks {
      */
     public static void checkWait(String operation, int rank, Duration wait) {
         if (wait == null || wait.isNegative() || wait.isZero()) {
-            throw new IllegalArgumentException(operation + " on rank " + rank + ": timeout must be positive, was " + wait);
+            throw new IllegalArgumentException(operation + " on rank " + rank + ": timeout must be positive, was "
+                    + wait);
         }
     }
 }
