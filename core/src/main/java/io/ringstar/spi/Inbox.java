@@ -2,7 +2,6 @@ package io.ringstar.spi;
 
 import io.ringstar.Transport.MessageHandler;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 
 /**
  * What has come from one peer and not been taken yet: the byte stream of {@link Frame}s parsed as
@@ -28,8 +27,11 @@ import java.nio.ByteOrder;
  * <p>Not thread-safe: its transport uses it under one lock. A handler is called only from
  * {@link #attach}, {@link #stored} and {@link #offer}, on the thread that calls them, and an
  * exception it throws is kept here ({@link #takeHandlerFailure}), never thrown into the I/O code.
+ *
+ * <p>This class parses the stream and is the public face; {@code InboxDelivery} hands bytes to the
+ * handler and {@code InboxStorage} keeps the storage and the queue of messages, as superclasses.
  */
-public final class Inbox {
+public final class Inbox extends InboxDelivery {
     /** What the inbox tells its owner about the stream. */
     public interface Listener {
         /** A control record (any type but {@link Frame#DATA}) arrived. */
@@ -39,53 +41,16 @@ public final class Inbox {
         void onMalformed(String what);
     }
 
-    private static final byte NEW = 0;
-    private static final byte STARTED = 1;
-    /** Its receiver gave up after part of it was handed over: the rest is dropped as it comes. */
-    private static final byte ABANDONED = 2;
-    /** Free space at the storage's end below which it is compacted or grown before a read. */
-    private static final int MIN_READ_SPACE = 64 << 10;
-
     private final Listener listener;
-    private final int initialBytes;
-    private final long limitBytes;
-
-    private ByteBuffer storage;
-    /** Read-only view of {@link #storage} handed to handlers; emptied after every call. */
-    private ByteBuffer storageView;
-    /** End of the bytes in the storage. */
-    private int writePos;
-    /** First stored byte not parsed yet. */
-    private int parsePos;
-    /** Payload bytes of the newest message that have not arrived yet. */
-    private long payloadLeft;
     private String malformed;
-
-    // Queued messages, oldest first, in a ring of parallel arrays (no object per message).
-    /** Storage offset of the message's next byte not handed over (meaningful for stored bytes). */
-    private int[] queueAt = new int[16];
-    private int[] queueLength = new int[16];
-    /** Bytes of the message handed over (or dropped) so far. */
-    private int[] queueDone = new int[16];
-    /** Bytes of the message that have arrived so far. */
-    private int[] queueArrived = new int[16];
-    private byte[] queueState = new byte[16];
-    private int queueHead;
-    private int queueCount;
-
-    private MessageHandler handler;
-    /** Length of the message the handler finished with, or -1. */
-    private int completed = -1;
-    private RuntimeException handlerFailure;
 
     /**
      * @param initialBytes the storage's first size; it grows when more must wait
      * @param limitBytes bytes that may wait to be taken before the transport stops reading
      */
     public Inbox(Listener listener, int initialBytes, long limitBytes) {
+        super(initialBytes, limitBytes);
         this.listener = listener;
-        this.initialBytes = Math.max(MIN_READ_SPACE, initialBytes);
-        this.limitBytes = Math.max(limitBytes, 2L * Frame.HEADER_BYTES);
     }
 
     // ---- the receiver's side ----
@@ -163,7 +128,6 @@ public final class Inbox {
         storage.limit(end).position(writePos);
         return storage;
     }
-
 
     /**
      * Bytes a read may still bring: to the limit, or to the end of a message already begun if that
@@ -311,236 +275,4 @@ public final class Inbox {
         listener.onMalformed("sent " + what);
     }
 
-    /** An offered DATA header for the attached handler: starts the message without storing it. */
-    private boolean startDirect(int length) {
-        try {
-            handler.onStart(length);
-        } catch (RuntimeException e) {
-            // The message stays queued: the header goes into the storage like any other.
-            handlerFailure = e;
-            handler = null;
-            return false;
-        }
-        push(length, writePos, STARTED);
-        payloadLeft = length;
-        finishHeadIfDone();
-        return true;
-    }
-
-    // ---- delivery ----
-
-    /** Hands the attached handler what has arrived of the head message. */
-    private void deliver() {
-        dropAbandonedHead();
-        if (handler == null || queueCount == 0) {
-            return;
-        }
-        int head = queueHead;
-        if (queueState[head] == NEW) {
-            try {
-                handler.onStart(queueLength[head]);
-            } catch (RuntimeException e) {
-                handlerFailure = e;
-                handler = null;
-                return;
-            }
-            queueState[head] = STARTED;
-        }
-        int available = queueArrived[head] - queueDone[head];
-        if (available > 0) {
-            int offset = queueDone[head];
-            int at = queueAt[head];
-            queueAt[head] += available;
-            queueDone[head] += available;
-            handOver(storageView, at, available, offset);
-        }
-        finishHeadIfDone();
-    }
-
-    /** Calls the handler for {@code count} bytes of {@code view} at {@code at}; a throw abandons the message. */
-    private void handOver(ByteBuffer view, int at, int count, int messageOffset) {
-        MessageHandler receiver = handler;
-        try {
-            view.limit(at + count).position(at);
-            receiver.onBytes(view, messageOffset);
-        } catch (RuntimeException e) {
-            handlerFailure = e;
-            handler = null;
-            if (queueCount > 0) {
-                queueState[queueHead] = ABANDONED;
-            }
-        } finally {
-            view.limit(0);
-        }
-    }
-
-    /** Pops the head message once all of it has been handed over (or dropped). */
-    private void finishHeadIfDone() {
-        if (queueCount == 0) {
-            return;
-        }
-        int head = queueHead;
-        if (queueDone[head] != queueLength[head]) {
-            return;
-        }
-        if (queueState[head] == STARTED && handler != null) {
-            completed = queueLength[head];
-            handler = null;
-        } else if (queueState[head] != ABANDONED) {
-            return;
-        }
-        pop();
-    }
-
-    /** Drops what has arrived of an abandoned head message; pops it once it is all here. */
-    private void dropAbandonedHead() {
-        while (queueCount > 0 && queueState[queueHead] == ABANDONED) {
-            int head = queueHead;
-            int stored = queueArrived[head] - queueDone[head];
-            queueAt[head] += stored;
-            queueDone[head] = queueArrived[head];
-            if (queueDone[head] != queueLength[head]) {
-                break;
-            }
-            pop();
-        }
-        resetIfEmpty();
-    }
-
-    // ---- the queue ----
-
-    private int tailIndex() {
-        return (queueHead + queueCount - 1) & (queueLength.length - 1);
-    }
-
-    private void push(int length, int at, byte state) {
-        if (queueCount == queueLength.length) {
-            growQueue();
-        }
-        int index = (queueHead + queueCount) & (queueLength.length - 1);
-        queueAt[index] = at;
-        queueLength[index] = length;
-        queueDone[index] = 0;
-        queueArrived[index] = 0;
-        queueState[index] = state;
-        queueCount++;
-    }
-
-    private void pop() {
-        queueHead = (queueHead + 1) & (queueLength.length - 1);
-        queueCount--;
-        resetIfEmpty();
-    }
-
-    private void growQueue() {
-        int capacity = queueLength.length;
-        int[] at = new int[capacity * 2];
-        int[] length = new int[capacity * 2];
-        int[] done = new int[capacity * 2];
-        int[] arrived = new int[capacity * 2];
-        byte[] state = new byte[capacity * 2];
-        for (int i = 0; i < queueCount; i++) {
-            int from = (queueHead + i) & (capacity - 1);
-            at[i] = queueAt[from];
-            length[i] = queueLength[from];
-            done[i] = queueDone[from];
-            arrived[i] = queueArrived[from];
-            state[i] = queueState[from];
-        }
-        queueAt = at;
-        queueLength = length;
-        queueDone = done;
-        queueArrived = arrived;
-        queueState = state;
-        queueHead = 0;
-    }
-
-    // ---- the storage ----
-
-    private long allowance(boolean sending) {
-        return sending ? 2 * limitBytes : limitBytes;
-    }
-
-    /** First stored byte still needed: the head message's next byte, or the first unparsed byte. */
-    private int liveStart() {
-        // Later messages and parsed records lie after the head message's next byte.
-        return queueCount > 0 ? Math.min(queueAt[queueHead], parsePos) : parsePos;
-    }
-
-    /** Once nothing stored is needed any more, the next bytes go to the storage's start again. */
-    private void resetIfEmpty() {
-        if (writePos != 0 && liveStart() == writePos) {
-            shift(writePos);
-        }
-    }
-
-    /** Moves every stored position down by {@code delta} (the bytes below are no longer needed). */
-    private void shift(int delta) {
-        writePos -= delta;
-        parsePos -= delta;
-        for (int i = 0; i < queueCount; i++) {
-            int index = (queueHead + i) & (queueLength.length - 1);
-            queueAt[index] = Math.max(0, queueAt[index] - delta);
-        }
-    }
-
-    /** Makes at least some free space at the storage's end: compacts, then grows, within {@code wanted}. */
-    private void makeRoom(int wanted) {
-        if (storage == null) {
-            allocate(initialBytes);
-        }
-        int free = storage.capacity() - writePos;
-        if (free >= Math.min(MIN_READ_SPACE, wanted)) {
-            return;
-        }
-        int live = liveStart();
-        if (live > 0) {
-            compact(live);
-            free = storage.capacity() - writePos;
-            if (free >= Math.min(MIN_READ_SPACE, wanted)) {
-                return;
-            }
-        }
-        long grown = Math.max(2L * storage.capacity(), (long) writePos + Math.min(MIN_READ_SPACE, wanted));
-        allocate((int) Math.min(grown, Integer.MAX_VALUE - 64));
-    }
-
-    /** Moves the needed bytes, from {@code live} on, to the storage's start. */
-    private void compact(int live) {
-        storage.clear();
-        // One buffer to itself: the bulk put copies as memmove does, overlap and all.
-        storage.put(0, storage, live, writePos - live);
-        shift(live);
-    }
-
-    private void allocate(int capacity) {
-        ByteBuffer next = ByteBuffer.allocateDirect(capacity).order(ByteOrder.LITTLE_ENDIAN);
-        if (storage != null && writePos > 0) {
-            next.put(0, storage, 0, writePos);
-        }
-        storage = next;
-        storageView = next.asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
-        storageView.limit(0);
-    }
-
-    /** Copies {@code count} bytes of {@code piece} from {@code at} to the storage's end. */
-    private void append(ByteBuffer piece, int at, int count) {
-        if (storage == null || storage.capacity() - writePos < count) {
-            int live = storage == null ? 0 : liveStart();
-            if (live > 0) {
-                compact(live);
-            }
-            if (storage == null || storage.capacity() - writePos < count) {
-                long needed = (long) writePos + count;
-                long capacity = storage == null ? initialBytes : storage.capacity();
-                while (capacity < needed) {
-                    capacity *= 2;
-                }
-                allocate((int) Math.min(capacity, Integer.MAX_VALUE - 64));
-            }
-        }
-        storage.clear();
-        storage.put(writePos, piece, at, count);
-        writePos += count;
-    }
 }

@@ -11,8 +11,6 @@ import java.util.concurrent.locks.ReentrantLock;
  * through the same single field as before.
  */
 final class IoLock extends ReentrantLock {
-    private static final long serialVersionUID = 1L;
-
     /** Attempts at the lock, spinning and then yielding, before a thread queues for it. */
     private static final int SPINS_FOR_LOCK = 256;
     private static final int YIELDS_FOR_LOCK = 16;
