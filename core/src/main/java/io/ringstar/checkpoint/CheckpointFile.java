@@ -15,7 +15,6 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.zip.CRC32C;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
@@ -43,7 +42,8 @@ final class CheckpointFile {
     static final int VERSION = 1;
     static final int HEADER_BYTES = 32;
     static final int TRAILER_BYTES = 4;
-    private static final int IO_BYTES = 1 << 20;
+    /** Bytes moved per read or write of tensor elements and of the checksum pass. */
+    static final int IO_BYTES = 1 << 20;
 
     private CheckpointFile() {
     }
@@ -63,7 +63,7 @@ final class CheckpointFile {
         }
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING)) {
-            Writer out = new Writer(channel);
+            CheckpointWriter out = new CheckpointWriter(channel);
             out.putInt(MAGIC).putInt(VERSION).putLong(length).putLong(checkpoint.step())
                     .putInt(checkpoint.metadata().size()).putInt(checkpoint.tensors().size());
             int next = 0;
@@ -159,7 +159,7 @@ final class CheckpointFile {
 
     /** The checksum holds, so anything wrong here was written so; still nothing is allocated beyond the file. */
     private static Checkpoint parse(Path file, FileChannel channel, long size) throws IOException {
-        Reader in = new Reader(file, channel, size - TRAILER_BYTES);
+        CheckpointReader in = new CheckpointReader(file, channel, size - TRAILER_BYTES);
         in.skip(16);
         long step = in.getLong();
         int metadataCount = in.count("metadata entries");
@@ -213,7 +213,8 @@ final class CheckpointFile {
         }
     }
 
-    private static void readFully(FileChannel channel, ByteBuffer buffer, long position) throws IOException {
+    /** Reads {@code buffer}'s remaining bytes from {@code position} on, or throws at the file's end. */
+    static void readFully(FileChannel channel, ByteBuffer buffer, long position) throws IOException {
         long at = position;
         while (buffer.hasRemaining()) {
             int read = channel.read(buffer, at);
@@ -221,174 +222,6 @@ final class CheckpointFile {
                 throw new EOFException("file ended at byte " + at);
             }
             at += read;
-        }
-    }
-
-    /** Sequential writes through a staging buffer, every byte counted into the CRC32C. */
-    private static final class Writer {
-        private final FileChannel channel;
-        private final ByteBuffer staging = ByteBuffer.allocate(64 * 1024).order(ByteOrder.LITTLE_ENDIAN);
-        private final CRC32C crc = new CRC32C();
-
-        Writer(FileChannel channel) {
-            this.channel = channel;
-        }
-
-        Writer putInt(int value) throws IOException {
-            room(4);
-            staging.putInt(value);
-            return this;
-        }
-
-        Writer putLong(long value) throws IOException {
-            room(8);
-            staging.putLong(value);
-            return this;
-        }
-
-        Writer putText(byte[] text) throws IOException {
-            putInt(text.length);
-            flush();
-            raw(ByteBuffer.wrap(text));
-            return this;
-        }
-
-        void putElements(INDArray tensor) throws IOException {
-            long bytes = tensor.length() * ElementType.of(tensor.dataType()).bytes();
-            if (bytes == 0) {
-                return;
-            }
-            flush();
-            INDArray source = TensorMemory.linearInCOrder(tensor);
-            try {
-                for (long at = 0; at < bytes; at += IO_BYTES) {
-                    raw(TensorMemory.bytes(source, at, (int) Math.min(IO_BYTES, bytes - at)));
-                }
-            } finally {
-                TensorMemory.closeIfCopy(tensor, source);
-            }
-        }
-
-        /** Writes the CRC of everything so far, which itself is not counted. */
-        void finish() throws IOException {
-            flush();
-            ByteBuffer trailer = ByteBuffer.allocate(TRAILER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
-            trailer.putInt((int) crc.getValue()).flip();
-            while (trailer.hasRemaining()) {
-                channel.write(trailer);
-            }
-        }
-
-        private void room(int bytes) throws IOException {
-            if (staging.remaining() < bytes) {
-                flush();
-            }
-        }
-
-        private void flush() throws IOException {
-            staging.flip();
-            raw(staging);
-            staging.clear();
-        }
-
-        private void raw(ByteBuffer bytes) throws IOException {
-            crc.update(bytes.duplicate());
-            while (bytes.hasRemaining()) {
-                channel.write(bytes);
-            }
-        }
-    }
-
-    /** Sequential reads of the checksummed body, each bounded by what is left of it. */
-    private static final class Reader {
-        private final Path file;
-        private final FileChannel channel;
-        private final long end;
-        private final ByteBuffer scratch = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
-        private long position;
-
-        Reader(Path file, FileChannel channel, long end) {
-            this.file = file;
-            this.channel = channel;
-            this.end = end;
-        }
-
-        void skip(long bytes) throws IOException {
-            require(bytes, "header");
-            position += bytes;
-        }
-
-        int getInt() throws IOException {
-            return fill(4).getInt();
-        }
-
-        long getLong() throws IOException {
-            return fill(8).getLong();
-        }
-
-        int count(String what) throws IOException {
-            int count = getInt();
-            if (count < 0) {
-                throw malformed("negative number of " + what + ": " + count);
-            }
-            return count;
-        }
-
-        /** A text that must be neither empty nor one of {@code taken}. */
-        String getName(String what, Set<String> taken) throws IOException {
-            String name = getText(what);
-            if (name.isEmpty()) {
-                throw malformed("empty " + what);
-            }
-            if (taken.contains(name)) {
-                throw malformed(what + " '" + name + "' appears twice");
-            }
-            return name;
-        }
-
-        String getText(String what) throws IOException {
-            int length = getInt();
-            if (length < 0 || length > Checkpoint.MAX_TEXT_BYTES) {
-                throw malformed(what + " of " + length + " bytes");
-            }
-            require(length, what);
-            ByteBuffer text = ByteBuffer.allocate(length);
-            readFully(channel, text, position);
-            position += length;
-            return new String(text.array(), StandardCharsets.UTF_8);
-        }
-
-        void getElements(INDArray tensor, long bytes) throws IOException {
-            for (long at = 0; at < bytes; at += IO_BYTES) {
-                ByteBuffer window = TensorMemory.bytes(tensor, at, (int) Math.min(IO_BYTES, bytes - at));
-                readFully(channel, window, position);
-                position += window.capacity();
-            }
-        }
-
-        void require(long bytes, String what) throws InvalidCheckpointException {
-            if (bytes > end - position) {
-                throw malformed(what + " needs " + bytes + " bytes at byte " + position + ", but only "
-                        + (end - position) + " are left before the checksum");
-            }
-        }
-
-        void requireEnd() throws InvalidCheckpointException {
-            if (position != end) {
-                throw malformed((end - position) + " bytes follow the last entry");
-            }
-        }
-
-        InvalidCheckpointException malformed(String problem) {
-            return new InvalidCheckpointException(file, "malformed although its checksum holds: " + problem);
-        }
-
-        private ByteBuffer fill(int bytes) throws IOException {
-            require(bytes, "a number");
-            scratch.clear().limit(bytes);
-            readFully(channel, scratch, position);
-            position += bytes;
-            return scratch.flip();
         }
     }
 }
