@@ -7,9 +7,9 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * The payload of an {@link io.ringstar.protocol.MessageKind#ABORT} message: which rank failed
- * first, how, which rank its failure concerned, and its message. A failing rank sends one to every peer, and every rank that
- * receives one passes it on, so ranks that wait on healthy peers learn of the failure too instead
- * of waiting for their own timeout.
+ * first, how, which rank its failure concerned, and its message. A failing rank sends one to every
+ * peer, and every rank that receives one passes it on, so ranks that wait on healthy peers learn
+ * of the failure too instead of waiting for their own timeout.
  *
  * <pre>
  *  0: u8 failure kind (1 timeout, 2 peer failure, 3 mismatch, 4 other, 5 corruption), 3 bytes zero

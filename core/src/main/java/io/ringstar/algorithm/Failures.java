@@ -52,7 +52,8 @@ public final class Failures {
     }
 
     /** A new exception of {@code e}'s kind for {@code operation}, with {@code e} as its cause. */
-    static CollectiveException withContext(CollectiveException e, String operation, int rank, int peer, String context) {
+    static CollectiveException withContext(CollectiveException e, String operation, int rank, int peer,
+            String context) {
         return create(code(e), operation, rank, peer, context + ": " + e.getMessage(), e);
     }
 

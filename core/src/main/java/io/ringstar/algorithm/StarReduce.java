@@ -47,8 +47,8 @@ public final class StarReduce {
                 // In rank order: rank 0's input plus the first worker's chunk into the result, then
                 // the others added there, the last with the division in the same pass.
                 for (int worker = 1; worker < worldSize; worker++) {
-                    call.receiveSum(worker, MessageKind.STAR_REDUCE, chunk, result, start, worker == 1 ? source : result,
-                            count, worker == worldSize - 1 ? worldSize : 1);
+                    call.receiveSum(worker, MessageKind.STAR_REDUCE, chunk, result, start,
+                            worker == 1 ? source : result, count, worker == worldSize - 1 ? worldSize : 1);
                 }
                 for (int worker = 1; worker < worldSize; worker++) {
                     call.send(worker, MessageKind.STAR_REDUCE_RESULT, chunk, result, start, length);

@@ -28,7 +28,8 @@ import java.util.Objects;
  * <p>{@code sun.misc.Unsafe} is in the {@code jdk.unsupported} module, which class-path
  * applications read without any flag. Where it or the JDK fields relied on are missing or mean
  * something else, or on a big-endian machine, the kernels fall back to scalar loops through a
- * little-endian duplicate of each buffer: the same results, slower, and a few objects a call.
+ * little-endian duplicate of each buffer ({@link ScalarReduction}): the same results, slower, and
+ * a few objects a call.
  */
 public final class Reduction {
     /**
@@ -37,9 +38,9 @@ public final class Reduction {
      */
     static final int BLOCK_BYTES = 8192;
 
-    private static final int ADD = 0;
-    private static final int ADD_AND_DIVIDE = 1;
-    private static final int DIVIDE = 2;
+    static final int ADD = 0;
+    static final int ADD_AND_DIVIDE = 1;
+    static final int DIVIDE = 2;
 
     private static final sun.misc.Unsafe UNSAFE;
     /** Offsets of {@code Buffer.address} and {@code ByteBuffer.hb}, or -1 when unusable. */
@@ -114,7 +115,10 @@ public final class Reduction {
                 ACCELERATED);
     }
 
-    /** {@code buffer[i] /= divisor} for {@code count} elements of {@code type}; a divisor of 1 leaves the bits as they are. */
+    /**
+     * {@code buffer[i] /= divisor} for {@code count} elements of {@code type}; a divisor of 1 leaves
+     * the bits as they are.
+     */
     public static void divide(ElementType type, ByteBuffer buffer, int offset, int count, int divisor) {
         if (divisor == 1) {
             checkRegion(type, buffer, offset, count);
@@ -129,7 +133,7 @@ public final class Reduction {
     }
 
     /** {@code dst = first (op) src}, where {@code first} is usually {@code dst} itself. */
-    private static void apply(int kernel, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer first,
+    static void apply(int kernel, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer first,
             int firstOffset, ByteBuffer src, int srcOffset, int count, int divisor, boolean accelerated) {
         long bytes = checkRegion(type, dst, dstOffset, count);
         if (first != dst || firstOffset != dstOffset) {
@@ -147,7 +151,7 @@ public final class Reduction {
         if (accelerated) {
             accelerated(kernel, type, dst, dstOffset, first, firstOffset, src, srcOffset, (int) bytes, divisor);
         } else {
-            Scalar.apply(kernel, type, dst, dstOffset, first, firstOffset, src, srcOffset, count, divisor);
+            ScalarReduction.apply(kernel, type, dst, dstOffset, first, firstOffset, src, srcOffset, count, divisor);
         }
     }
 
@@ -284,72 +288,5 @@ public final class Reduction {
         final float[] floatsB = new float[BLOCK_BYTES / Float.BYTES];
         final double[] doublesA = new double[BLOCK_BYTES / Double.BYTES];
         final double[] doublesB = new double[BLOCK_BYTES / Double.BYTES];
-    }
-
-    /**
-     * The fallback: absolute reads and writes through a little-endian duplicate of each buffer
-     * (whatever the buffer's own {@link ByteBuffer#order()}), scalar. Package-private so that the
-     * tests run it on every JVM.
-     */
-    static final class Scalar {
-        private Scalar() {
-        }
-
-        static void add(ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset, int count) {
-            Reduction.apply(ADD, type, dst, dstOffset, dst, dstOffset, src, srcOffset, count, 1, false);
-        }
-
-        static void addAndDivide(ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset,
-                int count, int divisor) {
-            Reduction.apply(divisor == 1 ? ADD : ADD_AND_DIVIDE, type, dst, dstOffset, dst, dstOffset, src, srcOffset,
-                    count, divisor, false);
-        }
-
-        static void sumAndDivide(ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer a, int aOffset,
-                ByteBuffer b, int bOffset, int count, int divisor) {
-            Reduction.apply(divisor == 1 ? ADD : ADD_AND_DIVIDE, type, dst, dstOffset, a, aOffset, b, bOffset, count,
-                    divisor, false);
-        }
-
-        static void divide(ElementType type, ByteBuffer buffer, int offset, int count, int divisor) {
-            if (divisor != 1) {
-                Reduction.apply(DIVIDE, type, buffer, offset, buffer, offset, null, 0, count, divisor, false);
-            }
-        }
-
-        private static void apply(int kernel, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer first,
-                int firstOffset, ByteBuffer src, int srcOffset, int count, int divisor) {
-            // The duplicates' limit is the capacity, which is what the regions were checked against.
-            ByteBuffer d = dst.duplicate().clear().order(ByteOrder.LITTLE_ENDIAN);
-            ByteBuffer f = first.duplicate().clear().order(ByteOrder.LITTLE_ENDIAN);
-            ByteBuffer s = src == null ? null : src.duplicate().clear().order(ByteOrder.LITTLE_ENDIAN);
-            if (type == ElementType.FLOAT) {
-                float by = divisor;
-                for (int i = 0; i < count; i++) {
-                    int at = dstOffset + 4 * i;
-                    float value = f.getFloat(firstOffset + 4 * i);
-                    if (kernel != DIVIDE) {
-                        value += s.getFloat(srcOffset + 4 * i);
-                    }
-                    if (kernel != ADD) {
-                        value /= by;
-                    }
-                    d.putFloat(at, value);
-                }
-            } else {
-                double by = divisor;
-                for (int i = 0; i < count; i++) {
-                    int at = dstOffset + 8 * i;
-                    double value = f.getDouble(firstOffset + 8 * i);
-                    if (kernel != DIVIDE) {
-                        value += s.getDouble(srcOffset + 8 * i);
-                    }
-                    if (kernel != ADD) {
-                        value /= by;
-                    }
-                    d.putDouble(at, value);
-                }
-            }
-        }
     }
 }

@@ -97,7 +97,8 @@ public final class TensorBucket implements AutoCloseable {
             }
             ByteBuffer target = linearBytes(result, first - start, end - first);
             int bucketFrom = Math.toIntExact((first - from) * type.bytes());
-            target.put(bytes.duplicate().position(bucketFrom).limit(Math.toIntExact(bucketFrom + (end - first) * type.bytes())));
+            target.put(bytes.duplicate().position(bucketFrom)
+                    .limit(Math.toIntExact(bucketFrom + (end - first) * type.bytes())));
         }
     }
 
@@ -136,7 +137,8 @@ public final class TensorBucket implements AutoCloseable {
             return;
         }
         if (TensorMemory.isLinearInCOrder(tensor)) {
-            bytes.duplicate().position(Math.toIntExact(offset * type.bytes())).put(linearBytes(tensor, 0, tensor.length()));
+            bytes.duplicate().position(Math.toIntExact(offset * type.bytes()))
+                    .put(linearBytes(tensor, 0, tensor.length()));
         } else if (tensor.rank() == 0) {
             storage.putScalar(offset, tensor.getDouble(0));
         } else {
@@ -166,8 +168,8 @@ public final class TensorBucket implements AutoCloseable {
         storage = Nd4j.createUninitializedDetached(type.dataType(), capacity);
         bytes = storage.data().asNio().order(ByteOrder.LITTLE_ENDIAN);
         if (!bytes.isDirect() || bytes.capacity() < capacity * type.bytes()) {
-            throw new IllegalStateException("ND4J buffer of " + capacity + " " + type + " elements has no direct view of "
-                    + capacity * type.bytes() + " bytes");
+            throw new IllegalStateException("ND4J buffer of " + capacity + " " + type
+                    + " elements has no direct view of " + capacity * type.bytes() + " bytes");
         }
     }
 

@@ -55,7 +55,7 @@ class ReductionTest {
             if (this == ACCELERATED) {
                 Reduction.add(type, dst, dstOffset, src, srcOffset, count);
             } else {
-                Reduction.Scalar.add(type, dst, dstOffset, src, srcOffset, count);
+                ScalarReduction.add(type, dst, dstOffset, src, srcOffset, count);
             }
         }
 
@@ -64,7 +64,7 @@ class ReductionTest {
             if (this == ACCELERATED) {
                 Reduction.addAndDivide(type, dst, dstOffset, src, srcOffset, count, divisor);
             } else {
-                Reduction.Scalar.addAndDivide(type, dst, dstOffset, src, srcOffset, count, divisor);
+                ScalarReduction.addAndDivide(type, dst, dstOffset, src, srcOffset, count, divisor);
             }
         }
 
@@ -72,7 +72,7 @@ class ReductionTest {
             if (this == ACCELERATED) {
                 Reduction.divide(type, buffer, offset, count, divisor);
             } else {
-                Reduction.Scalar.divide(type, buffer, offset, count, divisor);
+                ScalarReduction.divide(type, buffer, offset, count, divisor);
             }
         }
     }
