@@ -13,13 +13,8 @@ import java.util.concurrent.locks.LockSupport;
  * transport supplies {@link #progress}, one round of its I/O, and may refine {@link #poll},
  * {@link #wakeUp} and {@link #parksOutsideIo}. Owned by {@link PeerTransport}, whose superclass it
  * is (a superclass rather than a field, so that every call reaches this state as directly as
- * before); the rules it follows are described there.
- *
- * <p><b>Waiting.</b> A caller that holds the I/O lock and waits spins for {@value #SPIN_NANOS} ns,
- * then yields (staying runnable, but giving the core to any rank that needs it) until
- * {@value #YIELD_NANOS} ns, then blocks for short, bounded times that grow with the wait (a tenth
- * of it, at most {@value #MAX_BLOCK_NANOS} ns): a socket transport blocks in its selector, which
- * wakes the moment bytes arrive; a polling transport parks. Any progress starts the schedule again.
+ * before). The schedule of a wait (spin, yield, block) and the background reader's hand-over are
+ * described on {@link PeerTransport}.
  */
 abstract class ProgressEngine {
     /** Spin phase of a wait. */
