@@ -18,7 +18,8 @@ class AbortNoticeTest {
 
     @Test
     void encodeThenDecodeRoundTrips() {
-        AbortNotice notice = new AbortNotice(3, 5, CollectiveException.NO_RANK, "reduceGradients on rank 5 (peer rank 2): shapes differ, π ≠ 3");
+        AbortNotice notice = new AbortNotice(3, 5, CollectiveException.NO_RANK,
+                "reduceGradients on rank 5 (peer rank 2): shapes differ, π ≠ 3");
         ByteBuffer encoded = notice.encode();
         int textBytes = notice.text.getBytes(StandardCharsets.UTF_8).length;
         assertEquals(0, encoded.position());
@@ -141,7 +142,8 @@ class AbortNoticeTest {
         assertEquals(2, AbortNotice.decode(notice.encode(), 0, notice.encode().remaining()).culprit());
         assertEquals("recv on rank 1 (peer rank 2): no data for 5 s", notice.text);
 
-        assertEquals(Failures.PEER_FAILURE, AbortNotice.of(0, new PeerFailureException("recv", 0, 1, "gone")).failureCode);
+        assertEquals(Failures.PEER_FAILURE,
+                AbortNotice.of(0, new PeerFailureException("recv", 0, 1, "gone")).failureCode);
         assertEquals(Failures.MISMATCH,
                 AbortNotice.of(0, new CollectiveMismatchException("reduceGradients", 0, 1, "shape")).failureCode);
         assertEquals(Failures.OTHER, AbortNotice.of(0, new CollectiveException("send", 0, 1, "x")).failureCode);

@@ -180,7 +180,8 @@ class ReductionTest {
         ByteBuffer all = buffer.duplicate().clear();
         for (int i = 0; i < all.capacity(); i++) {
             if (i < from || i >= to) {
-                assertEquals(GUARD, all.get(i), "byte " + i + " outside [" + from + ", " + to + ") was written: " + context);
+                assertEquals(GUARD, all.get(i),
+                        "byte " + i + " outside [" + from + ", " + to + ") was written: " + context);
             }
         }
     }
@@ -193,7 +194,8 @@ class ReductionTest {
             long actual = getBits(all, offset + size * i, size);
             long wanted = expected.applyAsLong(i);
             if (actual != wanted) {
-                assertEquals(Long.toHexString(wanted), Long.toHexString(actual), "element " + i + " of " + count + ": " + context);
+                assertEquals(Long.toHexString(wanted), Long.toHexString(actual),
+                        "element " + i + " of " + count + ": " + context);
             }
         }
     }
@@ -201,8 +203,9 @@ class ReductionTest {
     @Test
     void theAcceleratedKernelsAreInUseOnThisJvm() {
         // Otherwise the sweep below would test the fallback twice.
-        assertTrue(Reduction.ACCELERATED, "Reduction fell back to its scalar loops on " + System.getProperty("java.vm.name")
-                + " " + System.getProperty("java.version") + " " + System.getProperty("os.arch"));
+        assertTrue(Reduction.ACCELERATED, "Reduction fell back to its scalar loops on "
+                + System.getProperty("java.vm.name") + " " + System.getProperty("java.version") + " "
+                + System.getProperty("os.arch"));
     }
 
     @ParameterizedTest
@@ -217,8 +220,8 @@ class ReductionTest {
                             continue; // the fallback has no memory-specific code: a few combinations do
                         }
                         for (Kernel kernel : Kernel.ALL) {
-                            String context = path + " " + kernel + " " + type + " into " + dstMemory + " from " + srcMemory
-                                    + (readOnly ? " read-only" : "");
+                            String context = path + " " + kernel + " " + type + " into " + dstMemory
+                                    + " from " + srcMemory + (readOnly ? " read-only" : "");
                             ByteBuffer dst = dstMemory.allocate(DST_OFFSET + bytes + TAIL);
                             ByteBuffer writable = srcMemory.allocate(SRC_OFFSET + bytes + TAIL);
                             fill(type, dst, DST_OFFSET, count, true);
@@ -230,7 +233,8 @@ class ReductionTest {
                             kernel.run(path, type, dst, DST_OFFSET, src, SRC_OFFSET, count);
 
                             assertElements(type, dst, DST_OFFSET, count, context, i -> kernel.expectedBits(type, i));
-                            assertElements(type, src, SRC_OFFSET, count, context + " (source)", i -> sourceBits(type, i));
+                            assertElements(type, src, SRC_OFFSET, count, context + " (source)",
+                                    i -> sourceBits(type, i));
                             assertGuards(dst, DST_OFFSET, DST_OFFSET + bytes, context);
                             assertGuards(src, SRC_OFFSET, SRC_OFFSET + bytes, context + " (source)");
                             assertEquals(2, dst.position(), context);
@@ -299,7 +303,8 @@ class ReductionTest {
         float[] floats = {Float.MIN_VALUE, 3 * Float.MIN_VALUE, Float.MIN_NORMAL, 1.5f * Float.MIN_NORMAL,
             Float.MAX_VALUE, -0f, 0f, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, 1f, -7.75f, 0x1.fffffep-120f};
         double[] doubles = {Double.MIN_VALUE, 3 * Double.MIN_VALUE, Double.MIN_NORMAL, 1.5 * Double.MIN_NORMAL,
-            Double.MAX_VALUE, -0d, 0d, Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, 1d, -7.75, 0x1.fffffffffffffp-1000};
+            Double.MAX_VALUE, -0d, 0d, Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, 1d, -7.75,
+            0x1.fffffffffffffp-1000};
         for (Path path : Path.values()) {
             for (boolean direct : new boolean[] {false, true}) {
                 Memory memory = direct ? Memory.DIRECT : Memory.HEAP;
@@ -312,8 +317,10 @@ class ReductionTest {
                 path.addAndDivide(ElementType.FLOAT, dst, 0, src, 0, floats.length, divisor);
                 for (int i = 0; i < floats.length; i++) {
                     float expected = (floats[i] + floats[(i + 5) % floats.length]) / divisor;
-                    assertEquals(Float.floatToIntBits(expected), Float.floatToIntBits(Float.intBitsToFloat((int) getBits(dst, 4 * i, 4))),
-                            path + " " + memory + " float " + i + ": (" + floats[i] + " + " + floats[(i + 5) % floats.length] + ") / " + divisor);
+                    assertEquals(Float.floatToIntBits(expected),
+                            Float.floatToIntBits(Float.intBitsToFloat((int) getBits(dst, 4 * i, 4))),
+                            path + " " + memory + " float " + i + ": (" + floats[i] + " + "
+                                    + floats[(i + 5) % floats.length] + ") / " + divisor);
                 }
                 ByteBuffer buffer = memory.allocate(8 * doubles.length);
                 for (int i = 0; i < doubles.length; i++) {
@@ -322,7 +329,8 @@ class ReductionTest {
                 path.divide(ElementType.DOUBLE, buffer, 0, doubles.length, divisor);
                 for (int i = 0; i < doubles.length; i++) {
                     double expected = doubles[i] / divisor;
-                    assertEquals(Double.doubleToLongBits(expected), Double.doubleToLongBits(Double.longBitsToDouble(getBits(buffer, 8 * i, 8))),
+                    assertEquals(Double.doubleToLongBits(expected),
+                            Double.doubleToLongBits(Double.longBitsToDouble(getBits(buffer, 8 * i, 8))),
                             path + " " + memory + " double " + i + ": " + doubles[i] + " / " + divisor);
                 }
             }
@@ -359,11 +367,14 @@ class ReductionTest {
         for (Path path : Path.values()) {
             ByteBuffer dst = Memory.DIRECT.allocate(64);
             ByteBuffer src = Memory.HEAP.allocate(64);
-            assertThrows(IndexOutOfBoundsException.class, () -> path.add(ElementType.DOUBLE, dst, 8, src, 0, 8), path.toString());
-            assertThrows(IndexOutOfBoundsException.class, () -> path.add(ElementType.FLOAT, dst, 0, src, 1, 16), path.toString());
-            assertThrows(IndexOutOfBoundsException.class, () -> path.addAndDivide(ElementType.FLOAT, dst, -1, src, 0, 1, 2),
+            assertThrows(IndexOutOfBoundsException.class, () -> path.add(ElementType.DOUBLE, dst, 8, src, 0, 8),
                     path.toString());
-            assertThrows(IndexOutOfBoundsException.class, () -> path.divide(ElementType.FLOAT, dst, 0, -1, 2), path.toString());
+            assertThrows(IndexOutOfBoundsException.class, () -> path.add(ElementType.FLOAT, dst, 0, src, 1, 16),
+                    path.toString());
+            assertThrows(IndexOutOfBoundsException.class,
+                    () -> path.addAndDivide(ElementType.FLOAT, dst, -1, src, 0, 1, 2), path.toString());
+            assertThrows(IndexOutOfBoundsException.class, () -> path.divide(ElementType.FLOAT, dst, 0, -1, 2),
+                    path.toString());
             assertThrows(ReadOnlyBufferException.class,
                     () -> path.add(ElementType.FLOAT, dst.asReadOnlyBuffer(), 0, src, 0, 4), path.toString());
             assertGuards(dst, 0, 0, path + ": a refused call wrote");

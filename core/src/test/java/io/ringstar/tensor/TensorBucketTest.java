@@ -124,7 +124,10 @@ class TensorBucketTest {
         return bucket.packWindow(tensors, group, 0, group.elementCount());
     }
 
-    /** The bucket's elements from {@code offset} as a new array of {@code shape}, the way the aggregators take results out. */
+    /**
+     * The bucket's elements from {@code offset} as a new array of {@code shape}, the way the
+     * aggregators take results out.
+     */
     private static INDArray unpack(TensorBucket bucket, long offset, long[] shape) {
         INDArray result = TensorBucket.newResult(bucket.type(), shape);
         long end = offset + result.length();
@@ -352,7 +355,8 @@ class TensorBucketTest {
         TensorLayout.Group group = TensorLayout.of("test", 0, tensors).groups().get(0);
         try (TensorBucket bucket = new TensorBucket(ElementType.DOUBLE)) {
             assertSame(ElementType.DOUBLE, bucket.type());
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> pack(bucket, tensors, group));
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> pack(bucket, tensors, group));
             assertEquals("a DOUBLE bucket cannot hold FLOAT tensors", e.getMessage());
         }
     }
