@@ -2,6 +2,7 @@ package io.ringstar.bench.report;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.NoSuchFileException;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
@@ -21,6 +22,9 @@ abstract class ReportJob implements Callable<Integer> {
     public final Integer call() {
         try {
             return report();
+        } catch (NoSuchFileException e) {
+            err().println("ringstar report " + spec.name() + ": no such file: " + e.getMessage());
+            return 1;
         } catch (IOException | IllegalArgumentException | ArithmeticException e) {
             err().println("ringstar report " + spec.name() + ": " + e.getMessage());
             return 1;
