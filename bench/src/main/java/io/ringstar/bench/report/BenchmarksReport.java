@@ -42,9 +42,11 @@ public final class BenchmarksReport {
                 .append(inputs.results()).append("/`,\n")
                 .append("except the section \"Before and after\", which is copied from the hand-written "
                         + "`bench/before-after.md`.\n\n");
-        text.append("## Machine\n\n- ").append(inputs.machine().summary()).append("\n- ").append(inputs.machine().java())
-                .append("\n- ").append(inputs.machine().mpi()).append("\n- load average (1, 5, 15 min) before the run: ")
-                .append(run.loadBefore()).append("; after: ").append(run.loadAfter()).append("\n\n");
+        MachineFacts machine = inputs.machine();
+        text.append("## Machine\n\n- ").append(machine.summary()).append("\n- ").append(machine.java())
+                .append("\n- ").append(machine.mpi())
+                .append("\n- load average (1, 5, 15 min) before the run: ").append(run.loadBefore())
+                .append("; after: ").append(run.loadAfter()).append("\n\n");
         MarkdownTable steps = new MarkdownTable(List.of("step", "command", "outcome"), List.of(false, false, false));
         for (RunRecord.Step step : run.steps()) {
             steps.add(List.of(step.name(), "`" + step.command() + "`", run.outcome(step.name(), log)));
@@ -69,8 +71,8 @@ public final class BenchmarksReport {
         RunRecord run = inputs.run();
         text.append("\n## Sweep: star and ring over every transport, ranks as threads\n\n");
         for (String type : TYPES) {
-            text.append("- `").append(run.command("sweep-" + type)).append("` (").append(run.outcome("sweep-" + type, log))
-                    .append(")\n");
+            String step = "sweep-" + type;
+            text.append("- `").append(run.command(step)).append("` (").append(run.outcome(step, log)).append(")\n");
         }
         text.append('\n').append(run.worldSize())
                 .append(" ranks are threads of one JVM; a call's time is the slowest rank's; busbw = size ÷ p50\n")
@@ -101,29 +103,37 @@ public final class BenchmarksReport {
 
     private static void compare(StringBuilder text, ReportInputs inputs, String log) {
         RunRecord run = inputs.run();
-        text.append("\n## Side by side with Open MPI, ranks as processes\n\n`").append(run.command("compare-mpi"))
-                .append("` (").append(run.outcome("compare-mpi", log))
-                .append("). Open MPI runs `bench/mpi/collectives.c`:\n")
-                .append("MPI_Allreduce then ÷ n (against the ring), MPI_Reduce to rank 0, ÷ n, MPI_Bcast (against the\n")
-                .append("star's reduceGradients) and MPI_Bcast (against broadcastParams), over shared memory (`mpi-shm`)\n")
-                .append("and TCP on loopback (`mpi-tcp`); its program is built with -O3. On both sides a call's time is\n")
-                .append("the slowest rank's. Each cell is ringstar's busbw ÷ Open MPI's at the same size, type and\n")
-                .append("world size (above 1: ringstar is faster). All rows: `").append(inputs.results()).append('/')
-                .append(ReportInputs.COMPARE).append("`.\n")
-                .append(inputs.compare().map(MpiRatioTables::render).orElse("\nNo results: compare-mpi.sh wrote no CSV.\n"));
+        text.append("""
+
+                ## Side by side with Open MPI, ranks as processes
+
+                `%s` (%s). Open MPI runs `bench/mpi/collectives.c`:
+                MPI_Allreduce then ÷ n (against the ring), MPI_Reduce to rank 0, ÷ n, MPI_Bcast (against the
+                star's reduceGradients) and MPI_Bcast (against broadcastParams), over shared memory (`mpi-shm`)
+                and TCP on loopback (`mpi-tcp`); its program is built with -O3. On both sides a call's time is
+                the slowest rank's. Each cell is ringstar's busbw ÷ Open MPI's at the same size, type and
+                world size (above 1: ringstar is faster). All rows: `%s/%s`.
+                """.formatted(run.command("compare-mpi"), run.outcome("compare-mpi", log), inputs.results(),
+                ReportInputs.COMPARE));
+        text.append(inputs.compare().map(MpiRatioTables::render)
+                .orElse("\nNo results: compare-mpi.sh wrote no CSV.\n"));
     }
 
     private static void cluster(StringBuilder text, ReportInputs inputs, String log) {
         RunRecord run = inputs.run();
-        text.append("\n## Emulated cluster: star against ring on shaped links\n\n`").append(run.command("cluster"))
-                .append("` (").append(run.outcome("cluster", log)).append("). Four network namespaces on a\n")
-                .append("bridge, each link shaped to ").append(run.rate())
-                .append(" in both directions with tc's tbf, one rank (one JVM) per\n")
-                .append("namespace over Netty; p50 of the slowest rank's time per call. Above 1: the ring is faster. "
-                        + "Once the links are the\n")
-                .append("limit, star ÷ ring tends to n/2: rank 0 of the star receives and sends n−1 copies of the data\n")
-                .append("(it streams each averaged chunk back while the next ones arrive, so both directions of its link\n")
-                .append("are busy at once), each ring rank 2(n−1)/n of one.\n\n")
-                .append(inputs.clusterTable().orElse("No results: the cluster step did not run or wrote no table.\n"));
+        text.append("""
+
+                ## Emulated cluster: star against ring on shaped links
+
+                `%s` (%s). Four network namespaces on a
+                bridge, each link shaped to %s in both directions with tc's tbf, one rank (one JVM) per
+                namespace over Netty; p50 of the slowest rank's time per call. Above 1: the ring is faster. \
+                Once the links are the
+                limit, star ÷ ring tends to n/2: rank 0 of the star receives and sends n−1 copies of the data
+                (it streams each averaged chunk back while the next ones arrive, so both directions of its link
+                are busy at once), each ring rank 2(n−1)/n of one.
+
+                """.formatted(run.command("cluster"), run.outcome("cluster", log), run.rate()));
+        text.append(inputs.clusterTable().orElse("No results: the cluster step did not run or wrote no table.\n"));
     }
 }

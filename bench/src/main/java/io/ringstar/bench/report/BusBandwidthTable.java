@@ -29,7 +29,8 @@ public final class BusBandwidthTable {
             String column = row.transport() + " " + row.algorithm() + " " + row.op();
             columns.add(column);
             sizes.add(row.sizeBytes());
-            cells.put(row.sizeBytes() + " " + column, row.isWrong() ? "wrong" : Numbers.significant(row.busbwGbps(), 3));
+            String cell = row.isWrong() ? "wrong" : Numbers.significant(row.busbwGbps(), 3);
+            cells.put(row.sizeBytes() + " " + column, cell);
         }
         if (columns.isEmpty()) {
             return "";

@@ -1,7 +1,6 @@
 package io.ringstar.bench.report;
 
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Predicate;
@@ -84,27 +83,31 @@ public final class LimitsSection {
         return String.join(", ", parts);
     }
 
-    /** The p99 ÷ p50 item: median and maximum over the sweep's rows, and where the maximum is. */
+    /** The p99 ÷ p50 item: median and maximum over the sweep's rows, and the first row with the maximum. */
     static String tail(List<ResultRow> sweep) {
         List<ResultRow> timed = sweep.stream().filter(row -> row.p50Micros() > 0).toList();
         if (timed.isEmpty()) {
             return "";
         }
-        List<Double> ratios = timed.stream().map(row -> row.p99Micros() / row.p50Micros()).sorted().toList();
-        ResultRow worst = timed.stream().max(Comparator.comparingDouble(row -> row.p99Micros() / row.p50Micros()))
-                .orElseThrow();
+        List<Double> ratios = timed.stream().map(LimitsSection::spread).sorted().toList();
+        ResultRow worst = timed.get(0);
         for (ResultRow row : timed) {
-            // The first of equal maxima, as the table reads top down.
-            if (row.p99Micros() / row.p50Micros() == worst.p99Micros() / worst.p50Micros()) {
+            if (spread(row) > spread(worst)) {
                 worst = row;
-                break;
             }
         }
-        return "- **JIT, garbage collection and scheduling.** Timed calls follow untimed warm-up calls, but\n"
-                + "  a call that waits for a compilation, a collection or a core shows in p99. Over the sweep's\n"
-                + "  " + timed.size() + " rows, p99 ÷ p50 has median " + Numbers.fixed(ratios.get((timed.size() - 1) / 2), 2)
-                + " and maximum " + Numbers.fixed(worst.p99Micros() / worst.p50Micros(), 2) + " (" + worst.transport()
-                + " " + worst.algorithm() + " " + worst.op() + " " + worst.type() + " at " + worst.sizeBytes() + " B).\n";
+        String where = String.join(" ", worst.transport(), worst.algorithm(), worst.op(), worst.type(), "at",
+                Long.toString(worst.sizeBytes()), "B");
+        return """
+                - **JIT, garbage collection and scheduling.** Timed calls follow untimed warm-up calls, but
+                  a call that waits for a compilation, a collection or a core shows in p99. Over the sweep's
+                  %d rows, p99 ÷ p50 has median %s and maximum %s (%s).
+                """.formatted(timed.size(), Numbers.fixed(ratios.get((timed.size() - 1) / 2), 2),
+                Numbers.fixed(spread(worst), 2), where);
+    }
+
+    private static double spread(ResultRow row) {
+        return row.p99Micros() / row.p50Micros();
     }
 
     /** The row with the largest size among those {@code filter} accepts; the last of equal sizes. */

@@ -37,10 +37,11 @@ public record ReportInputs(String results, RunRecord run, MachineFacts machine, 
     public static ReportInputs read(String results, MachineFacts machine) throws IOException {
         Path directory = Path.of(results);
         Path jmh = directory.resolve(JMH);
+        Path clusterTable = directory.resolve(CLUSTER_TABLE);
         return new ReportInputs(results, RunRecord.read(directory), machine, rows(directory.resolve(SWEEP)),
                 rows(directory.resolve(COMPARE)), rows(directory.resolve(CLUSTER)),
-                present(directory.resolve(CLUSTER_TABLE)) ? Optional.of(Files.readString(directory.resolve(CLUSTER_TABLE)))
-                        : Optional.empty(), present(jmh) ? Optional.of(JmhRow.read(jmh)) : Optional.empty());
+                present(clusterTable) ? Optional.of(Files.readString(clusterTable)) : Optional.empty(),
+                present(jmh) ? Optional.of(JmhRow.read(jmh)) : Optional.empty());
     }
 
     /** The sweep's rows, none when it wrote no file. */

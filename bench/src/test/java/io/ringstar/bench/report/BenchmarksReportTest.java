@@ -58,7 +58,8 @@ class BenchmarksReportTest {
                 "One thread copied a 1 MiB buffer at 5.00 GB/s\n  and added floats into one at ? GB/s",
                 "reached a busbw of 0.50 GB/s at 1 KiB,\n  0.1× that copy speed.",
                 "Open MPI's shared-memory MPI_Allreduce at 1 KiB (float), busbw: 2.50 GB/s at n=2.",
-                "Over the sweep's\n  2 rows, p99 ÷ p50 has median 1.50 and maximum 2.00 (inproc ring reduce float at 1024 B).");
+                "Over the sweep's\n  2 rows, p99 ÷ p50 has median 1.50 and maximum 2.00 "
+                        + "(inproc ring reduce float at 1024 B).");
     }
 
     @Test

@@ -53,8 +53,8 @@ class CsvFileTest {
 
     @Test
     void aFieldThatIsNotANumberIsRefusedNamingTheFileLineAndColumn() throws Exception {
-        Path file = Fixtures.csv(dir.resolve("text.csv"), List.of(
-                Fixtures.line(2, "netty", "float", "ring", "reduce", 4, 1, 2, 0.1, 0).replace(",0.1,0.1,", ",0.1,fast,")));
+        String line = Fixtures.line(2, "netty", "float", "ring", "reduce", 4, 1, 2, 0.1, 0);
+        Path file = Fixtures.csv(dir.resolve("text.csv"), List.of(line.replace(",0.1,0.1,", ",0.1,fast,")));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ResultRow.read(file));
         assertEquals(file + ":2: column busbw_gbps: 'fast' is not a number", e.getMessage());
     }

@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class JmhTableTest {
-    private static final String HEADER = "\"Benchmark\",\"Mode\",\"Threads\",\"Samples\",\"Score\",\"Score Error (99.9%)\","
-            + "\"Unit\",\"Param: bytes\",\"Param: memory\"\r\n";
+    private static final String HEADER = "\"Benchmark\",\"Mode\",\"Threads\",\"Samples\",\"Score\","
+            + "\"Score Error (99.9%)\",\"Unit\",\"Param: bytes\",\"Param: memory\"\r\n";
 
     @TempDir
     Path dir;

@@ -45,7 +45,8 @@ class ReportCommandTest {
 
     @Test
     void clusterPrintsStarOverRingAndOptionallyOpenMpi() {
-        Outcome outcome = run("cluster", sample("cluster.csv", 0).toString(), "--rate", "1gbit", "--versus-mpi", "netty");
+        Outcome outcome = run("cluster", sample("cluster.csv", 0).toString(), "--rate", "1gbit", "--versus-mpi",
+                "netty");
         assertEquals(0, outcome.status(), outcome.err());
         assertTrue(outcome.out().startsWith("| size | n=2 netty float: star ÷ ring |\n|---:|---:|\n| 1 KiB | 2.00 |\n"),
                 outcome.out());

@@ -17,7 +17,8 @@ class VersusMpiTableTest {
                 Fixtures.row(4, "mpi-tcp", "float", "mpi", "reduce", 1024, 0, 0),
                 Fixtures.row(4, "mpi-tcp", "float", "mpi", "broadcast", 2048, 1, 0));
         String expected = """
-                | size | n=2 ring ÷ Allreduce | n=2 star ÷ Reduce+Bcast | n=4 ring ÷ Allreduce | n=4 star ÷ Reduce+Bcast |
+                | size | n=2 ring ÷ Allreduce | n=2 star ÷ Reduce+Bcast | n=4 ring ÷ Allreduce | \
+                n=4 star ÷ Reduce+Bcast |
                 |---:|---:|---:|---:|---:|
                 | 1 KiB | 1.50 | 0.25 |  |  |
                 """;
