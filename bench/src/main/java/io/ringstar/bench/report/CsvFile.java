@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * A CSV file read whole: a header line and rows of as many fields (RFC 4180 quoting, LF or CRLF line
@@ -39,23 +40,21 @@ public record CsvFile(Path file, List<String> header, List<Row> rows) {
 
         /** The cell of {@code column} as a number; refused with the file, line and column when it is not one. */
         public double number(String column) {
-            String text = get(column);
-            try {
-                return Double.parseDouble(text);
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException(file + ":" + line + ": column " + column + ": '" + text
-                        + "' is not a number", e);
-            }
+            return parse(column, Double::parseDouble, "a number");
         }
 
         /** The cell of {@code column} as a whole number; refused with the file, line and column otherwise. */
         public long whole(String column) {
+            return parse(column, Long::parseLong, "a whole number");
+        }
+
+        private <T> T parse(String column, Function<String, T> parser, String what) {
             String text = get(column);
             try {
-                return Long.parseLong(text);
+                return parser.apply(text);
             } catch (NumberFormatException e) {
                 throw new IllegalArgumentException(file + ":" + line + ": column " + column + ": '" + text
-                        + "' is not a whole number", e);
+                        + "' is not " + what, e);
             }
         }
     }
