@@ -5,7 +5,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -84,10 +83,5 @@ public record MachineFacts(int cores, String cpu, String memory, String kernel, 
         } catch (IOException e) {
             return List.of();
         }
-    }
-
-    @Override
-    public String toString() {
-        return String.format(Locale.ROOT, "%s; %s; %s", summary(), java, mpi);
     }
 }
