@@ -25,141 +25,21 @@
 # Usage: bench/cluster.sh [--world-sizes 2,3,4] [--min-bytes 1K] [--max-bytes 16M] [--rate 1gbit]
 #          [--iters 20] [--warmup auto] [--type float] [--transport netty] [--mpi no|yes] [--out DIR]
 #        bench/cluster.sh --table FILE.csv [--rate R|none]   (only print the table of a CSV in
-#          ringstar's schema, per world size, transport and type; benchmarks.sh uses it for sweeps)
+#          ringstar's schema, per world size, transport and type: `ringstar report cluster`)
 # Writes DIR/cluster.csv (ringstar's CSV schema, all world sizes) and DIR/cluster.md (the table);
 # default DIR bench/results/cluster. Needs root, iproute2 (ip, tc) and the jar (built if missing).
 # Namespaces and rank processes are removed on every exit. Exit status: 0 all right, 1 otherwise.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-export OMP_NUM_THREADS=1
+source "$(dirname "$0")/lib/common.sh"
 
 world_sizes=2,3,4 min_bytes=1K max_bytes=16M rate=1gbit iters=20 warmup=auto type=float transport=netty
-out=bench/results/cluster table_of='' mpi=no
+out=bench/results/cluster table='' mpi=no
 hosts=4
+parse_flags "world-sizes min-bytes max-bytes rate iters warmup type transport mpi out table" "$@"
 
-usage() {
-  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
-  exit 2
-}
-
-while [ $# -gt 0 ]; do
-  [ $# -ge 2 ] || usage
-  case $1 in
-    --world-sizes) world_sizes=$2 ;;
-    --min-bytes) min_bytes=$2 ;;
-    --max-bytes) max_bytes=$2 ;;
-    --rate) rate=$2 ;;
-    --iters) iters=$2 ;;
-    --warmup) warmup=$2 ;;
-    --type) type=$2 ;;
-    --transport) transport=$2 ;;
-    --mpi) mpi=$2 ;;
-    --out) out=$2 ;;
-    --table) table_of=$2 ;;
-    *) usage ;;
-  esac
-  shift 2
-done
-# star_ring CSV: star p50 ÷ ring p50 of op reduce, one row per size and one column per world size,
-# transport and type in the CSV; then, per column, where they cross, star ÷ ring at the largest
-# size and, with a --rate, the n/2 a link-bound run tends to and the share of the link the ring's
-# busbw used there.
-star_ring() {
-  awk -F, -v rate="$rate" '
-    function label(bytes) {
-      return bytes >= 1048576 ? bytes / 1048576 " MiB" : bytes >= 1024 ? bytes / 1024 " KiB" : bytes " B"
-    }
-    function bits(text,   number, unit) {
-      number = text + 0; unit = tolower(text); sub(/^[0-9.]+/, "", unit)
-      return number * (unit == "kbit" ? 1e3 : unit == "mbit" ? 1e6 : unit == "gbit" ? 1e9 : unit == "tbit" ? 1e12 : \
-          unit == "bit" ? 1 : unit == "kbps" ? 8e3 : unit == "mbps" ? 8e6 : unit == "gbps" ? 8e9 : 0)
-    }
-    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-    $col["op"] == "reduce" && ($col["algorithm"] == "ps" || $col["algorithm"] == "ring") {
-      g = $col["world_size"] SUBSEP $col["transport"] SUBSEP $col["type"]; s = $col["size_bytes"] + 0; a = $col["algorithm"]
-      if (!(g in seen)) { seen[g] = 1; group[++k] = g; w[k] = $col["world_size"]
-        title[k] = "n=" $col["world_size"] " " $col["transport"] " " $col["type"] }
-      p50[g, s, a] = $col["time_p50_us"]; busbw[g, s, a] = $col["busbw_gbps"]; wrong[g, s] += $col["wrong"]
-      sizes[s] = 1
-    }
-    END {
-      for (s in sizes) list[++m] = s + 0
-      for (i = 2; i <= m; i++) for (j = i; j > 1 && list[j - 1] > list[j]; j--) { t = list[j]; list[j] = list[j - 1]; list[j - 1] = t }
-      printf "| size |"; for (c = 1; c <= k; c++) printf " %s: star ÷ ring |", title[c]
-      printf "\n|---:|"; for (c = 1; c <= k; c++) printf "---:|"; printf "\n"
-      for (i = 1; i <= m; i++) {
-        printf "| %s |", label(list[i])
-        for (c = 1; c <= k; c++) {
-          g = group[c]; s = list[i]
-          if (!((g, s, "ps") in p50) || !((g, s, "ring") in p50) || p50[g, s, "ring"] <= 0) printf " |"
-          else if (wrong[g, s] != 0) printf " wrong |"
-          else printf " %.2f |", p50[g, s, "ps"] / p50[g, s, "ring"]
-        }
-        printf "\n"
-      }
-      printf "\n"
-      for (c = 1; c <= k; c++) {
-        g = group[c]; cross = 0; measured = 0; largest = 0
-        for (i = m; i >= 1; i--) {
-          s = list[i]
-          if (!((g, s, "ps") in p50) || !((g, s, "ring") in p50) || wrong[g, s] != 0) continue
-          if (!largest) largest = s
-          measured++
-          if (p50[g, s, "ps"] > p50[g, s, "ring"]) cross = s; else break
-        }
-        if (!measured) { printf "- %s: no size was measured right by both algorithms\n", title[c]; continue }
-        first = 0
-        for (i = 1; i <= m && !first; i++) if (((g, list[i], "ps") in p50) && ((g, list[i], "ring") in p50)) first = list[i]
-        if (!cross) text = sprintf("the star is faster or as fast at %s, the largest size measured", label(largest))
-        else if (cross == first) text = sprintf("the ring is faster at every size measured (%s to %s)", label(first), label(largest))
-        else if (cross == largest) text = sprintf("the ring is faster only at the largest size measured, %s", label(largest))
-        else text = sprintf("the ring is faster from %s up to the largest size measured, %s", label(cross), label(largest))
-        # n/2 and the link share only mean something on a shaped link.
-        link = bits(rate) > 0 ? sprintf(" (n/2 = %.1f); the ring'"'"'s busbw there is %.0f%% of the link rate", \
-            w[c] / 2, 100 * busbw[g, largest, "ring"] * 8e9 / bits(rate)) : ""
-        printf "- %s: %s; star ÷ ring at %s is %.2f%s\n", title[c], text, label(largest),
-            p50[g, largest, "ps"] / p50[g, largest, "ring"], link
-      }
-    }' "$1"
-}
-
-# versus_mpi CSV: ringstar's p50 ÷ Open MPI's p50 per size and world size: ring ÷ MPI_Allreduce and
-# star ÷ MPI_Reduce + MPI_Bcast, both reduce rows of one type; above 1 ringstar is slower.
-versus_mpi() {
-  awk -F, '
-    function label(bytes) {
-      return bytes >= 1048576 ? bytes / 1048576 " MiB" : bytes >= 1024 ? bytes / 1024 " KiB" : bytes " B"
-    }
-    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-    $col["op"] == "reduce" {
-      n = $col["world_size"]; s = $col["size_bytes"] + 0
-      p50[n, s, $col["algorithm"]] = $col["time_p50_us"]; ns[n] = 1; sizes[s] = 1
-    }
-    END {
-      for (s in sizes) list[++m] = s + 0
-      for (i = 2; i <= m; i++) for (j = i; j > 1 && list[j - 1] > list[j]; j--) { t = list[j]; list[j] = list[j - 1]; list[j - 1] = t }
-      for (n in ns) wl[++k] = n + 0
-      for (i = 2; i <= k; i++) for (j = i; j > 1 && wl[j - 1] > wl[j]; j--) { t = wl[j]; wl[j] = wl[j - 1]; wl[j - 1] = t }
-      printf "| size |"
-      for (c = 1; c <= k; c++) printf " n=%d ring ÷ Allreduce | n=%d star ÷ Reduce+Bcast |", wl[c], wl[c]
-      printf "\n|---:|"; for (c = 1; c <= k; c++) printf "---:|---:|"; printf "\n"
-      for (i = 1; i <= m; i++) {
-        printf "| %s |", label(list[i])
-        for (c = 1; c <= k; c++) {
-          n = wl[c]; s = list[i]
-          split("ring mpi ps mpi-reduce-bcast", pair, " ")
-          for (p = 1; p <= 3; p += 2) {
-            a = p50[n, s, pair[p]]; b = p50[n, s, pair[p + 1]]
-            if (a == "" || b == "" || b <= 0) printf " |"; else printf " %.2f |", a / b
-          }
-        }
-        printf "\n"
-      }
-    }' "$1"
-}
-
-if [ -n "$table_of" ]; then
-  star_ring "$table_of"
+# The tables (star ÷ ring, where they cross, ringstar ÷ Open MPI) are `ringstar report cluster`'s.
+if [ -n "$table" ]; then
+  report cluster "$table" --rate "$rate"
   exit 0
 fi
 for n in ${world_sizes//,/ }; do
@@ -172,8 +52,7 @@ if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! command -v tc >/dev/nu
   echo "cluster.sh: needs root and iproute2 (ip, tc) to build network namespaces" >&2
   exit 2
 fi
-[ -f bench/target/ringstar.jar ] || ./ringstar --help >/dev/null
-jar=$PWD/bench/target/ringstar.jar
+ensure_jar
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
@@ -182,7 +61,7 @@ namespaces=("$switch")
 for i in $(seq 0 $((hosts - 1))); do namespaces+=("rs-h$i-$$"); done
 ranks=()
 
-# shellcheck disable=SC2317  # called by the trap
+# shellcheck disable=SC2317  # called at exit
 cleanup() {
   local pid ns
   for pid in "${ranks[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -193,8 +72,7 @@ cleanup() {
   done
   rm -f "$out"/.cluster-part-*.csv "$out"/.rank-*.log "$out/.netns-agent" "$out/.hostfile" "$out/.mpi.log"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+at_exit cleanup
 
 # tbf lets through at most `burst` bytes above the rate. 128 KiB holds two 64 KiB segments (veth
 # passes TCP's large segments unsplit) and is about 1 ms of traffic at 1 Gbit/s, small against the
@@ -267,8 +145,7 @@ if [ "$mpi" = yes ]; then
     echo "cluster.sh: --mpi yes needs Open MPI's mpicc and mpirun (apt-get install openmpi-bin libopenmpi-dev)" >&2
     exit 2
   }
-  mkdir -p bench/target/mpi
-  mpicc -O3 -o bench/target/mpi/collectives bench/mpi/collectives.c
+  build_mpi_program
   # The launch agent: Open MPI calls it as `agent HOST COMMAND...` for a remote shell to run.
   agent=$out/.netns-agent
   printf '#!/bin/sh\nhost=$1\nshift\nexec ip netns exec "rs-h$(( ${host##*.} - 1 ))-%s" sh -c "$*"\n' "$$" > "$agent"
@@ -294,17 +171,15 @@ if [ "$mpi" = yes ]; then
   rm -f "$agent" "$out/.hostfile" "$out/.mpi.log"
 fi
 [ ${#parts[@]} -gt 0 ] || exit 1
-awk 'FNR > 1 || NR == 1' "${parts[@]}" > "$out/cluster.csv"
+report merge --out "$out/cluster.csv" "${parts[@]}"
 
-star_ring "$out/cluster.csv" > "$out/cluster.md"
-if [ "$mpi" = yes ]; then
-  { echo; echo "ringstar ($transport) p50 ÷ Open MPI p50 (TCP) over the same links; above 1 ringstar is slower:"; echo
-    versus_mpi "$out/cluster.csv"; } >> "$out/cluster.md"
-fi
+versus_mpi=()
+[ "$mpi" != yes ] || versus_mpi=(--versus-mpi "$transport")
+report cluster "$out/cluster.csv" --rate "$rate" "${versus_mpi[@]}" > "$out/cluster.md"
 echo
 cat "$out/cluster.md"
 echo "== wrote $out/cluster.csv and $out/cluster.md"
-if awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "wrong") w = i; next } $w != 0 { bad = 1 } END { exit !bad }' "$out/cluster.csv"; then
+if ! report wrong "$out/cluster.csv" >&2; then
   echo "cluster.sh: some rows have wrong elements (column wrong)" >&2
   status=1
 fi

@@ -22,107 +22,16 @@
 # Installs Open MPI with apt-get when mpicc or mpirun is missing and this runs as root; builds
 # bench/target/ringstar.jar when it is missing. Exit status: 0 every result right, 1 otherwise.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-export OMP_NUM_THREADS=1
+source "$(dirname "$0")/lib/common.sh"
 
 world_sizes=2,3,4 min_bytes=4 max_bytes=64M runs=1 type=both transports=netty,aeron-udp,aeron-ipc
-iters='' warmup='' out=bench/results/compare-mpi ratios_of=''
+iters='' warmup='' out=bench/results/compare-mpi ratios=''
+parse_flags "world-sizes min-bytes max-bytes runs type transports iters warmup out ratios" "$@"
 
-usage() {
-  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
-  exit 2
-}
-
-while [ $# -gt 0 ]; do
-  [ $# -ge 2 ] || usage
-  case $1 in
-    --world-sizes) world_sizes=$2 ;;
-    --min-bytes) min_bytes=$2 ;;
-    --max-bytes) max_bytes=$2 ;;
-    --runs) runs=$2 ;;
-    --type) type=$2 ;;
-    --transports) transports=$2 ;;
-    --iters) iters=$2 ;;
-    --warmup) warmup=$2 ;;
-    --out) out=$2 ;;
-    --ratios) ratios_of=$2 ;;
-    *) usage ;;
-  esac
-  shift 2
-done
-
-# ratios CSV: a markdown table per world size and type, one row per size, one column per pair of
-# (ringstar operation and transport, Open MPI operation and transport) present in the CSV. The cell
-# is ringstar's busbw divided by Open MPI's; a row whose `wrong` is not 0 shows as "wrong".
-ratios() {
-  awk -F, '
-    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-    {
-      key = $col["world_size"] SUBSEP $col["type"] SUBSEP $col["size_bytes"] SUBSEP $col["algorithm"] \
-          SUBSEP $col["op"] SUBSEP $col["transport"]
-      busbw[key] = $col["busbw_gbps"]; wrong[key] = $col["wrong"]
-      ws[$col["world_size"]] = 1; types[$col["type"]] = 1; sizes[$col["size_bytes"] + 0] = 1
-    }
-    function label(bytes) {
-      return bytes >= 1048576 ? bytes / 1048576 " MiB" : bytes >= 1024 ? bytes / 1024 " KiB" : bytes " B"
-    }
-    END {
-      # ringstar algorithm, op, transport | Open MPI algorithm, transport | column title
-      n = split("ring reduce netty|mpi mpi-tcp|ring ÷ Allreduce, Netty ÷ tcp;" \
-          "ring reduce aeron-udp|mpi mpi-tcp|ring ÷ Allreduce, Aeron UDP ÷ tcp;" \
-          "ring reduce aeron-ipc|mpi mpi-shm|ring ÷ Allreduce, Aeron IPC ÷ shm;" \
-          "ps reduce netty|mpi-reduce-bcast mpi-tcp|star ÷ Reduce+Bcast, Netty ÷ tcp;" \
-          "ps reduce aeron-udp|mpi-reduce-bcast mpi-tcp|star ÷ Reduce+Bcast, Aeron UDP ÷ tcp;" \
-          "ps reduce aeron-ipc|mpi-reduce-bcast mpi-shm|star ÷ Reduce+Bcast, Aeron IPC ÷ shm;" \
-          "ps broadcast netty|mpi mpi-tcp|star bcast ÷ Bcast, Netty ÷ tcp;" \
-          "ps broadcast aeron-udp|mpi mpi-tcp|star bcast ÷ Bcast, Aeron UDP ÷ tcp;" \
-          "ps broadcast aeron-ipc|mpi mpi-shm|star bcast ÷ Bcast, Aeron IPC ÷ shm", pairs, ";")
-      sorted_sizes = 0
-      for (s in sizes) list[++sorted_sizes] = s + 0
-      for (i = 2; i <= sorted_sizes; i++)
-        for (j = i; j > 1 && list[j - 1] > list[j]; j--) { t = list[j]; list[j] = list[j - 1]; list[j - 1] = t }
-      for (w = 1; w <= 1024; w++) {
-        if (!(w in ws)) continue
-        for (ti = 1; ti <= 2; ti++) {
-          ty = ti == 1 ? "float" : "double"
-          if (!(ty in types)) continue
-          used = 0
-          for (p = 1; p <= n; p++) {
-            split(pairs[p], part, "|"); split(part[1], rs, " "); split(part[2], mp, " ")
-            for (k = 1; k <= sorted_sizes; k++) {
-              a = w SUBSEP ty SUBSEP list[k] SUBSEP rs[1] SUBSEP rs[2] SUBSEP rs[3]
-              b = w SUBSEP ty SUBSEP list[k] SUBSEP mp[1] SUBSEP rs[2] SUBSEP mp[2]
-              if ((a in busbw) && (b in busbw)) { cols[++used] = p; break }
-            }
-          }
-          if (!used) continue
-          printf "\n**World size %d, %s** (busbw ringstar ÷ busbw Open MPI)\n\n| size |", w, ty
-          for (c = 1; c <= used; c++) { split(pairs[cols[c]], part, "|"); printf " %s |", part[3] }
-          printf "\n|---:|"
-          for (c = 1; c <= used; c++) printf "---:|"
-          printf "\n"
-          for (k = 1; k <= sorted_sizes; k++) {
-            line = "| " label(list[k]) " |"; any = 0
-            for (c = 1; c <= used; c++) {
-              split(pairs[cols[c]], part, "|"); split(part[1], rs, " "); split(part[2], mp, " ")
-              a = w SUBSEP ty SUBSEP list[k] SUBSEP rs[1] SUBSEP rs[2] SUBSEP rs[3]
-              b = w SUBSEP ty SUBSEP list[k] SUBSEP mp[1] SUBSEP rs[2] SUBSEP mp[2]
-              if (!(a in busbw) || !(b in busbw)) cell = ""
-              else if (wrong[a] != 0 || wrong[b] != 0) cell = "wrong"
-              else if (busbw[b] <= 0) cell = ""
-              else cell = sprintf("%.3g", busbw[a] / busbw[b])
-              any = any || cell != ""
-              line = line " " cell " |"
-            }
-            if (any) print line
-          }
-        }
-      }
-    }' "$1"
-}
-
-if [ -n "$ratios_of" ]; then
-  ratios "$ratios_of"
+# The ratio tables are `ringstar report compare-mpi`'s: a table per world size and type, a row per
+# size, a column per pair of ringstar's operation and transport and Open MPI's that the CSV has.
+if [ -n "$ratios" ]; then
+  report compare-mpi "$ratios"
   exit 0
 fi
 
@@ -136,13 +45,10 @@ if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
     exit 2
   fi
 fi
-[ -f bench/target/ringstar.jar ] || ./ringstar --help >/dev/null
-jar=$PWD/bench/target/ringstar.jar
-mkdir -p bench/target/mpi "$out"
+ensure_jar
+mkdir -p "$out"
 out=$(cd "$out" && pwd)
-# -O3: at -O2 gcc leaves the average's divide loop scalar, and that loop, not Open MPI, then
-# dominated the time (1 MiB: about 0.5-4 ms instead of 0.15 ms on the 2-core machine).
-mpicc -O3 -o bench/target/mpi/collectives bench/mpi/collectives.c
+build_mpi_program
 # Open MPI 5 renamed the shared-memory transport from vader to sm.
 if ompi_info 2>/dev/null | grep -q 'MCA btl: vader'; then shm=vader; else shm=sm; fi
 mpi_version=$(mpirun --version 2>&1 | head -1)
@@ -151,7 +57,7 @@ iter_flags=()
 [ -z "$warmup" ] || iter_flags+=(--warmup "$warmup")
 sweep=(--min-bytes "$min_bytes" --max-bytes "$max_bytes" --type "$type" "${iter_flags[@]}")
 driver='' driver_dir=''
-trap '[ -z "$driver" ] || kill "$driver" 2>/dev/null; [ -z "$driver_dir" ] || rm -rf "$driver_dir" "$driver_dir.log"' EXIT
+at_exit '[ -z "$driver" ] || kill "$driver" 2>/dev/null; [ -z "$driver_dir" ] || rm -rf "$driver_dir" "$driver_dir.log"'
 
 # mpi LABEL N CSV BTL-FLAGS...: Open MPI's collectives at world size N, rows labelled LABEL.
 mpi() {
@@ -199,8 +105,7 @@ ringstar() {
   done
   rm -f "$csv.log"
   if [ ${#raws[@]} -gt 0 ]; then
-    awk -F, -v OFS=, -v label="$label" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "transport") t = i; print; next }
-      FNR > 1 { $t = label; print }' "${raws[@]}" > "$csv" || { rm -f "$csv"; result=1; }
+    report merge --transport "$label" --out "$csv" "${raws[@]}" || { rm -f "$csv"; result=1; }
     rm -f "${raws[@]}"
   fi
   return "$result"
@@ -257,23 +162,16 @@ for run in $(seq 1 "$runs"); do
     echo "compare-mpi.sh: run $run produced no results" >&2
     exit 1
   fi
-  # One header for all: Open MPI's program and ringstar must write the same columns in the same order.
+  # One header for all: Open MPI's program and ringstar must write the same columns in the same order
+  # (merge refuses a part with other columns, naming both headers).
   all=$out/compare-run$run.csv
-  header=$(head -1 "${parts[0]}")
-  for part in "${parts[@]}"; do
-    if [ "$(head -1 "$part")" != "$header" ]; then
-      echo "compare-mpi.sh: $part has other columns than ${parts[0]}:" >&2
-      printf '  %s\n  %s\n' "$(head -1 "$part")" "$header" >&2
-      exit 1
-    fi
-  done
-  awk 'FNR > 1 || NR == 1' "${parts[@]}" > "$all"
+  report merge --out "$all" "${parts[@]}"
   rm -f "${parts[@]}"
-  if awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "wrong") w = i; next } $w != 0 { bad = 1 } END { exit !bad }' "$all"; then
+  if ! report wrong "$all" >&2; then
     echo "compare-mpi.sh: some rows of $all have wrong elements (column wrong)" >&2
     status=1
   fi
-  ratios "$all" | tee "$out/ratios-run$run.md"
+  report compare-mpi "$all" | tee "$out/ratios-run$run.md"
   echo "== wrote $all and $out/ratios-run$run.md"
 done
 exit "$status"

@@ -52,6 +52,9 @@ public final class Main {
             return UsageException.EXIT_STATUS;
         }
         String first = args[0];
+        if (first.equals("report")) {
+            return io.ringstar.bench.report.ReportCommand.run(Arrays.copyOfRange(args, 1, args.length));
+        }
         if (isHelp(first) || first.equals("help")) {
             printUsage(out);
             return 0;

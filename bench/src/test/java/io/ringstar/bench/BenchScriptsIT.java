@@ -12,8 +12,10 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -32,6 +34,8 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code bench/cluster.sh} (namespaces and ranks must be gone after it ends, also when it is
  * stopped with SIGTERM midway). Open MPI is installed by the script itself when it runs as root;
  * without root and without {@code mpicc}, or without root for the namespaces, the tests skip.
+ * Their tables come from {@code ringstar report}: the scripts' report-only modes
+ * ({@code --ratios}, {@code --table}, {@code benchmarks.sh --report-only}) run on written files.
  */
 @Tag("slow")
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
@@ -159,6 +163,121 @@ class BenchScriptsIT {
         assertEquals(Set.of("mpi-shm", "mpi-tcp"), transports);
         assertTrue(Files.notExists(Paths.get("/dev/shm/ringstar-compare-" + outcome.pid())),
                 "the shared media driver's directory was left behind");
+    }
+
+    /** A result row of {@link #COLUMNS} with the fields the tables read. */
+    private static String row(int worldSize, String transport, String algorithm, String op, long size, double p50,
+            double busbw) {
+        return String.format(Locale.ROOT, "2026-11-26T11:31:57Z,%d,threads,%s,float,%s,%s,%d,1,20,%s,%s,%s,%s,1,0,0,0",
+                worldSize, transport, algorithm, op, size, p50, 2 * p50, busbw, busbw);
+    }
+
+    private static Path writeCsv(Path file, String... rows) throws IOException {
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, String.join(",", COLUMNS) + "\n" + String.join("\n", rows) + "\n");
+        return file;
+    }
+
+    /** The report-only flags of compare-mpi.sh and cluster.sh print `ringstar report`'s tables of a CSV. */
+    @Test
+    void ratiosAndTableFlagsPrintTheTablesOfAFile(@TempDir Path dir) throws Exception {
+        Path csv = writeCsv(dir.resolve("all.csv"), row(2, "mpi-tcp", "mpi", "reduce", 1024, 5, 0.4),
+                row(2, "netty", "ring", "reduce", 1024, 10, 0.2), row(2, "netty", "ps", "reduce", 1024, 30, 0.1),
+                row(2, "mpi-tcp", "mpi-reduce-bcast", "reduce", 1024, 5, 0.5));
+        Outcome ratios = run(List.of(ROOT.resolve("bench/compare-mpi.sh").toString(), "--ratios", csv.toString()), 60);
+        assertEquals(0, ratios.status(), ratios.output());
+        assertEquals("""
+
+                **World size 2, float** (busbw ringstar ÷ busbw Open MPI)
+
+                | size | ring ÷ Allreduce, Netty ÷ tcp | star ÷ Reduce+Bcast, Netty ÷ tcp |
+                |---:|---:|---:|
+                | 1 KiB | 0.5 | 0.2 |
+                """, ratios.output());
+        Outcome table = run(List.of(ROOT.resolve("bench/cluster.sh").toString(), "--table", csv.toString(), "--rate",
+                "1gbit"), 60);
+        assertEquals(0, table.status(), table.output());
+        assertEquals("""
+                | size | n=2 netty float: star ÷ ring |
+                |---:|---:|
+                | 1 KiB | 3.00 |
+
+                - n=2 netty float: the ring is faster at every size measured (1 KiB to 1 KiB); star ÷ ring at 1 KiB \
+                is 3.00 (n/2 = 1.0); the ring's busbw there is 160% of the link rate
+                """, table.output());
+    }
+
+    /** An unknown flag, or a flag without its value, prints the script's usage and exits 2. */
+    @Test
+    void everyScriptRefusesAnUnknownFlagWithItsUsage() throws Exception {
+        for (String script : List.of("benchmarks.sh", "compare-mpi.sh", "cluster.sh")) {
+            // --max-bytes is a flag of all three; here it lacks its value.
+            for (List<String> flags : List.of(List.of("--no-such-flag", "1"), List.of("--max-bytes"))) {
+                List<String> command = new ArrayList<>(List.of(ROOT.resolve("bench/" + script).toString()));
+                command.addAll(flags);
+                Outcome outcome = run(command, 30);
+                assertEquals(2, outcome.status(), script + " " + flags + ": " + outcome.output());
+                assertTrue(outcome.output().contains("Usage: bench/" + script), outcome.output());
+            }
+        }
+    }
+
+    /**
+     * benchmarks.sh --quick --report-only writes the quick report from the quick run's files, all its
+     * tables from `ringstar report`, and exits 1 because a step of that run failed. A real quick run's
+     * files are moved aside and put back.
+     */
+    @Test
+    void reportOnlyWritesTheReportFromTheRunsFiles() throws Exception {
+        Path quick = ROOT.resolve("bench/target/benchmarks-quick");
+        Path aside = ROOT.resolve("bench/target/benchmarks-quick.aside-" + ProcessHandle.current().pid());
+        boolean moved = Files.exists(quick);
+        if (moved) {
+            Files.move(quick, aside);
+        }
+        try {
+            Path results = quick.resolve("results");
+            Files.createDirectories(results);
+            // Started 2026-11-26 11:31:31 UTC, one minute long.
+            Files.writeString(results.resolve("run.txt"), String.join("\n", "1795692691", "1795692751",
+                    "1.00 1.00 1.00", "2.00 2.00 2.00", "--quick", "4", "2,3", "float", "1gbit") + "\n");
+            Files.writeString(results.resolve("steps.txt"), "sweep-float\tjava -jar x.jar bench\t30\t0\n"
+                    + "compare-mpi\tbench/compare-mpi.sh --runs 1\t20\t1\n");
+            writeCsv(results.resolve("sweep.csv"), row(4, "inproc", "ring", "reduce", 1024, 10, 0.5),
+                    row(4, "inproc", "ps", "reduce", 1024, 20, 0.25));
+            writeCsv(results.resolve("compare-mpi/compare-run1.csv"), row(2, "mpi-tcp", "mpi", "reduce", 1024, 5, 0.4),
+                    row(2, "netty", "ring", "reduce", 1024, 10, 0.2));
+            Outcome outcome = run(List.of(ROOT.resolve("bench/benchmarks.sh").toString(), "--quick", "--report-only"),
+                    60);
+            assertEquals(1, outcome.status(), outcome.output());
+            assertTrue(outcome.output().contains("step compare-mpi failed"), outcome.output());
+            String report = Files.readString(quick.resolve("BENCHMARKS.md"));
+            for (String expected : List.of(
+                    "Generated by `bench/benchmarks.sh --quick` on 2026-11-26 11:31 UTC,\nin 1 min 0 s.",
+                    "| compare-mpi | `bench/compare-mpi.sh --runs 1` | FAILED (status 1) after 20 s; see "
+                            + "bench/target/benchmarks-quick/benchmarks.log |",
+                    "| size | inproc ring reduce | inproc ps reduce |\n|---:|---:|---:|\n| 1 KiB | 0.5 | 0.25 |\n",
+                    "| 1 KiB | 2.00 |\n\n- n=4 inproc float: the ring is faster at every size measured",
+                    "| size | ring ÷ Allreduce, Netty ÷ tcp |\n|---:|---:|\n| 1 KiB | 0.5 |\n",
+                    "No results: JMH wrote no CSV.", "The sweep runs 4 ranks, compare-mpi.sh up to\n  3 processes")) {
+                assertTrue(report.contains(expected), "no\n" + expected + "\nin\n" + report);
+            }
+        } finally {
+            deleteTree(quick);
+            if (moved) {
+                Files.move(aside, quick);
+            }
+        }
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        if (Files.exists(root)) {
+            try (var paths = Files.walk(root)) {
+                for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.delete(path);
+                }
+            }
+        }
     }
 
     private static void assumeOpenMpi() throws IOException, InterruptedException {
