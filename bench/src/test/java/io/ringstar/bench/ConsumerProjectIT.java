@@ -224,13 +224,23 @@ class ConsumerProjectIT {
             String output = Files.readString(log, StandardCharsets.UTF_8);
             assertTrue(finished, what + " did not finish within " + seconds + " s; output so far (" + log + "):\n"
                     + output);
-            assertEquals(0, process.exitValue(), what + " failed: " + String.join(" ", command) + "\nin "
+            assertEquals(0, process.exitValue(), what + " failed: " + shortened(command) + "\nin "
                     + directory + "; output (" + log + "):\n" + output);
             return output;
         } finally {
             process.descendants().forEach(ProcessHandle::destroyForcibly);
             process.destroyForcibly();
         }
+    }
+
+    /** A command as one line, with long arguments (class paths) cut short. */
+    private static String shortened(List<String> command) {
+        StringBuilder line = new StringBuilder();
+        for (String argument : command) {
+            line.append(line.length() == 0 ? "" : " ")
+                    .append(argument.length() <= 200 ? argument : argument.substring(0, 200) + "...");
+        }
+        return line.toString();
     }
 
     /** The local repository a class's jar was loaded from: the jar's directory less its coordinates. */
