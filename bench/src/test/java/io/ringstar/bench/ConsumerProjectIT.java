@@ -110,7 +110,7 @@ class ConsumerProjectIT {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String output = run(List.of(java, "-cp", runtime.toString(), "consumer.Main"), project,
                 work.resolve("run.log"), RUN_SECONDS, "the consumer's Main (plain java -cp, no JVM flags)");
-        assertTrue(output.contains("consumer: 2 ranks averaged 1000 elements, all right"), output);
+        assertTrue(output.contains("consumer: 2 ranks averaged 3 elements, all right"), output);
     }
 
     /** Places a POM (and its jar) where a Maven install puts them; the installed POM is the module's file. */
@@ -118,9 +118,10 @@ class ConsumerProjectIT {
             throws IOException {
         Path directory = repository.resolve("io/ringstar").resolve(artifactId).resolve(version);
         Files.createDirectories(directory);
-        Files.copy(pom, directory.resolve(artifactId + "-" + version + ".pom"), StandardCopyOption.REPLACE_EXISTING);
+        String base = artifactId + "-" + version;
+        Files.copy(pom, directory.resolve(base + ".pom"), StandardCopyOption.REPLACE_EXISTING);
         if (jar != null) {
-            Files.copy(jar, directory.resolve(artifactId + "-" + version + ".jar"), StandardCopyOption.REPLACE_EXISTING);
+            Files.copy(jar, directory.resolve(base + ".jar"), StandardCopyOption.REPLACE_EXISTING);
         }
     }
 

@@ -22,7 +22,7 @@ import org.nd4j.linalg.factory.Nd4j;
 public final class Main {
 
     private static final int WORLD_SIZE = 2;
-    private static final int ELEMENTS = 1000;
+    private static final int ELEMENTS = 3;
 
     private Main() {
     }
@@ -44,21 +44,17 @@ public final class Main {
         System.out.println("consumer: " + WORLD_SIZE + " ranks averaged " + ELEMENTS + " elements, all right");
     }
 
-    /** Rank r's gradient is (r + 1) * (i + 1) at element i; this returns the average over all ranks. */
-    private static float[] averageOnRank(int rank) {
+    /** The README's example: rank r's gradient is (r + 1) * {1, 2, 3}; this returns the average over all ranks. */
+    static float[] averageOnRank(int rank) {
         DistributedConfig config = DistributedConfig.builder()
-                .worldSize(WORLD_SIZE).rank(rank)
+                .worldSize(2).rank(rank)
                 .coordinatorAddr("127.0.0.1:29500")   // in-process: ranks with the same address form one group
                 .transport("inproc")
                 .timeout(Duration.ofSeconds(30))
                 .build();
         try (GradientAggregator aggregator = new AllReduceAggregator(config, Transports.open(config))) {
-            float[] values = new float[ELEMENTS];
-            for (int i = 0; i < ELEMENTS; i++) {
-                values[i] = (rank + 1) * (i + 1);
-            }
-            INDArray gradient = Nd4j.createFromArray(values);
-            return aggregator.reduceGradients(gradient)[0].toFloatVector();
+            INDArray gradient = Nd4j.createFromArray(1f, 2f, 3f).muli(rank + 1);
+            return aggregator.reduceGradients(gradient)[0].toFloatVector();   // {1.5, 3, 4.5} on both ranks
         }
     }
 
