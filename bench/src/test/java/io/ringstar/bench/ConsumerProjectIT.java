@@ -176,8 +176,8 @@ class ConsumerProjectIT {
     private static Map<String, String> pinnedVersions(Document parentPom, Map<String, String> properties,
             String projectVersion) {
         Map<String, String> pinned = new HashMap<>();
-        Element management = (Element) parentPom.getDocumentElement()
-                .getElementsByTagName("dependencyManagement").item(0);
+        Element management = childElement(childElement(parentPom.getDocumentElement(), "dependencyManagement"),
+                "dependencies");
         NodeList dependencies = management.getElementsByTagName("dependency");
         for (int i = 0; i < dependencies.getLength(); i++) {
             Element dependency = (Element) dependencies.item(i);
@@ -264,9 +264,13 @@ class ConsumerProjectIT {
     }
 
     private static String childText(Element parent, String name) {
+        return childElement(parent, name).getTextContent().trim();
+    }
+
+    private static Element childElement(Element parent, String name) {
         for (Node child = parent.getFirstChild(); child != null; child = child.getNextSibling()) {
             if (child instanceof Element element && element.getTagName().equals(name)) {
-                return element.getTextContent().trim();
+                return element;
             }
         }
         throw new AssertionError("no <" + name + "> in <" + parent.getTagName() + ">");
@@ -274,8 +278,8 @@ class ConsumerProjectIT {
 
     private static Map<String, String> properties(Document pom) {
         Map<String, String> properties = new HashMap<>();
-        Node block = pom.getDocumentElement().getElementsByTagName("properties").item(0);
-        for (Node child = block.getFirstChild(); child != null; child = child.getNextSibling()) {
+        for (Node child = childElement(pom.getDocumentElement(), "properties").getFirstChild(); child != null;
+                child = child.getNextSibling()) {
             if (child instanceof Element element) {
                 properties.put(element.getTagName(), element.getTextContent().trim());
             }
