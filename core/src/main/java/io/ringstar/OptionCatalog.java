@@ -82,6 +82,16 @@ final class OptionCatalog {
                         ConfigOption.FROM_CONFIGURATION);
             }
         }
+        for (ConfigOption<?> option : declared) {
+            // Read only to refuse: a run that still passes -Dringstar.aeron.dir would otherwise
+            // quietly use another driver than the one it names.
+            String property = "ringstar." + option.name();
+            if (System.getProperty(property) != null) {
+                throw new InvalidConfigException("system property " + property, option.sensitive() ? "(hidden)"
+                        : System.getProperty(property), "is not read; set option " + option.name() + " in the"
+                        + " configuration instead (on ringstar's command line: --option " + option.name() + "=VALUE)");
+            }
+        }
     }
 
     /** The error for an option {@code transport} does not take. */
