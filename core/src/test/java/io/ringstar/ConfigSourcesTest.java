@@ -322,6 +322,29 @@ class ConfigSourcesTest {
         assertTrue(typo.getMessage().contains("chunkBytes"), typo.getMessage());
     }
 
+    @Test
+    void theReadmesFlagTableShowsEachDeclaredFlagWithItsVariable() throws java.io.IOException {
+        List<String> rows = readmeFlagRows(java.nio.file.Path.of("..", "README.md"));
+        List<ConfigOption<?>> declared = new ArrayList<>(AggregatorOptions.ALL);
+        declared.addAll(NetworkOptions.ALL);
+        for (ConfigOption<?> option : declared) {
+            option.flag().ifPresent(flag -> assertTrue(rows.stream().anyMatch(row -> row.contains("`--" + flag)
+                    && row.contains(option.environmentVariable().orElse(""))), "README.md's row for --" + flag));
+        }
+    }
+
+    /** The rows of the README's table of flags and launcher variables; for the transports' tests too. */
+    static List<String> readmeFlagRows(java.nio.file.Path readme) throws java.io.IOException {
+        List<String> lines = java.nio.file.Files.readAllLines(readme);
+        int header = lines.indexOf("| value | flag | else, from the launcher's environment |");
+        assertTrue(header >= 0, "the table of flags in " + readme);
+        List<String> rows = new ArrayList<>();
+        for (int i = header + 2; i < lines.size() && lines.get(i).startsWith("|"); i++) {
+            rows.add(lines.get(i));
+        }
+        return rows;
+    }
+
     private static Map<String, String> with(Map<String, String> flags, String name, String value) {
         Map<String, String> more = new java.util.HashMap<>(flags);
         more.put(name, value);

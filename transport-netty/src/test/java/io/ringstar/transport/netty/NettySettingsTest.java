@@ -152,6 +152,13 @@ class NettySettingsTest {
         Set<String> declared = NettySettings.OPTIONS.stream().map(ConfigOption::name)
                 .collect(Collectors.toCollection(TreeSet::new));
         assertEquals(declared, table, "README.md's Netty option table and NettySettings.OPTIONS");
+        // And the table of flags shows each flag Netty declares with its variable.
+        List<String> rows = java.nio.file.Files.readAllLines(Path.of("..", "README.md")).stream()
+                .filter(line -> line.startsWith("|")).toList();
+        for (ConfigOption<?> option : NettySettings.OPTIONS) {
+            option.flag().ifPresent(flag -> assertTrue(rows.stream().anyMatch(row -> row.contains("--" + flag)
+                    && row.contains(option.environmentVariable().orElseThrow())), "README.md's row for --" + flag));
+        }
     }
 
     private static byte[] bytes(String text) {
