@@ -117,7 +117,8 @@ public final class ConfigSources {
 
     private static final String HOW_TO_RANK = "give --rank R, or start the ranks with a launcher that sets one of "
             + String.join(", ", RANK_VARIABLES);
-    private static final String HOW_TO_SIZE = "give --world-size N, or start the ranks with a launcher that sets one of "
+    private static final String HOW_TO_SIZE = "give --world-size N, or start the ranks with a launcher that sets one"
+            + " of "
             + String.join(", ", SIZE_VARIABLES);
 
     private ConfigSources() {
@@ -228,8 +229,8 @@ public final class ConfigSources {
         int worldSize = parseInt(size, 1);
         int rankValue = parseInt(rank, 0);
         if (rankValue >= worldSize) {
-            throw new InvalidConfigException("rank", rankValue + " (" + rank.origin + ")", "must be below the world size "
-                    + worldSize + " (" + size.origin + ")");
+            throw new InvalidConfigException("rank", rankValue + " (" + rank.origin + ")", "must be below the world"
+                    + " size " + worldSize + " (" + size.origin + ")");
         }
 
         DistributedConfig.Builder builder = DistributedConfig.builder().worldSize(worldSize).rank(rankValue);
@@ -269,8 +270,8 @@ public final class ConfigSources {
         });
         for (ConfigOption<?> option : declared) {
             String flag = option.flag().orElse(null);
-            Optional<Source> given = single(flag == null ? null : flags.get(flag), flag == null ? null : "--" + flag, env,
-                    option.environmentVariable().orElse(null));
+            Optional<Source> given = single(flag == null ? null : flags.get(flag), flag == null ? null : "--" + flag,
+                    env, option.environmentVariable().orElse(null));
             String fromOption = options.get(option.name());
             if (fromOption != null) {
                 String origin = "--" + OPTION + " " + option.name();

@@ -75,10 +75,7 @@ final class OptionCatalog {
         List<String> known = declared.stream().map(ConfigOption::name).sorted().toList();
         for (Map.Entry<String, String> option : config.options().entrySet()) {
             if (!known.contains(option.getKey())) {
-                // A misspelled secret is still a secret.
-                String lower = option.getKey().toLowerCase(Locale.ROOT);
-                boolean hidden = lower.contains("secret") && !lower.endsWith("file");
-                throw unknown(option.getKey(), hidden ? "(hidden)" : option.getValue(), config.transport(), known,
+                throw unknown(option.getKey(), option.getValue(), config.transport(), known,
                         ConfigOption.FROM_CONFIGURATION);
             }
         }
@@ -94,16 +91,24 @@ final class OptionCatalog {
         }
     }
 
-    /** The error for an option {@code transport} does not take. */
+    /** The error for an option {@code transport} does not take; a secret's value is hidden. */
     InvalidConfigException unknown(String name, String value, String transport, List<String> known, String origin) {
         List<String> others = transportsDeclaring(name);
         String requirement = others.isEmpty()
                 ? "no such option for transport " + transport + "; the known ones are " + String.join(", ", known)
                 : "is for the " + String.join(" and the ", others) + " transport" + (others.size() > 1 ? "s" : "")
-                        + ", and this job's transport is " + transport + ", which does not take it; give --transport "
-                        + others.get(0) + " or drop it (the options " + transport + " takes: " + String.join(", ", known)
-                        + ")";
-        return new InvalidConfigException("option " + name, value, requirement, origin);
+                        + ", and this job's transport is " + transport + ", which does not take it; select "
+                        + (others.size() > 1 ? "one of them" : "it") + " (--transport " + others.get(0)
+                        + ", or RINGSTAR_TRANSPORT) or drop the option (the options " + transport + " takes: "
+                        + String.join(", ", known) + ")";
+        return new InvalidConfigException("option " + name, secret(name) ? "(hidden)" : value, requirement, origin);
+    }
+
+    /** Whether a value given under {@code name} must not be printed: a declared secret, or a misspelled one. */
+    private boolean secret(String name) {
+        String lower = name.toLowerCase(Locale.ROOT);
+        return all().stream().anyMatch(option -> option.name().equals(name) && option.sensitive())
+                || lower.contains("secret") && !lower.endsWith("file");
     }
 
     private static List<ConfigOption<?>> distinct(List<ConfigOption<?>> first, List<ConfigOption<?>> second) {

@@ -249,6 +249,9 @@ class ConfigSourcesTest {
         // A network option on the transport that has none: named with both transports that take it.
         InvalidConfigException inproc = refusal(with(job("inproc"), "secret-file", "/s"), Map.of(), Map.of());
         assertTrue(inproc.requirement().contains("aeron and the netty transports"), inproc.getMessage());
+        InvalidConfigException secret = refusal(job("inproc"), Map.of("secret", "hunter2"), Map.of());
+        assertEquals("(hidden)", secret.value());
+        assertFalse(secret.getMessage().contains("hunter2"), secret.getMessage());
     }
 
     @Test

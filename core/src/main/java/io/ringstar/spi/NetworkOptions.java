@@ -24,7 +24,9 @@ import java.util.function.UnaryOperator;
 
 /**
  * The options that every network transport reads the same way: the job id, the shared secret,
- * the address and port a rank listens on, and its receive buffer. For transport implementations; every method only reads the
+ * the address and port a rank listens on, and its receive buffer, each declared once as a
+ * {@link ConfigOption} ({@link #ALL}, which every network transport publishes with its own). For
+ * transport implementations; every method only reads the
  * configuration, the environment and the host's interfaces, sends nothing, and reports a bad value
  * as an {@link InvalidConfigException} naming the option.
  */
@@ -51,7 +53,8 @@ public final class NetworkOptions {
     /** Declares {@value #JOB_ID_OPTION}. */
     public static final ConfigOption<String> JOB_ID = ConfigOption.builder(JOB_ID_OPTION, OptionParser.text()
                     .and(id -> id.getBytes(StandardCharsets.UTF_8).length <= 256, "at most 256 bytes of UTF-8"))
-            .defaultValue(DEFAULT_JOB_ID).description("the job's id; ranks of different jobs refuse each other").build();
+            .defaultValue(DEFAULT_JOB_ID).description("the job's id; ranks of different jobs refuse each other")
+            .build();
     /** Declares {@value #SECRET_OPTION}; it has no flag, so that the secret never shows in a process list. */
     public static final ConfigOption<String> SECRET = ConfigOption.builder(SECRET_OPTION, OptionParser.text())
             .sensitive().description("the shared secret itself (UTF-8); else " + SECRET_FILE_OPTION + ", else the"
@@ -107,8 +110,8 @@ public final class NetworkOptions {
             return false;
         }
         log.log(System.Logger.Level.WARNING, "rank " + rank + " of job '" + jobId + "' (" + transport + "): no shared"
-                + " secret is set, so this job is UNAUTHENTICATED: anyone who can reach its ports can join it or send it"
-                + " data. To fix it, give every rank the same secret: a file with --secret-file PATH (or "
+                + " secret is set, so this job is UNAUTHENTICATED: anyone who can reach its ports can join it or send"
+                + " it data. To fix it, give every rank the same secret: a file with --secret-file PATH (or "
                 + SECRET_FILE.environmentVariable().orElseThrow() + ", or option " + SECRET_FILE_OPTION + "), or the"
                 + " secret itself in " + SECRET_ENV + (otherRemedy == null ? "." : "; or give every rank " + otherRemedy
                 + "."));
@@ -155,7 +158,8 @@ public final class NetworkOptions {
 
     private static byte[] nonEmpty(String source, byte[] secret) {
         if (secret.length == 0) {
-            throw new InvalidConfigException(source, "(empty)", "must not be empty; leave it unset to run without a secret");
+            throw new InvalidConfigException(source, "(empty)",
+                    "must not be empty; leave it unset to run without a secret");
         }
         return secret;
     }
@@ -231,7 +235,8 @@ public final class NetworkOptions {
                 }
             }
         }
-        throw new InvalidConfigException("option " + BIND_OPTION, cidr, "matches none of this host's addresses " + seen);
+        throw new InvalidConfigException("option " + BIND_OPTION, cidr,
+                "matches none of this host's addresses " + seen);
     }
 
     /** Whether the first {@code bits} bits of two addresses of one family are equal. */

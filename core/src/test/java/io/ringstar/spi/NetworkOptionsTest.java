@@ -52,7 +52,8 @@ class NetworkOptionsTest {
         Map<String, String> env = Map.of("RINGSTAR_SECRET", "from-env");
         assertArrayEquals(utf8("inline"), NetworkOptions.secret(options(Map.of("secret", "inline", "secretFile",
                 file.toString())), env));
-        assertArrayEquals(utf8("from-file"), NetworkOptions.secret(options(Map.of("secretFile", file.toString())), env));
+        assertArrayEquals(utf8("from-file"),
+                NetworkOptions.secret(options(Map.of("secretFile", file.toString())), env));
         assertArrayEquals(utf8("from-env"), NetworkOptions.secret(options(Map.of()), env));
         assertNull(NetworkOptions.secret(options(Map.of()), Map.of()));
     }

@@ -138,8 +138,8 @@ record AeronSettings(String jobId, byte[] secret, InetAddress coordinatorAddress
         // (every 500 ms) must fit well inside it.
         long defaultLiveness = Math.max(MIN_LIVENESS_MILLIS, Math.min(3_600_000, config.timeout().toMillis()));
         Duration liveness = LIVENESS.valueOr(config, Duration.ofMillis(defaultLiveness));
-        return new AeronSettings(jobId, secret, coordinator, coordinatorPort, bind, port, externalDir, dirRoot, threading,
-                idle, termLength, mtu, chunkBytes, receiveBuffer, liveness);
+        return new AeronSettings(jobId, secret, coordinator, coordinatorPort, bind, port, externalDir, dirRoot,
+                threading, idle, termLength, mtu, chunkBytes, receiveBuffer, liveness);
     }
 
     /** A new idle strategy of the configured kind (strategies keep state, so each thread gets its own). */

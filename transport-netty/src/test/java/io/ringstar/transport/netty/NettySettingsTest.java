@@ -90,7 +90,8 @@ class NettySettingsTest {
 
     @Test
     void theHandshakeTimeoutIsTheShorterOfTenSecondsAndTheTimeout() {
-        assertEquals(Duration.ofSeconds(2), settings(config(1).timeout(Duration.ofSeconds(2)), Map.of()).handshakeTimeout());
+        assertEquals(Duration.ofSeconds(2),
+                settings(config(1).timeout(Duration.ofSeconds(2)), Map.of()).handshakeTimeout());
         assertEquals(NettySettings.MAX_HANDSHAKE_TIME, settings(config(1), Map.of()).handshakeTimeout());
     }
 
