@@ -1,5 +1,6 @@
 package io.ringstar;
 
+import io.ringstar.spi.NetworkOptions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -34,13 +35,18 @@ import java.util.Optional;
  *       {@value DistributedConfig#DEFAULT_COORDINATOR_ADDR}</td></tr>
  *   <tr><td>transport</td><td>{@code --transport}</td><td>{@code RINGSTAR_TRANSPORT}</td></tr>
  *   <tr><td>timeout</td><td>{@code --timeout SECONDS}</td><td>{@code RINGSTAR_TIMEOUT} (seconds)</td></tr>
- *   <tr><td>secret file</td><td>{@code --secret-file PATH}</td><td>{@code RINGSTAR_SECRET_FILE}; the
- *       transports also read a secret itself from {@code RINGSTAR_SECRET}</td></tr>
- *   <tr><td>checksum</td><td>{@code --checksum crc32c|none}</td><td>{@code RINGSTAR_CHECKSUM}; becomes the
- *       option {@value DistributedConfig#CHECKSUM_OPTION}</td></tr>
- *   <tr><td>TLS (Netty)</td><td>{@code --tls-cert PEM}, {@code --tls-key PEM}, {@code --tls-trust PEM}</td>
- *       <td>{@code RINGSTAR_TLS_CERT}, {@code RINGSTAR_TLS_KEY}, {@code RINGSTAR_TLS_TRUST}</td></tr>
+ *   <tr><td>each option the transport or core declares ({@link Transports#options(String)})</td>
+ *       <td>its {@link ConfigOption#flag()} ({@code --secret-file PATH}, {@code --checksum crc32c|none},
+ *       Netty's {@code --tls-cert PEM}), or for any option {@code --option name=value}</td>
+ *       <td>its {@link ConfigOption#environmentVariable()} ({@code RINGSTAR_SECRET_FILE},
+ *       {@code RINGSTAR_CHECKSUM}, {@code RINGSTAR_TLS_CERT}); the network transports also read a
+ *       secret itself from {@code RINGSTAR_SECRET}</td></tr>
  * </table>
+ *
+ * <p>Options are read for the selected transport only, from the declarations that core and the
+ * transports on the class path publish ({@link ConfigOption}): a flag or an environment variable of
+ * an option that only another transport takes ({@code --tls-cert} with Aeron) is an error, and so is
+ * an {@code --option} that nothing declares. Each value is checked by its declaration's parser.
  *
  * <p>Every problem is an {@link InvalidConfigException} whose message says what is missing or
  * which two sources disagree, and how to fix it; nothing here opens a connection.
@@ -52,29 +58,52 @@ public final class ConfigSources {
     public static final String COORDINATOR = "coordinator";
     public static final String TRANSPORT = "transport";
     public static final String TIMEOUT = "timeout";
+    /** The flag of {@link io.ringstar.spi.NetworkOptions#SECRET_FILE}. */
     public static final String SECRET_FILE = "secret-file";
+    /** The flag of {@link AggregatorOptions#CHECKSUM}. */
     public static final String CHECKSUM = "checksum";
+    /** The flag of the Netty transport's option {@value #TLS_CERT_OPTION}, which that transport declares. */
     public static final String TLS_CERT = "tls-cert";
+    /** The flag of the Netty transport's option {@value #TLS_KEY_OPTION}, which that transport declares. */
     public static final String TLS_KEY = "tls-key";
+    /** The flag of the Netty transport's option {@value #TLS_TRUST_OPTION}, which that transport declares. */
     public static final String TLS_TRUST = "tls-trust";
-    /** Every flag {@link #resolve} reads, in the order help texts list them. */
+    /** The flag that sets any declared option: {@code --option name=value}, as often as needed. */
+    public static final String OPTION = "option";
+    /** The flags every configuration has, whatever the transport, in the order help texts list them. */
+    public static final List<String> CONFIG_FLAGS = List.of(RANK, WORLD_SIZE, COORDINATOR, TRANSPORT, TIMEOUT);
+    /**
+     * The flags this class read before options were declared by the transports.
+     *
+     * @deprecated the options' flags come from their declarations; use {@link #flags()}
+     */
+    @Deprecated
     public static final List<String> FLAGS = List.of(RANK, WORLD_SIZE, COORDINATOR, TRANSPORT, TIMEOUT, SECRET_FILE,
             CHECKSUM, TLS_CERT, TLS_KEY, TLS_TRUST);
 
     /** The option under which the secret file's path reaches the transports. */
-    public static final String SECRET_FILE_OPTION = "secretFile";
-    /** The option naming this rank's certificate chain (PEM) for TLS. */
+    public static final String SECRET_FILE_OPTION = NetworkOptions.SECRET_FILE_OPTION;
+    /**
+     * The Netty transport's option naming this rank's certificate chain (PEM) for TLS.
+     *
+     * @deprecated declared by the Netty transport ({@code NettyTransport.TLS_CERT_OPTION}); kept for callers
+     */
+    @Deprecated
     public static final String TLS_CERT_OPTION = "tls.cert";
-    /** The option naming this rank's private key (PKCS#8 PEM, unencrypted) for TLS. */
+    /**
+     * The Netty transport's option naming this rank's private key (PKCS#8 PEM, unencrypted) for TLS.
+     *
+     * @deprecated declared by the Netty transport ({@code NettyTransport.TLS_KEY_OPTION}); kept for callers
+     */
+    @Deprecated
     public static final String TLS_KEY_OPTION = "tls.key";
-    /** The option naming the certificates (PEM) a peer's certificate must be issued by, or be. */
+    /**
+     * The Netty transport's option naming the certificates (PEM) a peer's certificate must be issued by, or be.
+     *
+     * @deprecated declared by the Netty transport ({@code NettyTransport.TLS_TRUST_OPTION}); kept for callers
+     */
+    @Deprecated
     public static final String TLS_TRUST_OPTION = "tls.trust";
-    /** Each TLS flag, its option and its environment variable. */
-    private static final String[][] TLS_SOURCES = {
-        {TLS_CERT, TLS_CERT_OPTION, "RINGSTAR_TLS_CERT"},
-        {TLS_KEY, TLS_KEY_OPTION, "RINGSTAR_TLS_KEY"},
-        {TLS_TRUST, TLS_TRUST_OPTION, "RINGSTAR_TLS_TRUST"},
-    };
 
     /** Launcher variables for the rank, innermost launcher first (see the class comment). */
     static final List<String> RANK_VARIABLES = List.of("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID");
@@ -85,12 +114,11 @@ public final class ConfigSources {
     static final String MASTER_PORT = "MASTER_PORT";
     static final String TRANSPORT_VARIABLE = "RINGSTAR_TRANSPORT";
     static final String TIMEOUT_VARIABLE = "RINGSTAR_TIMEOUT";
-    static final String SECRET_FILE_VARIABLE = "RINGSTAR_SECRET_FILE";
-    static final String CHECKSUM_VARIABLE = "RINGSTAR_CHECKSUM";
 
     private static final String HOW_TO_RANK = "give --rank R, or start the ranks with a launcher that sets one of "
             + String.join(", ", RANK_VARIABLES);
-    private static final String HOW_TO_SIZE = "give --world-size N, or start the ranks with a launcher that sets one of "
+    private static final String HOW_TO_SIZE = "give --world-size N, or start the ranks with a launcher that sets one"
+            + " of "
             + String.join(", ", SIZE_VARIABLES);
 
     private ConfigSources() {
@@ -99,6 +127,8 @@ public final class ConfigSources {
     /**
      * A configuration and, for each value, where it came from ({@code "--rank"},
      * {@code "OMPI_COMM_WORLD_RANK"}, {@code "default"}), for the one line a program prints at start.
+     * The origins are keyed by flag name ({@code "rank"}, {@code "tls-cert"}), and each option's also
+     * by option name ({@code "tls.cert"}).
      */
     public record Resolved(DistributedConfig config, Map<String, String> origins) {
         public Resolved {
@@ -114,13 +144,15 @@ public final class ConfigSources {
             parts.add("coordinator " + c.coordinatorAddr() + origin(COORDINATOR));
             parts.add("transport " + c.transport() + origin(TRANSPORT));
             parts.add("timeout " + c.timeout().toSeconds() + "s" + origin(TIMEOUT));
-            c.option(SECRET_FILE_OPTION).ifPresent(path -> parts.add("secret file " + path + origin(SECRET_FILE)));
-            c.option(DistributedConfig.CHECKSUM_OPTION).ifPresent(sum -> parts.add("checksum " + sum + origin(CHECKSUM)));
-            if (c.option(TLS_CERT_OPTION).isPresent() || c.option(TLS_TRUST_OPTION).isPresent()) {
-                parts.add("TLS certificate " + c.option(TLS_CERT_OPTION).orElse("(none)") + origin(TLS_CERT)
-                        + ", trusting " + c.option(TLS_TRUST_OPTION).orElse("(none)") + origin(TLS_TRUST));
-            }
+            c.options().forEach((name, value) -> parts.add(name + " " + (hidden(name) ? "(hidden)" : value)
+                    + origin(name)));
             return String.join(", ", parts);
+        }
+
+        /** Whether an option's value is a secret, by its name as {@link DistributedConfig#toString()} decides. */
+        private static boolean hidden(String name) {
+            String lower = name.toLowerCase(java.util.Locale.ROOT);
+            return lower.contains("secret") && !lower.endsWith("file");
         }
 
         private String origin(String value) {
@@ -138,9 +170,22 @@ public final class ConfigSources {
     }
 
     /**
-     * Resolves a configuration.
+     * Every flag {@link #resolve} reads, without the leading {@code --}: {@link #CONFIG_FLAGS}, then
+     * the flag of each option that core or a transport on the class path declares
+     * ({@link Transports#options()}). {@value #OPTION} is read besides these, for any option.
+     */
+    public static List<String> flags() {
+        List<String> flags = new ArrayList<>(CONFIG_FLAGS);
+        for (ConfigOption<?> option : Transports.options()) {
+            option.flag().ifPresent(flags::add);
+        }
+        return List.copyOf(flags);
+    }
+
+    /**
+     * Resolves a configuration, as {@link #resolve(Map, Map, Map, String)} with no {@code --option}.
      *
-     * @param flags flag values by name without {@code --} (only the names in {@link #FLAGS} are read;
+     * @param flags flag values by name without {@code --} (only the names in {@link #flags()} are read;
      *     others are ignored, so a program can pass all of its flags)
      * @param env the environment, usually {@code System.getenv()}
      * @param defaultTransport the transport when neither {@code --transport} nor
@@ -148,6 +193,30 @@ public final class ConfigSources {
      * @throws InvalidConfigException if a value is missing, malformed, or given differently by two sources
      */
     public static Resolved resolve(Map<String, String> flags, Map<String, String> env, String defaultTransport) {
+        return resolve(flags, Map.of(), env, defaultTransport);
+    }
+
+    /**
+     * Resolves a configuration.
+     *
+     * @param flags flag values by name without {@code --} (only the names in {@link #flags()} are read;
+     *     others are ignored, so a program can pass all of its flags)
+     * @param options values given as {@code --option name=value}, by option name; each must be an
+     *     option the selected transport or core declares
+     * @param env the environment, usually {@code System.getenv()}
+     * @param defaultTransport the transport when neither {@code --transport} nor
+     *     {@code RINGSTAR_TRANSPORT} names one
+     * @throws InvalidConfigException if a value is missing, malformed, or given differently by two
+     *     sources, or names an option the selected transport does not take
+     */
+    public static Resolved resolve(Map<String, String> flags, Map<String, String> options, Map<String, String> env,
+            String defaultTransport) {
+        return resolve(flags, options, env, defaultTransport, OptionCatalog.ofClassPath());
+    }
+
+    /** As the public method, with the declarations of {@code catalog} in place of the class path's. */
+    static Resolved resolve(Map<String, String> flags, Map<String, String> options, Map<String, String> env,
+            String defaultTransport, OptionCatalog catalog) {
         Map<String, String> origins = new LinkedHashMap<>();
         int launcher = innermostLauncher(env);
         Source rank = pick("rank", "--" + RANK, flags.get(RANK), RANK_VARIABLES, launcher, env)
@@ -160,8 +229,8 @@ public final class ConfigSources {
         int worldSize = parseInt(size, 1);
         int rankValue = parseInt(rank, 0);
         if (rankValue >= worldSize) {
-            throw new InvalidConfigException("rank", rankValue + " (" + rank.origin + ")", "must be below the world size "
-                    + worldSize + " (" + size.origin + ")");
+            throw new InvalidConfigException("rank", rankValue + " (" + rank.origin + ")", "must be below the world"
+                    + " size " + worldSize + " (" + size.origin + ")");
         }
 
         DistributedConfig.Builder builder = DistributedConfig.builder().worldSize(worldSize).rank(rankValue);
@@ -181,26 +250,61 @@ public final class ConfigSources {
         } else {
             origins.put(TIMEOUT, "default");
         }
+        resolveOptions(flags, options, env, transport.value, catalog, builder, origins);
+        return new Resolved(builder.build(), origins);
+    }
 
-        Optional<Source> secretFile = single(flags.get(SECRET_FILE), "--" + SECRET_FILE, env, SECRET_FILE_VARIABLE);
-        secretFile.ifPresent(file -> {
-            builder.option(SECRET_FILE_OPTION, file.value);
-            origins.put(SECRET_FILE, file.origin);
+    /**
+     * Reads each option the transport takes from its flag, its variable or {@code --option}, checks
+     * it with its parser, and refuses what the transport does not take.
+     */
+    private static void resolveOptions(Map<String, String> flags, Map<String, String> options,
+            Map<String, String> env, String transport, OptionCatalog catalog, DistributedConfig.Builder builder,
+            Map<String, String> origins) {
+        List<ConfigOption<?>> declared = catalog.forTransport(transport);
+        List<String> known = declared.stream().map(ConfigOption::name).sorted().toList();
+        options.forEach((name, value) -> {
+            if (!known.contains(name)) {
+                throw catalog.unknown(name, value, transport, known, "--" + OPTION + " " + name);
+            }
         });
-        single(flags.get(CHECKSUM), "--" + CHECKSUM, env, CHECKSUM_VARIABLE).ifPresent(checksum -> {
-            builder.option(DistributedConfig.CHECKSUM_OPTION, checksum.value);
-            origins.put(CHECKSUM, checksum.origin);
-        });
-        for (String[] tls : TLS_SOURCES) {
-            single(flags.get(tls[0]), "--" + tls[0], env, tls[2]).ifPresent(file -> {
-                builder.option(tls[1], file.value);
-                origins.put(tls[0], file.origin);
+        for (ConfigOption<?> option : declared) {
+            String flag = option.flag().orElse(null);
+            Optional<Source> given = single(flag == null ? null : flags.get(flag), flag == null ? null : "--" + flag,
+                    env, option.environmentVariable().orElse(null));
+            String fromOption = options.get(option.name());
+            if (fromOption != null) {
+                String origin = "--" + OPTION + " " + option.name();
+                if (given.isPresent() && !given.get().value.equals(fromOption)) {
+                    throw option.refuse(fromOption + " (" + origin + ") but " + given.get().value + " ("
+                            + given.get().origin + ")", "the sources disagree; drop one or make them agree", null);
+                }
+                given = Optional.of(given.orElse(new Source(fromOption, origin)));
+            }
+            given.ifPresent(source -> {
+                option.parse(source.value, source.origin);
+                builder.option(option.name(), source.value);
+                // By flag for the callers that look values up by flag, and by name for describe().
+                origins.put(option.name(), source.origin);
+                if (flag != null) {
+                    origins.put(flag, source.origin);
+                }
             });
         }
-        DistributedConfig config = builder.build();
-        // A bad value stops the program here, before it connects, like every other value.
-        TransportAggregator.checksummed(config);
-        return new Resolved(config, origins);
+        for (ConfigOption<?> option : catalog.all()) {
+            if (known.contains(option.name())) {
+                continue;
+            }
+            Optional<String> flag = option.flag().filter(flags::containsKey);
+            if (flag.isPresent()) {
+                throw catalog.unknown(option.name(), flags.get(flag.get()), transport, known, "--" + flag.get());
+            }
+            Optional<String> variable = option.environmentVariable().filter(env::containsKey);
+            if (variable.isPresent()) {
+                throw catalog.unknown(option.name(), env.get(variable.get()), transport, known, variable.get()
+                        + " in the environment");
+            }
+        }
     }
 
     /** A value and the flag or variable it came from. */
@@ -263,7 +367,7 @@ public final class ConfigSources {
 
     private static Optional<Source> single(String flagValue, String flagName, Map<String, String> env,
             String variable) {
-        String fromEnv = env.get(variable);
+        String fromEnv = variable == null ? null : env.get(variable);
         if (flagValue != null && fromEnv != null && !flagValue.equals(fromEnv)) {
             throw new InvalidConfigException(flagName.substring(2), flagValue + " (" + flagName + ") but " + fromEnv
                     + " (" + variable + ")", "the sources disagree; drop one or make them agree");

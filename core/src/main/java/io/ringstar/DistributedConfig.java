@@ -2,6 +2,7 @@ package io.ringstar;
 
 import java.time.Duration;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -81,14 +82,18 @@ public final class DistributedConfig {
 
     /**
      * A configuration from flags ({@code --rank R --world-size N --coordinator host:port --transport T
-     * --timeout SECONDS --secret-file PATH}, each also as {@code --name=value}), with what they leave
-     * out taken from this process's environment as in {@link #fromEnv}.
+     * --timeout SECONDS}, the flag of any declared option such as {@code --secret-file PATH}, and
+     * {@code --option name=value} for any declared option, as often as needed; each also as
+     * {@code --name=value}), with what they leave out taken from this process's environment as in
+     * {@link #fromEnv}.
      *
      * @throws InvalidConfigException for an unknown or repeated flag, a flag without a value, or any
      *     problem {@link ConfigSources#resolve} reports
      */
     public static DistributedConfig fromArgs(String... args) {
+        List<String> known = ConfigSources.flags();
         Map<String, String> flags = new TreeMap<>();
+        Map<String, String> options = new TreeMap<>();
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             String name = arg.startsWith("--") ? arg.substring(2) : arg;
@@ -98,9 +103,10 @@ public final class DistributedConfig {
                 value = name.substring(equals + 1);
                 name = name.substring(0, equals);
             }
-            if (!arg.startsWith("--") || !ConfigSources.FLAGS.contains(name)) {
-                throw new InvalidConfigException("argument", arg, "is not one of --" + String.join(", --",
-                        ConfigSources.FLAGS));
+            boolean option = name.equals(ConfigSources.OPTION);
+            if (!arg.startsWith("--") || !(option || known.contains(name))) {
+                throw new InvalidConfigException("argument", arg, "is not one of --" + String.join(", --", known)
+                        + ", --" + ConfigSources.OPTION + " name=value");
             }
             if (value == null) {
                 if (i + 1 >= args.length) {
@@ -108,11 +114,20 @@ public final class DistributedConfig {
                 }
                 value = args[++i];
             }
-            if (flags.put(name, value) != null) {
-                throw new InvalidConfigException("--" + name, value, "is given more than once");
+            if (option) {
+                int split = value.indexOf('=');
+                if (split <= 0) {
+                    throw new InvalidConfigException("--" + name, value, "must be name=value");
+                }
+                name = value.substring(0, split);
+                value = value.substring(split + 1);
+            }
+            if ((option ? options : flags).put(name, value) != null) {
+                throw new InvalidConfigException(option ? "--option " + name : "--" + name, value,
+                        "is given more than once");
             }
         }
-        return ConfigSources.resolve(flags, System.getenv(), DEFAULT_TRANSPORT).config();
+        return ConfigSources.resolve(flags, options, System.getenv(), DEFAULT_TRANSPORT).config();
     }
 
     public static Builder builder() {
@@ -166,7 +181,13 @@ public final class DistributedConfig {
         return timeout;
     }
 
-    /** Transport- or algorithm-specific settings, by name; unknown names are ignored. */
+    /**
+     * Transport- or algorithm-specific settings, by name. Each must be an option that the transport
+     * or core declares ({@link Transports#options(String)}): {@link Transports#open} and each
+     * transport's constructor refuse any other, listing the known ones, and so does
+     * {@link ConfigSources} for flags, variables and {@code --option}. Building a configuration does
+     * not check them, since one configuration may be built before its transport is chosen.
+     */
     public Map<String, String> options() {
         return options;
     }
@@ -180,21 +201,12 @@ public final class DistributedConfig {
      * A positive integer option, or {@code defaultValue} when unset.
      *
      * @throws InvalidConfigException if the option is set but is not a positive integer
+     * @deprecated declare the option as a {@link ConfigOption} and read it with {@link ConfigOption#value}
      */
+    @Deprecated
     public int positiveIntOption(String name, int defaultValue) {
-        String text = options.get(name);
-        if (text == null) {
-            return defaultValue;
-        }
-        try {
-            int value = Integer.parseInt(text.trim());
-            if (value > 0) {
-                return value;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new InvalidConfigException("option " + name, text, "must be a positive integer");
+        return ConfigOption.builder(name, OptionParser.positiveInt()).defaultValue(defaultValue)
+                .description("option " + name).build().value(this);
     }
 
     @Override
@@ -316,7 +328,11 @@ public final class DistributedConfig {
             return this;
         }
 
-        /** Sets one named option (see {@link DistributedConfig#options()}). */
+        /**
+         * Sets one named option, or removes it when {@code value} is null. The name is checked
+         * against the transport's declared options when the transport opens (see
+         * {@link DistributedConfig#options()}), not here.
+         */
         public Builder option(String name, String value) {
             if (name == null || name.isBlank()) {
                 throw new InvalidConfigException("option name", name, "must not be blank");

@@ -12,7 +12,6 @@ import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
@@ -69,12 +68,8 @@ abstract class TransportAggregator implements GradientAggregator {
         this.rank = config.rank();
         this.worldSize = config.worldSize();
         this.timeout = config.timeout();
-        this.chunkBytes = config.positiveIntOption(CHUNK_BYTES_OPTION, DEFAULT_CHUNK_BYTES);
-        this.bucketBytes = config.positiveIntOption(BUCKET_BYTES_OPTION, DEFAULT_BUCKET_BYTES);
-        if (bucketBytes < Double.BYTES || bucketBytes > TensorLayout.MAX_GROUP_BYTES) {
-            throw new InvalidConfigException("option " + BUCKET_BYTES_OPTION, bucketBytes, "must be "
-                    + Double.BYTES + " to " + TensorLayout.MAX_GROUP_BYTES + " bytes");
-        }
+        this.chunkBytes = AggregatorOptions.CHUNK_BYTES.value(config);
+        this.bucketBytes = AggregatorOptions.BUCKET_BYTES.value(config);
         this.call = new CollectiveCall(transport, checksummed(config), Math.max(chunkBytes, Double.BYTES));
         for (ElementType type : ElementType.values()) {
             buckets.put(type, new TensorBucket(type));
@@ -87,17 +82,7 @@ abstract class TransportAggregator implements GradientAggregator {
      * @throws InvalidConfigException if {@link DistributedConfig#CHECKSUM_OPTION} has an unknown value
      */
     static boolean checksummed(DistributedConfig config) {
-        String value = config.option(DistributedConfig.CHECKSUM_OPTION).orElse(DistributedConfig.CHECKSUM_NONE)
-                .trim().toLowerCase(Locale.ROOT);
-        if (value.equals(DistributedConfig.CHECKSUM_CRC32C)) {
-            return true;
-        }
-        if (value.equals(DistributedConfig.CHECKSUM_NONE)) {
-            return false;
-        }
-        throw new InvalidConfigException("option " + DistributedConfig.CHECKSUM_OPTION,
-                config.option(DistributedConfig.CHECKSUM_OPTION).get(), "must be " + DistributedConfig.CHECKSUM_CRC32C
-                        + " or " + DistributedConfig.CHECKSUM_NONE);
+        return AggregatorOptions.CHECKSUM.value(config);
     }
 
     /** Runs the reduce algorithm on one window: from {@code source} into {@code result} (possibly one buffer). */

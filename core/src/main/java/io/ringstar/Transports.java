@@ -1,11 +1,15 @@
 package io.ringstar;
 
 import io.ringstar.spi.TransportProvider;
+import java.util.List;
 import java.util.ServiceLoader;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
-/** Opens transports by name, as found on the class path through {@link TransportProvider}. */
+/**
+ * Opens transports by name, as found on the class path through {@link TransportProvider}, and
+ * lists the options each one takes.
+ */
 public final class Transports {
     private Transports() {
     }
@@ -14,16 +18,17 @@ public final class Transports {
      * Opens the transport named by {@code config.transport()} for {@code config.rank()}. Blocks until
      * the group has formed, at most {@code config.timeout()}. The caller owns the transport.
      *
-     * @throws InvalidConfigException if no transport of that name is on the class path; the
-     *     message lists the ones that are
+     * <p>Every option of {@code config} must be one that the transport or core declares (see
+     * {@link #options(String)}), so a misspelled option, or one of another transport, fails here
+     * before anything starts instead of being silently ignored.
+     *
+     * @throws InvalidConfigException if no transport of that name is on the class path (the message
+     *     lists the ones that are), or if the configuration holds an option it does not take (the
+     *     message lists the ones it takes)
      */
     public static Transport open(DistributedConfig config) {
-        SortedMap<String, TransportProvider> providers = available();
-        TransportProvider provider = providers.get(config.transport());
-        if (provider == null) {
-            throw new InvalidConfigException("transport", config.transport(),
-                    "no such transport on the class path; available: " + String.join(", ", providers.keySet()));
-        }
+        TransportProvider provider = provider(config.transport());
+        OptionCatalog.ofClassPath().requireKnown(config, options(provider));
         return provider.open(config);
     }
 
@@ -43,5 +48,61 @@ public final class Transports {
             providers.putIfAbsent(provider.name(), provider);
         }
         return providers;
+    }
+
+    /**
+     * Every option a configuration for {@code transport} may carry: {@link AggregatorOptions#ALL},
+     * then the transport's own ({@link TransportProvider#options()}), each name once. For help
+     * texts, one line per option: {@code Transports.options("netty").forEach(o -> out.println(o.help()))}.
+     *
+     * @throws InvalidConfigException if no transport of that name is on the class path
+     */
+    public static List<ConfigOption<?>> options(String transport) {
+        return options(provider(transport));
+    }
+
+    /**
+     * Every option core or any transport on the class path declares, each name once, core's first:
+     * what a command line may name before it knows the transport.
+     */
+    public static List<ConfigOption<?>> options() {
+        return OptionCatalog.ofClassPath().all();
+    }
+
+    /**
+     * Checks what {@link #open} checks about options, without opening anything: every option of
+     * {@code config} is one that its transport or core declares, and its value is allowed.
+     *
+     * @throws InvalidConfigException naming the first option that is unknown or whose value is not allowed
+     */
+    public static void checkOptions(DistributedConfig config) {
+        List<ConfigOption<?>> declared = options(config.transport());
+        OptionCatalog.ofClassPath().requireKnown(config, declared);
+        declared.forEach(option -> option.ifSet(config));
+    }
+
+    /**
+     * For a transport's own constructor, so that it refuses what {@link #open} refuses when it is
+     * called directly: an option of {@code config} that neither {@code transportOptions} nor
+     * {@link AggregatorOptions#ALL} declare.
+     *
+     * @throws InvalidConfigException naming the option and listing the known ones
+     */
+    public static void requireKnownOptions(DistributedConfig config, List<ConfigOption<?>> transportOptions) {
+        OptionCatalog.ofClassPath().requireKnown(config, OptionCatalog.withCore(transportOptions));
+    }
+
+    private static TransportProvider provider(String transport) {
+        SortedMap<String, TransportProvider> providers = available();
+        TransportProvider provider = providers.get(transport);
+        if (provider == null) {
+            throw new InvalidConfigException("transport", transport,
+                    "no such transport on the class path; available: " + String.join(", ", providers.keySet()));
+        }
+        return provider;
+    }
+
+    private static List<ConfigOption<?>> options(TransportProvider provider) {
+        return OptionCatalog.withCore(provider.options());
     }
 }

@@ -52,7 +52,7 @@ class ChecksumOptionTest {
     void anUnknownValueStopsBeforeAnyConnection() {
         String message = assertThrows(InvalidConfigException.class,
                 () -> resolve(Map.of("checksum", "md5"), Map.of())).getMessage();
-        assertEquals("configure: option checksum = md5: must be crc32c or none", message);
+        assertEquals("configure: option checksum = md5 (from --checksum): must be crc32c or none", message);
     }
 
     @Test

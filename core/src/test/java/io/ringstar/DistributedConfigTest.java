@@ -1,13 +1,13 @@
 package io.ringstar;
 
-import static org.junit.jupiter.api.Assertions.assertFalse;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -191,6 +191,18 @@ class DistributedConfigTest {
         DistributedConfig config = DistributedConfig.builder().option("a", "1").option("a", null).build();
         assertEquals(Map.of(), config.options());
         assertEquals(Optional.empty(), config.option("a"));
+    }
+
+    @Test
+    void optionNamesAreCheckedAgainstTheDeclarationsWhenTheTransportOpensNotWhenBuilt() {
+        // One configuration may be built before its transport is chosen, so building takes any name...
+        DistributedConfig typo = DistributedConfig.builder().transport("inproc").option("chunkbytes", "1").build();
+        assertEquals(Optional.of("1"), typo.option("chunkbytes"));
+        // ...and the check that Transports.open and each transport's constructor make refuses it.
+        InvalidConfigException e = assertThrows(InvalidConfigException.class,
+                () -> Transports.requireKnownOptions(typo, List.of()));
+        assertEquals("option chunkbytes", e.field());
+        assertTrue(e.requirement().contains("chunkBytes"), e.getMessage());
     }
 
     @ParameterizedTest

@@ -94,4 +94,34 @@ class TransportsTest {
                 DistributedConfig.builder().worldSize(1).rank(0).transport("carrier-pigeon").build()));
         assertTrue(unknown.getMessage().contains("carrier-pigeon"), unknown.getMessage());
     }
+
+    @Test
+    void anOptionNothingDeclaresIsRefusedWithTheKnownOnes() {
+        ConfigOption<Integer> threads = ConfigOption.builder("ioThreads", OptionParser.positiveInt()).defaultValue(1)
+                .description("threads").build();
+        DistributedConfig fine = DistributedConfig.builder().transport("netty").option("ioThreads", "2")
+                .option("chunkBytes", "64K").build();
+        Transports.requireKnownOptions(fine, List.of(threads));
+        DistributedConfig typo = DistributedConfig.builder().transport("netty").option("ioThread", "2").build();
+        InvalidConfigException e = assertThrows(InvalidConfigException.class,
+                () -> Transports.requireKnownOptions(typo, List.of(threads)));
+        assertEquals("configure: option ioThread = 2 (from the configuration's options): no such option for transport"
+                + " netty; the known ones are bucketBytes, checksum, chunkBytes, ioThreads", e.getMessage());
+        DistributedConfig secret = DistributedConfig.builder().option("secrett", "hunter2").build();
+        InvalidConfigException hidden = assertThrows(InvalidConfigException.class,
+                () -> Transports.requireKnownOptions(secret, List.of()));
+        assertFalse(hidden.getMessage().contains("hunter2"), hidden.getMessage());
+    }
+
+    @Test
+    void theOptionsOfAnAbsentTransportAreAnErrorAndCoresAreAlwaysListed() {
+        InvalidConfigException e = assertThrows(InvalidConfigException.class,
+                () -> Transports.options("carrier-pigeon"));
+        assertTrue(e.getMessage().contains("carrier-pigeon"), e.getMessage());
+        List<String> all = Transports.options().stream().map(ConfigOption::name).toList();
+        assertTrue(all.containsAll(List.of("checksum", "chunkBytes", "bucketBytes", "secretFile", "jobId")),
+                all.toString());
+        // TLS is the Netty transport's, and core's own tests have no Netty on the class path.
+        assertFalse(all.stream().anyMatch(name -> name.startsWith("tls.")), all.toString());
+    }
 }

@@ -63,8 +63,8 @@ class RankPlacementTest {
                 "29999", "RINGSTAR_TLS_CERT", "/c.pem", "RINGSTAR_TLS_KEY", "/k.pem", "RINGSTAR_TLS_TRUST", "/ca.pem");
         RankPlacement launched = placement(env, "--transport", "netty");
         assertEquals("/ca.pem", launched.config().option(ConfigSources.TLS_TRUST_OPTION).orElseThrow());
-        assertTrue(launched.description().contains("TLS certificate /c.pem (RINGSTAR_TLS_CERT), trusting /ca.pem"
-                + " (RINGSTAR_TLS_TRUST)"), launched.description());
+        assertTrue(launched.description().contains("tls.cert /c.pem (RINGSTAR_TLS_CERT)")
+                && launched.description().contains("tls.trust /ca.pem (RINGSTAR_TLS_TRUST)"), launched.description());
 
         UsageException disagree = org.junit.jupiter.api.Assertions.assertThrows(UsageException.class,
                 () -> placement(env, "--transport", "netty", "--tls-trust", "/other.pem"));

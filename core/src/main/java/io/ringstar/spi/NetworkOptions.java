@@ -1,7 +1,8 @@
 package io.ringstar.spi;
 
-import io.ringstar.ConfigSources;
+import io.ringstar.ConfigOption;
 import io.ringstar.InvalidConfigException;
+import io.ringstar.OptionParser;
 import java.io.IOException;
 import java.net.DatagramSocket;
 import java.net.Inet4Address;
@@ -23,7 +24,9 @@ import java.util.function.UnaryOperator;
 
 /**
  * The options that every network transport reads the same way: the job id, the shared secret,
- * the address and port a rank listens on, and its receive buffer. For transport implementations; every method only reads the
+ * the address and port a rank listens on, and its receive buffer, each declared once as a
+ * {@link ConfigOption} ({@link #ALL}, which every network transport publishes with its own). For
+ * transport implementations; every method only reads the
  * configuration, the environment and the host's interfaces, sends nothing, and reports a bad value
  * as an {@link InvalidConfigException} naming the option.
  */
@@ -31,7 +34,7 @@ public final class NetworkOptions {
     /** Option: the shared secret itself (UTF-8). */
     public static final String SECRET_OPTION = "secret";
     /** Option: a file holding the shared secret (UTF-8, surrounding white space ignored). */
-    public static final String SECRET_FILE_OPTION = ConfigSources.SECRET_FILE_OPTION;
+    public static final String SECRET_FILE_OPTION = "secretFile";
     /** Environment variable read for the secret when neither option is set. */
     public static final String SECRET_ENV = "RINGSTAR_SECRET";
     /** Option: where a rank listens (see {@link #bindAddress}). */
@@ -46,6 +49,39 @@ public final class NetworkOptions {
     public static final int DEFAULT_RECEIVE_BUFFER_BYTES = 64 << 20;
     /** The smallest receive buffer accepted: a few frames' worth of small messages. */
     public static final int MIN_RECEIVE_BUFFER_BYTES = 64 << 10;
+
+    /** Declares {@value #JOB_ID_OPTION}. */
+    public static final ConfigOption<String> JOB_ID = ConfigOption.builder(JOB_ID_OPTION, OptionParser.text()
+                    .and(id -> id.getBytes(StandardCharsets.UTF_8).length <= 256, "at most 256 bytes of UTF-8"))
+            .defaultValue(DEFAULT_JOB_ID).description("the job's id; ranks of different jobs refuse each other")
+            .build();
+    /** Declares {@value #SECRET_OPTION}; it has no flag, so that the secret never shows in a process list. */
+    public static final ConfigOption<String> SECRET = ConfigOption.builder(SECRET_OPTION, OptionParser.text())
+            .sensitive().description("the shared secret itself (UTF-8); else " + SECRET_FILE_OPTION + ", else the"
+                    + " environment variable " + SECRET_ENV).build();
+    /** Declares {@value #SECRET_FILE_OPTION}. */
+    public static final ConfigOption<Path> SECRET_FILE = ConfigOption.builder(SECRET_FILE_OPTION, OptionParser.path())
+            .flag("secret-file").environmentVariable("RINGSTAR_SECRET_FILE")
+            .description("a file holding the shared secret (UTF-8, surrounding white space ignored)").build();
+    /** Declares {@value #BIND_OPTION}; {@link #bindAddress} reads its value. */
+    public static final ConfigOption<String> BIND = ConfigOption.builder(BIND_OPTION, OptionParser.text()
+                    .and(text -> !text.isBlank(), "not only white space").named("ADDRESS"))
+            .defaultText("rank 0: the coordinator's address; others: the local address that routes to it")
+            .description("where this rank listens: an address, an interface name (eth0) or a CIDR block"
+                    + " (10.0.0.0/24)").build();
+    /** Declares {@value #PORT_OPTION}. */
+    public static final ConfigOption<Integer> PORT = ConfigOption.builder(PORT_OPTION, OptionParser.intIn(0, 65535))
+            .defaultValue(0).defaultText("0 (any free port)")
+            .description("the port a rank other than 0 listens on").build();
+    /** Declares {@value #RECEIVE_BUFFER_OPTION}. */
+    public static final ConfigOption<Integer> RECEIVE_BUFFER_BYTES = ConfigOption.builder(RECEIVE_BUFFER_OPTION,
+                    OptionParser.byteSize(MIN_RECEIVE_BUFFER_BYTES, Integer.MAX_VALUE))
+            .defaultValue(DEFAULT_RECEIVE_BUFFER_BYTES).defaultText("64M")
+            .description("bytes from one peer that may wait for a receive before reading from it pauses (twice"
+                    + " that while this rank sends to it)").build();
+    /** Every option above: each network transport publishes them with its own. */
+    public static final List<ConfigOption<?>> ALL = List.of(JOB_ID, SECRET, SECRET_FILE, BIND, PORT,
+            RECEIVE_BUFFER_BYTES);
 
     /** Set once a transport of this process has warned that its job has no secret. */
     private static final AtomicBoolean WARNED_UNAUTHENTICATED = new AtomicBoolean();
@@ -74,9 +110,11 @@ public final class NetworkOptions {
             return false;
         }
         log.log(System.Logger.Level.WARNING, "rank " + rank + " of job '" + jobId + "' (" + transport + "): no shared"
-                + " secret is set, so this job is UNAUTHENTICATED: anyone who can reach its ports can join it or send it"
-                + " data. Set option " + SECRET_FILE_OPTION + " (--secret-file) or " + SECRET_ENV + " on every rank"
-                + (otherRemedy == null ? "." : ", or give every rank " + otherRemedy + "."));
+                + " secret is set, so this job is UNAUTHENTICATED: anyone who can reach its ports can join it or send"
+                + " it data. To fix it, give every rank the same secret: a file with --secret-file PATH (or "
+                + SECRET_FILE.environmentVariable().orElseThrow() + ", or option " + SECRET_FILE_OPTION + "), or the"
+                + " secret itself in " + SECRET_ENV + (otherRemedy == null ? "." : "; or give every rank " + otherRemedy
+                + "."));
         return true;
     }
 
@@ -88,11 +126,7 @@ public final class NetworkOptions {
      */
     public static String jobId(UnaryOperator<String> option) {
         String value = option.apply(JOB_ID_OPTION);
-        String jobId = value == null ? DEFAULT_JOB_ID : value;
-        if (jobId.isEmpty() || jobId.getBytes(StandardCharsets.UTF_8).length > 256) {
-            throw new InvalidConfigException("option " + JOB_ID_OPTION, jobId, "must be 1 to 256 bytes");
-        }
-        return jobId;
+        return value == null ? DEFAULT_JOB_ID : JOB_ID.parse(value, ConfigOption.FROM_CONFIGURATION);
     }
 
     /**
@@ -124,7 +158,8 @@ public final class NetworkOptions {
 
     private static byte[] nonEmpty(String source, byte[] secret) {
         if (secret.length == 0) {
-            throw new InvalidConfigException(source, "(empty)", "must not be empty; leave it unset to run without a secret");
+            throw new InvalidConfigException(source, "(empty)",
+                    "must not be empty; leave it unset to run without a secret");
         }
         return secret;
     }
@@ -200,7 +235,8 @@ public final class NetworkOptions {
                 }
             }
         }
-        throw new InvalidConfigException("option " + BIND_OPTION, cidr, "matches none of this host's addresses " + seen);
+        throw new InvalidConfigException("option " + BIND_OPTION, cidr,
+                "matches none of this host's addresses " + seen);
     }
 
     /** Whether the first {@code bits} bits of two addresses of one family are equal. */

@@ -1,7 +1,9 @@
 package io.ringstar.spi;
 
+import io.ringstar.ConfigOption;
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
+import java.util.List;
 
 /**
  * Service-provider interface through which {@link io.ringstar.Transports#open} finds transports.
@@ -18,4 +20,15 @@ public interface TransportProvider {
      * timeout has passed. The caller owns the returned transport and must close it.
      */
     Transport open(DistributedConfig config);
+
+    /**
+     * The options this transport reads, each declared once (a network transport includes
+     * {@link NetworkOptions#ALL}); none by default. {@link io.ringstar.Transports#open} refuses an
+     * option of a configuration that neither these nor {@link io.ringstar.AggregatorOptions#ALL}
+     * declare, and {@link io.ringstar.ConfigSources} reads the flags and environment variables
+     * these declare.
+     */
+    default List<ConfigOption<?>> options() {
+        return List.of();
+    }
 }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -16,6 +17,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
@@ -50,7 +52,8 @@ class NetworkOptionsTest {
         Map<String, String> env = Map.of("RINGSTAR_SECRET", "from-env");
         assertArrayEquals(utf8("inline"), NetworkOptions.secret(options(Map.of("secret", "inline", "secretFile",
                 file.toString())), env));
-        assertArrayEquals(utf8("from-file"), NetworkOptions.secret(options(Map.of("secretFile", file.toString())), env));
+        assertArrayEquals(utf8("from-file"),
+                NetworkOptions.secret(options(Map.of("secretFile", file.toString())), env));
         assertArrayEquals(utf8("from-env"), NetworkOptions.secret(options(Map.of()), env));
         assertNull(NetworkOptions.secret(options(Map.of()), Map.of()));
     }
@@ -130,11 +133,38 @@ class NetworkOptionsTest {
             }
         };
         AtomicBoolean warned = new AtomicBoolean();
-        assertTrue(NetworkOptions.warnUnauthenticated(warned, log, "netty", 2, "job-7", "mutual TLS (--tls-cert, --tls-key, --tls-trust)"));
+        assertTrue(NetworkOptions.warnUnauthenticated(warned, log, "netty", 2, "job-7",
+                "mutual TLS (--tls-cert, --tls-key, --tls-trust)"));
         assertFalse(NetworkOptions.warnUnauthenticated(warned, log, "aeron", 0, "job-7", null));
         assertEquals(1, logged.size(), logged.toString());
         assertTrue(logged.get(0).startsWith("WARNING rank 2 of job 'job-7' (netty)")
                 && logged.get(0).contains("UNAUTHENTICATED") && logged.get(0).contains("RINGSTAR_SECRET")
                 && logged.get(0).contains("--tls-cert"), logged.get(0));
+        // It says how to fix it: the flag, the variables and the option, in one line.
+        assertTrue(logged.get(0).contains("To fix it") && logged.get(0).contains("--secret-file PATH")
+                && logged.get(0).contains("RINGSTAR_SECRET_FILE") && logged.get(0).contains("option secretFile")
+                && !logged.get(0).contains("\n"), logged.get(0));
+    }
+
+    @Test
+    void theNetworkOptionsAreDeclaredOnceWithTheirDefaultsAndChecks() {
+        assertEquals(List.of("jobId", "secret", "secretFile", "bind", "port", "receiveBufferBytes"),
+                NetworkOptions.ALL.stream().map(io.ringstar.ConfigOption::name).toList());
+        assertEquals(Optional.of("secret-file"), NetworkOptions.SECRET_FILE.flag());
+        assertEquals(Optional.of("RINGSTAR_SECRET_FILE"), NetworkOptions.SECRET_FILE.environmentVariable());
+        assertEquals(Optional.empty(), NetworkOptions.SECRET.flag(), "a secret on a command line is seen by ps");
+        assertTrue(NetworkOptions.SECRET.sensitive());
+        DistributedConfig unset = DistributedConfig.builder().build();
+        assertEquals(0, NetworkOptions.PORT.value(unset));
+        assertEquals(64 << 20, NetworkOptions.RECEIVE_BUFFER_BYTES.value(unset));
+        assertEquals("ringstar", NetworkOptions.JOB_ID.value(unset));
+        DistributedConfig sized = DistributedConfig.builder().option("receiveBufferBytes", "8M").build();
+        assertEquals(8 << 20, NetworkOptions.RECEIVE_BUFFER_BYTES.value(sized));
+        InvalidConfigException small = assertThrows(InvalidConfigException.class, () -> NetworkOptions
+                .RECEIVE_BUFFER_BYTES.value(DistributedConfig.builder().option("receiveBufferBytes", "1000").build()));
+        assertTrue(small.requirement().contains("from 64K"), small.getMessage());
+        InvalidConfigException port = assertThrows(InvalidConfigException.class, () -> NetworkOptions.PORT.value(
+                DistributedConfig.builder().option("port", "70000").build()));
+        assertEquals("option port", port.field());
     }
 }

@@ -1,8 +1,10 @@
 package io.ringstar.transport.aeron;
 
+import io.ringstar.ConfigOption;
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
 import io.ringstar.spi.TransportProvider;
+import java.util.List;
 
 /** Registers {@link AeronTransport} with {@link io.ringstar.Transports#open} as {@code "aeron"}. */
 public final class AeronTransportProvider implements TransportProvider {
@@ -14,5 +16,11 @@ public final class AeronTransportProvider implements TransportProvider {
     @Override
     public Transport open(DistributedConfig config) {
         return new AeronTransport(config);
+    }
+
+    /** The network options ({@link io.ringstar.spi.NetworkOptions#ALL}) and the {@code aeron.*} ones. */
+    @Override
+    public List<ConfigOption<?>> options() {
+        return AeronSettings.OPTIONS;
     }
 }

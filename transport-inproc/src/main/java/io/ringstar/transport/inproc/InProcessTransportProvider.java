@@ -2,6 +2,7 @@ package io.ringstar.transport.inproc;
 
 import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.ConfigOption;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.Transport;
@@ -23,6 +24,15 @@ public final class InProcessTransportProvider implements TransportProvider {
     @Override
     public String name() {
         return NAME;
+    }
+
+    /**
+     * None: ranks of one JVM need no address, secret or buffer settings, so a configuration for
+     * this transport may carry only core's options ({@link io.ringstar.AggregatorOptions#ALL}).
+     */
+    @Override
+    public List<ConfigOption<?>> options() {
+        return List.of();
     }
 
     @Override

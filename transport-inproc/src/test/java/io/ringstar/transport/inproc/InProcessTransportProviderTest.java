@@ -97,4 +97,20 @@ class InProcessTransportProviderTest {
         assertInstanceOf(InProcessTransportProvider.class, Transports.available().get("inproc"));
         assertEquals("inproc", new InProcessTransportProvider().name());
     }
+
+    @Test
+    void anOptionOfNoInProcessDeclarationIsRefusedBeforeTheGroupForms() {
+        DistributedConfig withJobId = DistributedConfig.builder().coordinatorAddr("inproc-test-options:1")
+                .transport("inproc").option("jobId", "j").build();
+        InvalidConfigException e = assertThrows(InvalidConfigException.class, () -> Transports.open(withJobId));
+        assertEquals("option jobId", e.field());
+        assertEquals("no such option for transport inproc; the known ones are bucketBytes, checksum, chunkBytes",
+                e.requirement());
+        assertEquals(List.of("checksum", "chunkBytes", "bucketBytes"),
+                Transports.options("inproc").stream().map(io.ringstar.ConfigOption::name).toList());
+        try (Transport alone = Transports.open(withJobId.toBuilder().option("jobId", null).option("checksum", "crc32c")
+                .build())) {
+            assertEquals(1, alone.worldSize());
+        }
+    }
 }

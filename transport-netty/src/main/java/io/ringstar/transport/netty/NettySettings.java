@@ -1,17 +1,24 @@
 package io.ringstar.transport.netty;
 
+import io.ringstar.ConfigOption;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
+import io.ringstar.OptionParser;
+import io.ringstar.Transports;
 import io.ringstar.spi.NetworkOptions;
-import java.net.Inet4Address;
 import java.net.InetAddress;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.function.UnaryOperator;
 
 /**
  * The Netty transport's settings, read once from a {@link DistributedConfig}'s options (and the
  * {@value NettyTransport#SECRET_ENV} environment variable), each checked before any socket opens.
+ * The options are declared here ({@link #OPTIONS}, published by {@link NettyTransportProvider}); an
+ * option that neither they nor core declare is refused.
  *
  * @param tls this rank's TLS contexts, or null for plain TCP
  */
@@ -23,7 +30,24 @@ record NettySettings(String jobId, byte[] secret, InetAddress coordinatorAddress
     static final Duration MAX_HANDSHAKE_TIME = Duration.ofSeconds(10);
     static final int MIN_RECEIVE_BUFFER_BYTES = NetworkOptions.MIN_RECEIVE_BUFFER_BYTES;
 
+    /** Declares {@value NettyTransport#IO_THREADS_OPTION}. */
+    static final ConfigOption<Integer> IO_THREADS = ConfigOption.builder(NettyTransport.IO_THREADS_OPTION,
+                    OptionParser.positiveInt())
+            .defaultValue(1).description("Netty event-loop threads, for forming the group and the listener").build();
+    /** Declares {@value TlsContexts#CERT_OPTION}. */
+    static final ConfigOption<Path> TLS_CERT = tlsFile(TlsContexts.CERT_OPTION, "tls-cert", "RINGSTAR_TLS_CERT",
+            "this rank's certificate chain, a PEM file; TLS needs all three tls options or none");
+    /** Declares {@value TlsContexts#KEY_OPTION}. */
+    static final ConfigOption<Path> TLS_KEY = tlsFile(TlsContexts.KEY_OPTION, "tls-key", "RINGSTAR_TLS_KEY",
+            "this rank's private key, an unencrypted PKCS#8 PEM file ('BEGIN PRIVATE KEY')");
+    /** Declares {@value TlsContexts#TRUST_OPTION}. */
+    static final ConfigOption<Path> TLS_TRUST = tlsFile(TlsContexts.TRUST_OPTION, "tls-trust", "RINGSTAR_TLS_TRUST",
+            "the certificates (a CA's, or each peer's) a peer's certificate must chain to, a PEM file");
+    /** Every option the Netty transport reads: the network options, then its own. */
+    static final List<ConfigOption<?>> OPTIONS = options();
+
     static NettySettings from(DistributedConfig config, Map<String, String> environment) {
+        Transports.requireKnownOptions(config, OPTIONS);
         UnaryOperator<String> option = name -> config.option(name).orElse(null);
         String jobId = NetworkOptions.jobId(option);
         byte[] secret = NetworkOptions.secret(option, environment);
@@ -33,37 +57,35 @@ record NettySettings(String jobId, byte[] secret, InetAddress coordinatorAddress
             throw new InvalidConfigException("coordinatorAddr", config.coordinatorAddr(),
                     "needs a fixed port, since every rank must find rank 0 there");
         }
-        String bindSpec = config.option(NettyTransport.BIND_OPTION).orElse(null);
+        String bindSpec = NetworkOptions.BIND.ifSet(config).orElse(null);
         InetAddress bind;
         if (config.rank() == 0) {
             // Rank 0 listens where the others look for it, unless told to listen more widely.
             bind = bindSpec == null ? coordinator : NetworkOptions.bindAddress(bindSpec, coordinator);
         } else {
-            bind = bindSpec == null ? NetworkOptions.routeTo(coordinator, coordinatorPort) : NetworkOptions.bindAddress(bindSpec, coordinator);
+            bind = bindSpec == null ? NetworkOptions.routeTo(coordinator, coordinatorPort)
+                    : NetworkOptions.bindAddress(bindSpec, coordinator);
         }
-        String advertised = (bind.isAnyLocalAddress() ? NetworkOptions.routeTo(coordinator, coordinatorPort) : bind).getHostAddress();
-        int port = 0;
-        String portText = config.option(NettyTransport.PORT_OPTION).orElse(null);
-        if (portText != null) {
-            try {
-                port = Integer.parseInt(portText.trim());
-            } catch (NumberFormatException e) {
-                port = -1;
-            }
-            if (port < 0 || port > 65535) {
-                throw new InvalidConfigException("option " + NettyTransport.PORT_OPTION, portText, "must be a port, 0 to 65535");
-            }
-        }
-        int ioThreads = config.positiveIntOption(NettyTransport.IO_THREADS_OPTION, 1);
-        long pauseReading = config.positiveIntOption(NettyTransport.RECEIVE_BUFFER_OPTION,
-                NettyTransport.DEFAULT_RECEIVE_BUFFER_BYTES);
-        if (pauseReading < MIN_RECEIVE_BUFFER_BYTES) {
-            throw new InvalidConfigException("option " + NettyTransport.RECEIVE_BUFFER_OPTION, pauseReading,
-                    "must be at least " + MIN_RECEIVE_BUFFER_BYTES + " bytes");
-        }
+        String advertised = (bind.isAnyLocalAddress() ? NetworkOptions.routeTo(coordinator, coordinatorPort) : bind)
+                .getHostAddress();
+        int port = NetworkOptions.PORT.value(config);
+        int ioThreads = IO_THREADS.value(config);
+        long pauseReading = NetworkOptions.RECEIVE_BUFFER_BYTES.value(config);
         Duration handshake = config.timeout().compareTo(MAX_HANDSHAKE_TIME) < 0 ? config.timeout() : MAX_HANDSHAKE_TIME;
+        List.of(TLS_CERT, TLS_KEY, TLS_TRUST).forEach(file -> file.ifSet(config));
         TlsContexts tls = TlsContexts.from(option);
         return new NettySettings(jobId, secret, coordinator, coordinatorPort, bind, advertised, port, ioThreads,
                 pauseReading, handshake, tls);
+    }
+
+    private static ConfigOption<Path> tlsFile(String name, String flag, String variable, String description) {
+        return ConfigOption.builder(name, OptionParser.path().named("PEM")).flag(flag).environmentVariable(variable)
+                .defaultText("none (no TLS)").description(description).build();
+    }
+
+    private static List<ConfigOption<?>> options() {
+        List<ConfigOption<?>> options = new ArrayList<>(NetworkOptions.ALL);
+        options.addAll(List.of(IO_THREADS, TLS_CERT, TLS_KEY, TLS_TRUST));
+        return List.copyOf(options);
     }
 }

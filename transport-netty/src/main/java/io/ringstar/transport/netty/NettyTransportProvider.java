@@ -1,8 +1,10 @@
 package io.ringstar.transport.netty;
 
+import io.ringstar.ConfigOption;
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
 import io.ringstar.spi.TransportProvider;
+import java.util.List;
 
 /** Registers {@link NettyTransport} with {@link io.ringstar.Transports#open} as {@code "netty"}. */
 public final class NettyTransportProvider implements TransportProvider {
@@ -14,5 +16,11 @@ public final class NettyTransportProvider implements TransportProvider {
     @Override
     public Transport open(DistributedConfig config) {
         return new NettyTransport(config);
+    }
+
+    /** The network options ({@link io.ringstar.spi.NetworkOptions#ALL}), {@code ioThreads} and the TLS files. */
+    @Override
+    public List<ConfigOption<?>> options() {
+        return NettySettings.OPTIONS;
     }
 }

@@ -6,7 +6,6 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandshakeTimeoutException;
 import io.netty.handler.ssl.SslProvider;
-import io.ringstar.ConfigSources;
 import io.ringstar.InvalidConfigException;
 import java.io.File;
 import java.nio.channels.ClosedChannelException;
@@ -29,9 +28,9 @@ import javax.net.ssl.SSLHandshakeException;
  * @param files the three files, for messages
  */
 record TlsContexts(SslContext acceptor, SslContext initiator, String files) {
-    static final String CERT_OPTION = ConfigSources.TLS_CERT_OPTION;
-    static final String KEY_OPTION = ConfigSources.TLS_KEY_OPTION;
-    static final String TRUST_OPTION = ConfigSources.TLS_TRUST_OPTION;
+    static final String CERT_OPTION = "tls.cert";
+    static final String KEY_OPTION = "tls.key";
+    static final String TRUST_OPTION = "tls.trust";
     /** What a message tells the user to set for TLS. */
     static final String OPTIONS = "options " + CERT_OPTION + ", " + KEY_OPTION + " and " + TRUST_OPTION
             + " (--tls-cert, --tls-key, --tls-trust)";

@@ -1,0 +1,46 @@
+package io.ringstar;
+
+import io.ringstar.tensor.TensorLayout;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The options that {@link ParameterServer} and {@link AllReduceAggregator} read, whatever the
+ * transport: the checksum, the chunk size and the bucket size. Every configuration may carry them;
+ * {@link Transports#options(String)} lists them with the transport's own.
+ */
+public final class AggregatorOptions {
+    /** {@value DistributedConfig#CHECKSUM_OPTION}: a CRC32C per message, or none (see {@link DistributedConfig}). */
+    public static final ConfigOption<Boolean> CHECKSUM = ConfigOption.builder(DistributedConfig.CHECKSUM_OPTION,
+                    OptionParser.choice(checksums()))
+            .flag("checksum").environmentVariable("RINGSTAR_CHECKSUM")
+            .defaultValue(false).defaultText(DistributedConfig.CHECKSUM_NONE)
+            .description("a CRC32C of every message, checked before a byte of it is used; the same on every rank")
+            .build();
+    /** {@value TransportAggregator#CHUNK_BYTES_OPTION}: the largest payload of one message. */
+    public static final ConfigOption<Integer> CHUNK_BYTES = ConfigOption.builder(
+                    TransportAggregator.CHUNK_BYTES_OPTION, OptionParser.byteSize(1, Integer.MAX_VALUE))
+            .defaultValue(TransportAggregator.DEFAULT_CHUNK_BYTES).defaultText("1M")
+            .description("the largest payload of one message of a collective (at least 8 bytes are sent)")
+            .build();
+    /** {@value TransportAggregator#BUCKET_BYTES_OPTION}: the largest bucket of packed tensors. */
+    public static final ConfigOption<Integer> BUCKET_BYTES = ConfigOption.builder(
+                    TransportAggregator.BUCKET_BYTES_OPTION,
+                    OptionParser.byteSize(Double.BYTES, (int) TensorLayout.MAX_GROUP_BYTES))
+            .defaultValue(TransportAggregator.DEFAULT_BUCKET_BYTES).defaultText("1G")
+            .description("the largest bucket the tensors of one data type are packed into; more goes in windows")
+            .build();
+    /** Every option above, in the order help lists them. */
+    public static final List<ConfigOption<?>> ALL = List.of(CHECKSUM, CHUNK_BYTES, BUCKET_BYTES);
+
+    private AggregatorOptions() {
+    }
+
+    private static Map<String, Boolean> checksums() {
+        Map<String, Boolean> values = new LinkedHashMap<>();
+        values.put(DistributedConfig.CHECKSUM_CRC32C, true);
+        values.put(DistributedConfig.CHECKSUM_NONE, false);
+        return values;
+    }
+}
