@@ -76,7 +76,8 @@ public final class Acceptor {
             }
             return drop("a handshake record of type " + type + " out of turn");
         } catch (BufferUnderflowException | IllegalArgumentException e) {
-            return drop("a malformed handshake record (" + (e.getMessage() == null ? "cut short" : e.getMessage()) + ")");
+            String why = e.getMessage() == null ? "cut short" : e.getMessage();
+            return drop("a malformed handshake record (" + why + ")");
         }
     }
 

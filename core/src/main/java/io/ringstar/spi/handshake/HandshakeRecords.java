@@ -74,26 +74,27 @@ public final class HandshakeRecords {
 
     /** Checks the body of a TLS announcement; returns null if it holds, else what is wrong. */
     public static String checkTls(ByteBuffer body) {
-        return body.getInt() == MAGIC ? null : "it is not a ringstar rank (its TLS record lacks the magic)";
+        return order(body).getInt() == MAGIC ? null : "it is not a ringstar rank (its TLS record lacks the magic)";
     }
 
-    static ByteBuffer challenge(byte[] nonce) {
+    public static ByteBuffer challenge(byte[] nonce) {
         return end(begin(CHALLENGE, 6 + NONCE_BYTES).putInt(MAGIC).putShort(VERSION).put(nonce));
     }
 
     /** @param secret the shared secret, or null (the proof is zeros) */
-    static ByteBuffer hello(byte[] secret, byte[] challengeNonce, byte[] helloNonce) {
+    public static ByteBuffer hello(byte[] secret, byte[] challengeNonce, byte[] helloNonce) {
         return end(begin(HELLO, 7 + NONCE_BYTES + PROOF_BYTES).putInt(MAGIC).putShort(VERSION)
                 .put((byte) (secret != null ? 1 : 0)).put(helloNonce)
                 .put(HandshakeProofs.mac(secret, HELLO_LABEL, challengeNonce, helloNonce)));
     }
 
-    static ByteBuffer proof(byte[] secret, byte[] challengeNonce, byte[] helloNonce) {
+    public static ByteBuffer proof(byte[] secret, byte[] challengeNonce, byte[] helloNonce) {
         return end(begin(PROOF, PROOF_BYTES).put(HandshakeProofs.mac(secret, PROOF_LABEL, helloNonce, challengeNonce)));
     }
 
     /** IDENTIFY or WELCOME: the identity's bytes, then their tag over both nonces in the given order. */
-    static ByteBuffer identity(byte type, byte[] secret, byte[] firstNonce, byte[] secondNonce, Identity identity) {
+    public static ByteBuffer identity(byte type, byte[] secret, byte[] firstNonce, byte[] secondNonce,
+            Identity identity) {
         byte[] bytes = identityBytes(identity);
         byte[] label = type == IDENTIFY ? IDENTIFY_LABEL : WELCOME_LABEL;
         return end(begin(type, bytes.length + PROOF_BYTES).put(bytes)
@@ -101,7 +102,8 @@ public final class HandshakeRecords {
     }
 
     /** Reads an IDENTIFY or WELCOME body; returns the identity, or null if its tag does not hold. */
-    static Identity readIdentity(ByteBuffer body, byte type, byte[] secret, byte[] firstNonce, byte[] secondNonce) {
+    public static Identity readIdentity(ByteBuffer body, byte type, byte[] secret, byte[] firstNonce,
+            byte[] secondNonce) {
         int start = body.position();
         Identity identity = readIdentity(body);
         byte[] bytes = new byte[body.position() - start];
@@ -112,7 +114,7 @@ public final class HandshakeRecords {
     }
 
     /** The table, tagged for the connection whose nonces are given (acceptor's first). */
-    static ByteBuffer table(byte[] secret, byte[] challengeNonce, byte[] helloNonce, Table table) {
+    public static ByteBuffer table(byte[] secret, byte[] challengeNonce, byte[] helloNonce, Table table) {
         List<byte[]> ranks = new ArrayList<>(table.ranks().size());
         int size = 8;
         for (Identity rank : table.ranks()) {
@@ -127,7 +129,7 @@ public final class HandshakeRecords {
     }
 
     /** Reads a TABLE body; returns the table, or null if its tag does not hold. */
-    static Table readTable(ByteBuffer body, byte[] secret, byte[] challengeNonce, byte[] helloNonce) {
+    public static Table readTable(ByteBuffer body, byte[] secret, byte[] challengeNonce, byte[] helloNonce) {
         byte[] bytes = bytes(body, body.remaining() - PROOF_BYTES);
         byte[] tag = bytes(body, PROOF_BYTES);
         if (!HandshakeProofs.holds(tag, secret, TABLE_LABEL, challengeNonce, helloNonce, bytes)) {
@@ -220,7 +222,7 @@ public final class HandshakeRecords {
         return new String(bytes(in, length), StandardCharsets.UTF_8);
     }
 
-    static byte[] bytes(ByteBuffer in, int count) {
+    public static byte[] bytes(ByteBuffer in, int count) {
         if (count < 0 || count > in.remaining()) {
             throw new IllegalArgumentException("a record cut short");
         }

@@ -44,7 +44,8 @@ class HandshakeRecordsTest {
         byte[] a = new byte[32];
         byte[] b = new byte[32];
         b[0] = 9;
-        Identity identity = new Identity(HandshakeRecords.PURPOSE_PEER, "jöb", 5, 3, 1, "::1", 6000, new byte[] {7, 8});
+        Identity identity = new Identity(HandshakeRecords.PURPOSE_PEER, "jöb", 5, 3, 1, "::1", 6000,
+                new byte[] {7, 8});
         ByteBuffer record = HandshakeRecords.identity(HandshakeRecords.WELCOME, secret, a, b, identity);
         ByteBuffer body = HandshakeRecords.order(record.position(5).slice());
         Identity read = HandshakeRecords.readIdentity(body, HandshakeRecords.WELCOME, secret, a, b);

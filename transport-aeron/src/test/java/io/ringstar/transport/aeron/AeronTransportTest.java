@@ -15,6 +15,7 @@ import io.ringstar.InvalidConfigException;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
+import io.ringstar.spi.handshake.HandshakeRecords;
 import io.ringstar.testing.Ports;
 import io.ringstar.testing.Ranks;
 import java.io.IOException;
@@ -289,7 +290,7 @@ class AeronTransportTest {
                 try (Socket socket = fake.accept()) {
                     socket.setSoTimeout(5_000);
                     // A CHALLENGE of two bytes, where magic, version and nonce should be.
-                    socket.getOutputStream().write(new byte[] {3, 0, 0, 0, Rendezvous.CHALLENGE, 0, 0});
+                    socket.getOutputStream().write(new byte[] {3, 0, 0, 0, HandshakeRecords.CHALLENGE, 0, 0});
                     socket.getInputStream().read();
                 } catch (IOException e) {
                     // the rank hung up (or the timeouts above ran out); nothing more to answer

@@ -2,6 +2,7 @@ package io.ringstar.transport.netty;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
@@ -19,8 +20,9 @@ import io.ringstar.spi.Deadline;
 import io.ringstar.spi.NetworkOptions;
 import io.ringstar.spi.PeerChannel;
 import io.ringstar.spi.PeerTransport;
-import io.ringstar.transport.netty.Handshake.Address;
-import io.ringstar.transport.netty.Handshake.Identity;
+import io.ringstar.spi.handshake.HandshakeRecords;
+import io.ringstar.spi.handshake.Identity;
+import io.ringstar.spi.handshake.Table;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -50,7 +52,7 @@ import java.util.function.Consumer;
  * traffic. Each rank then connects to every lower rank except 0 and accepts the higher ones. Ranks
  * may start in any order, minutes apart, within the timeout.
  *
- * <p><b>Handshake and security.</b> Every connection starts with a handshake ({@link Handshake})
+ * <p><b>Handshake and security.</b> Every connection starts with a handshake ({@link io.ringstar.spi.handshake})
  * that checks the protocol version, the job id ({@value #JOB_ID_OPTION}), the world size and the
  * rank, and with a shared secret (option {@value #SECRET_OPTION}, a file named by
  * {@value #SECRET_FILE_OPTION}, or the environment variable {@value #SECRET_ENV}) proves both sides
@@ -177,8 +179,8 @@ public final class NettyTransport extends PeerTransport {
         this.links = new SocketLink[worldSize];
         this.registrations = new Registration[worldSize];
         this.admitted = new boolean[worldSize];
-        this.self = new Identity(Handshake.PURPOSE_PEER, settings.jobId(), worldSize, rank, settings.advertisedHost(), 0,
-                CollectiveException.NO_RANK);
+        this.self = new Identity(HandshakeRecords.PURPOSE_PEER, settings.jobId(), worldSize, rank,
+                CollectiveException.NO_RANK, settings.advertisedHost(), 0, null);
         try {
             this.selector = Selector.open();
         } catch (IOException e) {
@@ -242,16 +244,16 @@ public final class NettyTransport extends PeerTransport {
     private void formGroup(long deadline) {
         Identity listening = listen();
         if (rank == 0) {
-            List<Address> table = awaitRegistrations(deadline);
+            Table table = awaitRegistrations(listening, deadline);
             sendTable(table);
             return;
         }
-        Identity registering = new Identity(Handshake.PURPOSE_REGISTER, listening.jobId(), worldSize, rank,
-                listening.listenHost(), listening.listenPort(), 0);
-        Address coordinator = new Address(settings.coordinatorAddress().getHostAddress(), settings.coordinatorPort());
-        List<Address> table = connect(0, coordinator, registering, deadline);
+        Identity registering = listening.forPurpose(HandshakeRecords.PURPOSE_REGISTER);
+        Table table = connect(0, settings.coordinatorAddress().getHostAddress(), settings.coordinatorPort(),
+                registering, deadline);
         for (int peer = 1; peer < rank; peer++) {
-            connect(peer, table.get(peer), listening, deadline);
+            Identity there = table.ranks().get(peer);
+            connect(peer, there.host(), there.port(), listening, deadline);
         }
         awaitHigherRanks(deadline);
     }
@@ -296,8 +298,7 @@ public final class NettyTransport extends PeerTransport {
         }
         listener = bound.channel();
         int boundPort = ((InetSocketAddress) listener.localAddress()).getPort();
-        return new Identity(Handshake.PURPOSE_PEER, self.jobId(), worldSize, rank, settings.advertisedHost(), boundPort,
-                CollectiveException.NO_RANK);
+        return self.atPort(boundPort);
     }
 
     private void configure(ServerBootstrap server) {
@@ -321,16 +322,17 @@ public final class NettyTransport extends PeerTransport {
      * Connects to {@code peer} at {@code address} and runs the handshake, retrying with back-off
      * while the peer is not there yet.
      *
-     * @return for a registration, the table of all ranks; otherwise an empty list
+     * @return for a registration, the table of all ranks; otherwise null
      */
-    private List<Address> connect(int peer, Address address, Identity identity, long deadline) {
-        String operation = identity.purpose() == Handshake.PURPOSE_REGISTER ? "rendezvous" : "connect";
+    private Table connect(int peer, String host, int port, Identity identity, long deadline) {
+        String operation = identity.purpose() == HandshakeRecords.PURPOSE_REGISTER ? "rendezvous" : "connect";
+        String address = host.indexOf(':') >= 0 ? "[" + host + "]:" + port : host + ":" + port;
         long backoffNanos = TimeUnit.MILLISECONDS.toNanos(20);
         String lastProblem = "no attempt was made";
         while (!closing) {
             InitiatorHandshake handshake = new InitiatorHandshake(settings.secret(), identity, peer, this::handOver,
                     settings.tls());
-            ChannelFuture connecting = client(handshake, deadline).connect(address.host(), address.port());
+            ChannelFuture connecting = client(handshake, deadline).connect(host, port);
             // The connect timeout option ends the attempt; the extra second covers its own scheduling.
             connecting.awaitUninterruptibly(CONNECT_ATTEMPT_MILLIS + 1000);
             if (connecting.isSuccess()) {
@@ -386,7 +388,7 @@ public final class NettyTransport extends PeerTransport {
     }
 
     /** Rank 0: waits for every other rank's registration; returns the table of addresses. */
-    private List<Address> awaitRegistrations(long deadline) {
+    private Table awaitRegistrations(Identity listening, long deadline) {
         synchronized (formation) {
             while (true) {
                 List<Integer> missing = new ArrayList<>();
@@ -397,13 +399,13 @@ public final class NettyTransport extends PeerTransport {
                 }
                 if (missing.isEmpty()) {
                     formed = true;
-                    List<Address> table = new ArrayList<>(worldSize);
-                    table.add(new Address(settings.advertisedHost(), settings.coordinatorPort()));
+                    List<Identity> ranks = new ArrayList<>(worldSize);
+                    ranks.add(listening);
                     for (int peer = 1; peer < worldSize; peer++) {
-                        Identity registered = registrations[peer].identity;
-                        table.add(new Address(registered.listenHost(), registered.listenPort()));
+                        ranks.add(registrations[peer].identity);
                     }
-                    return table;
+                    // Aeron draws its session ids from the nonce; Netty has no use for it.
+                    return new Table(0, ranks);
                 }
                 long remaining = deadline - System.nanoTime();
                 if (remaining <= 0) {
@@ -423,7 +425,7 @@ public final class NettyTransport extends PeerTransport {
         for (Registration registration : registrations) {
             if (registration != null && registration.handshake != null) {
                 ChannelHandlerContext ctx = registration.ctx;
-                ctx.channel().writeAndFlush(Handshake.abandon(ctx.alloc(), verdict));
+                ctx.channel().writeAndFlush(Unpooled.wrappedBuffer(HandshakeRecords.abandon(verdict)));
             }
         }
     }
@@ -433,7 +435,7 @@ public final class NettyTransport extends PeerTransport {
      * take-over waits until the table is written. A rank that left after registering makes the
      * take-over of its connection fail, and with it this rank's constructor, naming that rank.
      */
-    private void sendTable(List<Address> table) {
+    private void sendTable(Table table) {
         for (int peer = 1; peer < worldSize; peer++) {
             Registration registration = registrations[peer];
             ChannelHandlerContext ctx = registration.ctx;
@@ -446,7 +448,7 @@ public final class NettyTransport extends PeerTransport {
                     return;
                 }
                 ctx.pipeline().replace(registration.handshake, "handover", handovers[registrant]);
-                ctx.channel().writeAndFlush(Handshake.table(ctx.alloc(), table));
+                ctx.channel().writeAndFlush(registration.handshake.table(table));
             });
         }
     }
@@ -524,7 +526,7 @@ public final class NettyTransport extends PeerTransport {
                 if (closing) {
                     return "rank " + rank + " is closing";
                 }
-                if (peer.purpose() == Handshake.PURPOSE_REGISTER) {
+                if (peer.purpose() == HandshakeRecords.PURPOSE_REGISTER) {
                     if (rank != 0) {
                         return "rank " + rank + " is not the coordinator; rank 0 takes registrations";
                     }
@@ -539,7 +541,7 @@ public final class NettyTransport extends PeerTransport {
                     ctx.channel().closeFuture().addListener(closing -> unregister(claimed, ctx.channel()));
                     return null;
                 }
-                if (peer.purpose() != Handshake.PURPOSE_PEER || rank == 0 || claimed < rank) {
+                if (peer.purpose() != HandshakeRecords.PURPOSE_PEER || rank == 0 || claimed < rank) {
                     return "rank " + claimed + " may not connect to rank " + rank + " directly (purpose "
                             + peer.purpose() + "); higher ranks connect to lower ones, and only through rank 0's table";
                 }
@@ -557,7 +559,7 @@ public final class NettyTransport extends PeerTransport {
         public void welcomed(Identity peer, AcceptorHandshake handshake, ChannelHandlerContext ctx) {
             handshakeOver(handshake);
             synchronized (formation) {
-                if (peer.purpose() == Handshake.PURPOSE_REGISTER) {
+                if (peer.purpose() == HandshakeRecords.PURPOSE_REGISTER) {
                     registrations[peer.rank()].handshake = handshake;
                     formation.notifyAll();
                 } else {

@@ -19,9 +19,10 @@ import io.ringstar.Transport;
 import io.ringstar.spi.Frame;
 import io.ringstar.Transports;
 import io.ringstar.spi.HandshakeProofs;
+import io.ringstar.spi.handshake.HandshakeRecords;
+import io.ringstar.spi.handshake.Identity;
 import io.ringstar.testing.Ranks;
 import io.ringstar.testing.TensorFixtures;
-import io.ringstar.transport.netty.Handshake.Identity;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.Inet6Address;
@@ -231,9 +232,9 @@ class NettyTransportTest {
         int port = Integer.parseInt(coordinator.substring(coordinator.indexOf(':') + 1));
         try (FakeRank intruder = new FakeRank("127.0.0.1", port)) {
             FakeRank.Record reply = intruder.hello("guess".getBytes(StandardCharsets.UTF_8), new Identity(
-                    Handshake.PURPOSE_REGISTER, "?", 2, 1, "127.0.0.1", 1, 0));
-            assertEquals(Handshake.REFUSE, reply.type());
-            String reason = Handshake.readString(reply.body());
+                    HandshakeRecords.PURPOSE_REGISTER, "?", 2, 1, 0, "127.0.0.1", 1, null));
+            assertEquals(HandshakeRecords.REFUSE, reply.type());
+            String reason = HandshakeRecords.readReason(reply.body());
             assertEquals("authentication failed (wrong secret)", reason);
         }
         Throwable atZero = failureOf(zero);
@@ -252,17 +253,9 @@ class NettyTransportTest {
             try (Socket connection = impostor.accept()) {
                 connection.setSoTimeout(10_000);
                 OutputStream out = connection.getOutputStream();
-                ByteBuf challenge = Handshake.challenge(io.netty.buffer.ByteBufAllocator.DEFAULT, HandshakeProofs.newNonce());
-                byte[] bytes = new byte[challenge.readableBytes()];
-                challenge.readBytes(bytes);
-                challenge.release();
-                out.write(bytes);
-                ByteBuf proof = Handshake.proof(io.netty.buffer.ByteBufAllocator.DEFAULT, "guess".getBytes(
-                        StandardCharsets.UTF_8), new byte[Handshake.NONCE_BYTES], new byte[Handshake.NONCE_BYTES]);
-                bytes = new byte[proof.readableBytes()];
-                proof.readBytes(bytes);
-                proof.release();
-                out.write(bytes);
+                out.write(HandshakeRecords.challenge(HandshakeProofs.newNonce()).array());
+                out.write(HandshakeRecords.proof("guess".getBytes(StandardCharsets.UTF_8),
+                        new byte[HandshakeRecords.NONCE_BYTES], new byte[HandshakeRecords.NONCE_BYTES]).array());
                 out.flush();
                 connection.getInputStream().transferTo(heard);
             } catch (IOException reset) {
@@ -321,9 +314,9 @@ class NettyTransportTest {
             // A peer that speaks the protocol but has the wrong secret.
             try (FakeRank impostor = new FakeRank("127.0.0.1", port)) {
                 FakeRank.Record reply = impostor.hello("not the secret".getBytes(StandardCharsets.UTF_8),
-                        new Identity(Handshake.PURPOSE_PEER, NettyTransport.DEFAULT_JOB_ID, 3, 2, "127.0.0.1", 1,
-                                transport.rank()));
-                assertEquals(Handshake.REFUSE, reply.type());
+                        new Identity(HandshakeRecords.PURPOSE_PEER, NettyTransport.DEFAULT_JOB_ID, 3, 2,
+                                transport.rank(), "127.0.0.1", 1, null));
+                assertEquals(HandshakeRecords.REFUSE, reply.type());
             }
         }
         averageExactly(transports, 3);
@@ -332,7 +325,7 @@ class NettyTransportTest {
     private static byte[] hugeLengthRecord() {
         ByteBuf record = Unpooled.buffer();
         record.writeIntLE(Integer.MAX_VALUE);
-        record.writeByte(Handshake.HELLO);
+        record.writeByte(HandshakeRecords.HELLO);
         byte[] bytes = new byte[record.readableBytes()];
         record.readBytes(bytes);
         return bytes;
@@ -355,15 +348,15 @@ class NettyTransportTest {
             }
         }
         try (FakeRank rankOne = fake) {
-            FakeRank.Record welcome = rankOne.hello(null, new Identity(Handshake.PURPOSE_REGISTER,
-                    NettyTransport.DEFAULT_JOB_ID, 2, 1, "127.0.0.1", 1, 0));
-            assertEquals(Handshake.WELCOME, welcome.type());
-            assertEquals(Handshake.TABLE, rankOne.read().type());
+            FakeRank.Record welcome = rankOne.hello(null, new Identity(HandshakeRecords.PURPOSE_REGISTER,
+                    NettyTransport.DEFAULT_JOB_ID, 2, 1, 0, "127.0.0.1", 1, null));
+            assertEquals(HandshakeRecords.WELCOME, welcome.type());
+            assertEquals(HandshakeRecords.TABLE, rankOne.read().type());
             NettyTransport rankZero = zero.get(20, TimeUnit.SECONDS);
             // A frame header announcing a message of -1 bytes: no message is that long.
             ByteBuffer garbage = ByteBuffer.allocate(Frame.HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
             Frame.write(garbage, 0, Frame.DATA, -1);
-            rankOne.write(Unpooled.wrappedBuffer(garbage));
+            rankOne.write(garbage);
             PeerFailureException failure = assertThrows(PeerFailureException.class,
                     () -> rankZero.recv(1, ByteBuffer.allocate(16)));
             assertEquals(1, failure.peerRank());
