@@ -302,6 +302,31 @@ public abstract class NetworkTransportConformanceTest {
         }
     }
 
+    @Test
+    void aCoordinatorThatSendsAMalformedRecordIsRefusedAtOnceNotRetriedUntilTheTimeout() throws Exception {
+        try (ServerSocket fake = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            fake.setSoTimeout((int) FORMING.toMillis());
+            long start = System.nanoTime();
+            CompletableFuture<Transport> one = start(2, 1, "127.0.0.1:" + fake.getLocalPort(), FORMING, Map.of());
+            try (Socket connection = fake.accept()) {
+                connection.setSoTimeout((int) FORMING.toMillis());
+                // A CHALLENGE of two bytes, where magic, version and nonce should be.
+                connection.getOutputStream().write(new byte[] {3, 0, 0, 0, HandshakeRecords.CHALLENGE, 0, 0});
+                connection.getOutputStream().flush();
+                connection.getInputStream().transferTo(OutputStream.nullOutputStream());
+            } catch (IOException reset) {
+                // the rank hung up, which is what it should do
+            }
+            RefusedException refused = assertInstanceOf(RefusedException.class, failureOf(one));
+            assertTrue(System.nanoTime() - start < FORMING.toNanos() / 2, "refused only after "
+                    + (System.nanoTime() - start) / 1_000_000 + " ms");
+            assertEquals("rendezvous", refused.operation());
+            assertEquals(1, refused.rank());
+            assertEquals(0, refused.peerRank());
+            assertTrue(refused.getMessage().contains("malformed"), refused.getMessage());
+        }
+    }
+
     // ---- strangers' bytes ----
 
     /** Bytes a stranger may send: noise, a stub, a record of absurd length, a hello without the magic. */
