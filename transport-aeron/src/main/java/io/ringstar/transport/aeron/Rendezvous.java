@@ -2,7 +2,6 @@ package io.ringstar.transport.aeron;
 
 import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
-import io.ringstar.spi.handshake.Acceptor;
 import io.ringstar.spi.handshake.HandshakeRecords;
 import io.ringstar.spi.handshake.Identity;
 import io.ringstar.spi.handshake.Initiator;
@@ -10,14 +9,11 @@ import io.ringstar.spi.handshake.RefusedException;
 import io.ringstar.spi.handshake.Step;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
-import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -31,18 +27,15 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>The handshake on each connection is the one every network transport runs
  * ({@link io.ringstar.spi.handshake}: records, proofs and checks), driven here over a blocking
- * socket ({@link RecordSocket}); an endpoint travels as an identity whose details are the session
- * base and the media driver's id. Both sides prove the secret before either says anything about the job.
+ * socket ({@link RecordSocket}). Rank 0's side is {@link Coordinator}; the other ranks' is here.
+ * An endpoint travels as an identity whose details are the session base and the media driver's
+ * id. Both sides prove the secret before either says anything about the job.
  */
 final class Rendezvous {
-    /** Draws the table's nonce, from which every pair of ranks derives its Aeron session id. */
-    private static final SecureRandom RANDOM = new SecureRandom();
-
     /** The most one connection's handshake may take before rank 0 drops it and serves the next. */
-    private static final long HANDSHAKE_MILLIS = 10_000;
+    static final long HANDSHAKE_MILLIS = 10_000;
     private static final long CONNECT_ATTEMPT_MILLIS = 5_000;
     private static final long LONGEST_BACKOFF_MILLIS = 1_000;
-    private static final System.Logger LOG = System.getLogger(Rendezvous.class.getName());
 
     private Rendezvous() {
     }
@@ -87,150 +80,6 @@ final class Rendezvous {
     record Formed(Table table, SocketChannel[] connections) {
     }
 
-    // ---- rank 0 ----
-
-    /**
-     * Rank 0: listens at the coordinator address until every other rank has registered, then sends
-     * them the table. Connections that fail the handshake are refused and do not disturb the others.
-     *
-     * @throws CollectiveTimeoutException naming the ranks that did not register before the deadline
-     */
-    static Formed coordinate(InetSocketAddress where, byte[] secret, Endpoint self, long deadline) {
-        int worldSize = self.worldSize();
-        Socket[] sockets = new Socket[worldSize];
-        Acceptor[] handshakes = new Acceptor[worldSize];
-        Endpoint[] endpoints = new Endpoint[worldSize];
-        endpoints[0] = self;
-        List<String> refusals = new ArrayList<>();
-        // A channel's socket, so that the accepted connections can go on as non-blocking sentinels.
-        try (ServerSocketChannel listening = ServerSocketChannel.open()) {
-            ServerSocket server = listening.socket();
-            server.setReuseAddress(true);
-            server.bind(where, 128);
-            int registered = 1;
-            while (registered < worldSize) {
-                long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-                if (left <= 0) {
-                    List<Integer> missing = new ArrayList<>();
-                    for (int r = 1; r < worldSize; r++) {
-                        if (endpoints[r] == null) {
-                            missing.add(r);
-                        }
-                    }
-                    String reason = "ranks " + missing + " did not register with rank 0 at " + where + " in time"
-                            + (refusals.isEmpty() ? "" : "; refused: " + refusals);
-                    abandon(sockets, reason);
-                    throw new CollectiveTimeoutException("rendezvous", 0, missing.get(0), reason);
-                }
-                server.setSoTimeout((int) Math.min(left, Integer.MAX_VALUE));
-                Socket socket;
-                try {
-                    socket = server.accept();
-                } catch (SocketTimeoutException e) {
-                    continue;
-                }
-                try {
-                    socket.setTcpNoDelay(true);
-                    Acceptor handshake = new Acceptor(secret, self.identity(HandshakeRecords.PURPOSE_PEER,
-                            CollectiveException.NO_RANK), peer -> admit(peer, endpoints));
-                    Endpoint peer = accept(socket, handshake, deadline);
-                    endpoints[peer.rank()] = peer;
-                    sockets[peer.rank()] = socket;
-                    handshakes[peer.rank()] = handshake;
-                    registered++;
-                    continue;
-                } catch (IOException | RuntimeException e) {
-                    refusals.add(socket.getRemoteSocketAddress() + ": " + e.getMessage());
-                    LOG.log(System.Logger.Level.WARNING, "rank 0 refused a registration from {0}: {1}",
-                            socket.getRemoteSocketAddress(), e.getMessage());
-                }
-                closeQuietly(socket);
-            }
-        } catch (IOException e) {
-            abandon(sockets, "rank 0 failed: " + e);
-            throw new CollectiveException("rendezvous", 0, CollectiveException.NO_RANK, "cannot listen on " + where
-                    + " (the coordinator address): " + e, e);
-        }
-        List<Identity> ranks = new ArrayList<>(worldSize);
-        for (Endpoint endpoint : endpoints) {
-            ranks.add(endpoint.identity(HandshakeRecords.PURPOSE_REGISTER, 0));
-        }
-        io.ringstar.spi.handshake.Table sent = new io.ringstar.spi.handshake.Table(RANDOM.nextInt(), ranks);
-        SocketChannel[] connections = new SocketChannel[worldSize];
-        for (int r = 1; r < worldSize; r++) {
-            try {
-                RecordSocket.send(sockets[r], handshakes[r].table(sent));
-                connections[r] = sockets[r].getChannel();
-            } catch (IOException e) {
-                abandon(sockets, "rank " + r + " went away before the table was sent");
-                throw new CollectiveException("rendezvous", 0, r, "could not send the table: " + e, e);
-            }
-        }
-        return new Formed(new Table(sent.nonce(), List.of(endpoints)), connections);
-    }
-
-    /** Rank 0's part of admitting a registration whose proof and identity hold. */
-    private static String admit(Identity peer, Endpoint[] known) {
-        if (peer.purpose() != HandshakeRecords.PURPOSE_REGISTER) {
-            return "rank 0 of an Aeron group takes registrations only (purpose " + peer.purpose() + ")";
-        }
-        if (known[peer.rank()] != null) {
-            return "rank " + peer.rank() + " has already registered";
-        }
-        try {
-            Endpoint.of(peer);
-        } catch (IllegalArgumentException e) {
-            return e.getMessage();
-        }
-        return null;
-    }
-
-    /**
-     * One registration's handshake, bounded by one limit however the peer spreads its bytes.
-     *
-     * @return the admitted peer's endpoint
-     * @throws IOException saying why the connection was refused or dropped
-     */
-    private static Endpoint accept(Socket socket, Acceptor handshake, long deadline) throws IOException {
-        long until = Math.min(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HANDSHAKE_MILLIS), deadline);
-        RecordSocket.send(socket, handshake.challenge());
-        while (true) {
-            Step step;
-            try {
-                RecordSocket.Received record = RecordSocket.read(socket, handshake.recordLimit(), until);
-                step = handshake.onRecord(record.type(), record.body());
-            } catch (IllegalArgumentException e) {
-                step = handshake.onGarbage(e.getMessage());
-            }
-            if (step.reply() != null) {
-                RecordSocket.send(socket, step.reply());
-            }
-            switch (step.outcome()) {
-                case CONTINUE -> {
-                }
-                case ADMITTED -> {
-                    return Endpoint.of(step.peer());
-                }
-                default -> throw new IOException(step.reason());
-            }
-        }
-    }
-
-    private static void abandon(Socket[] sockets, String reason) {
-        for (Socket socket : sockets) {
-            if (socket != null) {
-                try {
-                    RecordSocket.send(socket, HandshakeRecords.abandon(reason));
-                } catch (IOException e) {
-                    // the rank is gone already; nothing to tell it
-                }
-                closeQuietly(socket);
-            }
-        }
-    }
-
-    // ---- other ranks ----
-
     /**
      * Registers with rank 0 at {@code coordinator}, retrying with back-off while nobody listens
      * there, and waits for the table.
@@ -274,7 +123,8 @@ final class Rendezvous {
                 }
             }
             try {
-                Thread.sleep(Math.min(backoff, Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))));
+                long remaining = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+                Thread.sleep(Math.min(backoff, Math.max(1, remaining)));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new CollectiveException("rendezvous", self.rank(), 0, "interrupted while registering", e);
@@ -332,13 +182,5 @@ final class Rendezvous {
                     + " sent a malformed handshake record: " + e.getMessage());
         }
         return new Table(received.nonce(), List.copyOf(endpoints));
-    }
-
-    private static void closeQuietly(Socket socket) {
-        try {
-            socket.close();
-        } catch (IOException e) {
-            // closing; nothing more to do
-        }
     }
 }

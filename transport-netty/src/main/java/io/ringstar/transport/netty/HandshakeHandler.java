@@ -7,9 +7,9 @@ import io.ringstar.spi.handshake.HandshakeRecords;
 import java.util.List;
 
 /**
- * Reads handshake records ({@link io.ringstar.spi.handshake}) off a connection until the handshake is done, then hands the
- * connection to a {@link Handover}; bytes that came in behind the last record go on to it.
- * Subclasses play the two sides.
+ * Reads handshake records ({@link io.ringstar.spi.handshake}) off a connection until the
+ * handshake is done, then hands the connection to a {@link Handover}; bytes that came in behind
+ * the last record go on to it. Subclasses play the two sides.
  */
 abstract class HandshakeHandler extends ByteToMessageDecoder {
     private int recordLimit;
