@@ -1,5 +1,8 @@
 package io.ringstar.spi.handshake;
 
+import java.util.Arrays;
+import java.util.Objects;
+
 /**
  * Who a rank says it is in a handshake: the job, the group's size, its rank, the rank it means to
  * reach (so a connection cannot be relayed to another rank than the one intended), where it can be
@@ -38,6 +41,19 @@ public record Identity(byte purpose, String jobId, int worldSize, int rank, int 
     /** {@code host:port}, an IPv6 host in brackets. */
     public String address() {
         return host.indexOf(':') >= 0 ? "[" + host + "]:" + port : host + ":" + port;
+    }
+
+    /** Equal fields, {@code details} compared by content. */
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof Identity that && purpose == that.purpose && jobId.equals(that.jobId)
+                && worldSize == that.worldSize && rank == that.rank && targetRank == that.targetRank
+                && host.equals(that.host) && port == that.port && Arrays.equals(details, that.details);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(purpose, jobId, worldSize, rank, targetRank, host, port) * 31 + Arrays.hashCode(details);
     }
 
     @Override

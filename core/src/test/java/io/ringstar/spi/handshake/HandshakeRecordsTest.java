@@ -49,7 +49,8 @@ class HandshakeRecordsTest {
         ByteBuffer record = HandshakeRecords.identity(HandshakeRecords.WELCOME, secret, a, b, identity);
         ByteBuffer body = HandshakeRecords.order(record.position(5).slice());
         Identity read = HandshakeRecords.readIdentity(body, HandshakeRecords.WELCOME, secret, a, b);
-        assertEquals(identity.toString(), read.toString());
+        assertEquals(identity, read);
+        assertNotEquals(identity, read.aimedAt(2));
         assertEquals(identity.targetRank(), read.targetRank());
         assertArrayEquals(identity.details(), read.details());
         assertEquals("[::1]:6000", read.address());

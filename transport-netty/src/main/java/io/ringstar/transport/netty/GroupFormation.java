@@ -1,16 +1,12 @@
 package io.ringstar.transport.netty;
 
-import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.SocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
@@ -25,7 +21,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Forms a {@link NettyTransport}'s group with Netty: the listener (whose accepted connections run
@@ -39,10 +34,6 @@ final class GroupFormation {
     // The transport's logger: these are its messages.
     private static final System.Logger LOG = System.getLogger(NettyTransport.class.getName());
     private static final int MAX_REMEMBERED_REFUSALS = 8;
-    /** Binding a local port is immediate; this bound only keeps a broken event loop from hanging us. */
-    private static final long BIND_WAIT_MILLIS = 10_000;
-    /** Connections that may be in their handshake at once; more are closed at once (a flood, not a job). */
-    private static final int MAX_PENDING_HANDSHAKES = 64;
 
     private final int rank;
     private final int worldSize;
@@ -60,7 +51,6 @@ final class GroupFormation {
     /** Ranks whose connection an acceptor has admitted (a second claim is refused). */
     private final boolean[] admitted;
     private final ArrayDeque<String> refusals = new ArrayDeque<>();
-    private final AtomicInteger pendingHandshakes = new AtomicInteger();
     private boolean formed;
     private Channel listener;
     private volatile boolean closing;
@@ -132,50 +122,8 @@ final class GroupFormation {
     /** Starts the listener; returns this rank's identity with the address it listens on. */
     private Identity listen() {
         int port = rank == 0 ? settings.coordinatorPort() : settings.port();
-        ServerBootstrap server = new ServerBootstrap()
-                .group(loops)
-                .channelFactory(HandoverSocketChannel.Server::new)
-                .option(ChannelOption.SO_REUSEADDR, true)
-                .option(ChannelOption.SO_BACKLOG, 128)
-                .childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel channel) {
-                        if (pendingHandshakes.incrementAndGet() > MAX_PENDING_HANDSHAKES) {
-                            pendingHandshakes.decrementAndGet();
-                            LOG.log(System.Logger.Level.WARNING, "rank {0} closed a connection from {1}: {2} handshakes"
-                                    + " are already under way", rank, channel.remoteAddress(), MAX_PENDING_HANDSHAKES);
-                            channel.close();
-                            return;
-                        }
-                        AcceptorHandshake handshake = new AcceptorHandshake(settings.secret(), self, new Admission(),
-                                settings.handshakeTimeout(), settings.tls() != null);
-                        if (settings.tls() != null) {
-                            channel.pipeline().addLast("tls-announcement",
-                                    new TlsAnnouncement(settings.tls().acceptor()));
-                        }
-                        channel.pipeline().addLast("handshake", handshake);
-                        channel.closeFuture().addListener(closed -> handshakeOver(handshake));
-                    }
-                });
-        configure(server);
-        InetSocketAddress where = new InetSocketAddress(settings.bindAddress(), port);
-        ChannelFuture bound = server.bind(where);
-        if (!bound.awaitUninterruptibly(BIND_WAIT_MILLIS)) {
-            throw new CollectiveException("rendezvous", rank, CollectiveException.NO_RANK, "binding " + where
-                    + " did not finish within " + BIND_WAIT_MILLIS + " ms");
-        }
-        if (!bound.isSuccess()) {
-            throw new CollectiveException("rendezvous", rank, CollectiveException.NO_RANK, "cannot listen on "
-                    + where + (rank == 0 ? " (the coordinator address)" : "") + ": " + bound.cause(), bound.cause());
-        }
-        listener = bound.channel();
-        int boundPort = ((InetSocketAddress) listener.localAddress()).getPort();
-        return self.atPort(boundPort);
-    }
-
-    private void configure(ServerBootstrap server) {
-        server.childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.SO_KEEPALIVE, true);
+        listener = new Listener(rank, settings, loops, self, new Admission()).bind(port);
+        return self.atPort(((InetSocketAddress) listener.localAddress()).getPort());
     }
 
     /** Rank 0: waits for every other rank's registration; returns the table of addresses. */
@@ -348,7 +296,6 @@ final class GroupFormation {
 
         @Override
         public void welcomed(Identity peer, AcceptorHandshake handshake, ChannelHandlerContext ctx) {
-            handshakeOver(handshake);
             synchronized (formation) {
                 if (peer.purpose() == HandshakeRecords.PURPOSE_REGISTER) {
                     registrations[peer.rank()].handshake = handshake;
@@ -371,12 +318,6 @@ final class GroupFormation {
         }
     }
 
-    /** A handshake ended (handed over, refused or closed); it no longer counts against the cap. */
-    private void handshakeOver(AcceptorHandshake handshake) {
-        if (handshake.markOver()) {
-            pendingHandshakes.decrementAndGet();
-        }
-    }
 
     private void unregister(int peer, Channel channel) {
         synchronized (formation) {
