@@ -242,7 +242,7 @@ public final class AeronTransport extends PeerTransport {
         Rendezvous.Endpoint self = new Rendezvous.Endpoint(settings.jobId(), worldSize, rank, host, port, sessionBase,
                 driver.driverId());
         InetSocketAddress coordinator = new InetSocketAddress(settings.coordinatorAddress(), settings.coordinatorPort());
-        Rendezvous.Formed formed = rank == 0 ? Rendezvous.coordinate(coordinator, settings.secret(), self, until)
+        Rendezvous.Formed formed = rank == 0 ? Coordinator.coordinate(coordinator, settings.secret(), self, until)
                 : Rendezvous.register(coordinator, settings.secret(), self, until);
         try {
             sentinels = new Sentinels(rank, formed.connections());

@@ -8,20 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
-import io.ringstar.testing.Ports;
 import io.ringstar.testing.Ranks;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -241,75 +234,6 @@ class AeronTransportTest {
             }
         } finally {
             group.forEach(Transport::close);
-        }
-    }
-
-    @Test
-    void ranksMayStartInAnyOrderAndASecretMustMatch() throws Exception {
-        String coordinator = "127.0.0.1:" + Ports.freeLoopbackPort();
-        Map<String, String> secret = Map.of(AeronTransport.SECRET_OPTION, "s3cret");
-        List<Ranks.Outcome<Transport>> outcomes = Ranks.run(3, Duration.ofSeconds(40), rank -> {
-            if (rank == 0) {
-                Thread.sleep(1500);
-            }
-            return new AeronTransport(AeronGroups.config(3, rank, coordinator, Duration.ofSeconds(20), secret));
-        });
-        try {
-            for (Ranks.Outcome<Transport> outcome : outcomes) {
-                assertNotNull(outcome.valueOrFail());
-            }
-            outcomes.get(1).value.send(2, pattern(3, 10));
-            ByteBuffer into = ByteBuffer.allocate(10);
-            outcomes.get(2).value.recv(1, into);
-            assertArrayEquals(pattern(3, 10).array(), into.array());
-        } finally {
-            Ranks.closeValues(outcomes);
-        }
-        // A rank with another secret, or of another job, is refused by rank 0 and told why.
-        for (Map<String, String> wrong : List.of(Map.of(AeronTransport.SECRET_OPTION, "guess"),
-                Map.of(AeronTransport.SECRET_OPTION, "s3cret", AeronTransport.JOB_ID_OPTION, "other"))) {
-            String at = "127.0.0.1:" + Ports.freeLoopbackPort();
-            List<Ranks.Outcome<Transport>> pair = Ranks.run(2, Duration.ofSeconds(30), rank -> new AeronTransport(
-                    AeronGroups.config(2, rank, at, Duration.ofSeconds(3), rank == 0 ? secret : wrong)));
-            Ranks.closeValues(pair);
-            CollectiveException refused = assertInstanceOf(CollectiveException.class, pair.get(1).error);
-            assertEquals(1, refused.rank());
-            assertTrue(refused.getMessage().contains("refused"), refused.getMessage());
-            assertInstanceOf(CollectiveTimeoutException.class, pair.get(0).error, "rank 0 waits for a rank it can admit");
-        }
-    }
-
-    @Test
-    void aMalformedRecordFromTheCoordinatorEndsTheRegistrationNamingTheRank() throws Exception {
-        try (ServerSocket fake = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            // Bounded accept and read, and a daemon thread: if the rank never connects or never hangs up,
-            // the fake ends by itself instead of outliving the test.
-            fake.setSoTimeout(5_000);
-            Thread answer = new Thread(() -> {
-                try (Socket socket = fake.accept()) {
-                    socket.setSoTimeout(5_000);
-                    // A CHALLENGE of two bytes, where magic, version and nonce should be.
-                    socket.getOutputStream().write(new byte[] {3, 0, 0, 0, Rendezvous.CHALLENGE, 0, 0});
-                    socket.getInputStream().read();
-                } catch (IOException e) {
-                    // the rank hung up (or the timeouts above ran out); nothing more to answer
-                }
-            }, "fake-coordinator");
-            answer.setDaemon(true);
-            answer.start();
-            long start = System.nanoTime();
-            CollectiveException refused = assertThrows(CollectiveException.class, () -> Rendezvous.register(
-                    new InetSocketAddress(InetAddress.getLoopbackAddress(), fake.getLocalPort()), null,
-                    new Rendezvous.Endpoint("job", 2, 1, "127.0.0.1", 1, 0, "driver"),
-                    System.nanoTime() + TimeUnit.SECONDS.toNanos(20)));
-            assertFalse(refused instanceof CollectiveTimeoutException, "no retrying until the deadline: " + refused);
-            assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10));
-            assertEquals("rendezvous", refused.operation());
-            assertEquals(1, refused.rank());
-            assertEquals(0, refused.peerRank());
-            assertTrue(refused.getMessage().contains("malformed"), refused.getMessage());
-            answer.join(5_000);
-            assertFalse(answer.isAlive(), "the fake coordinator still waits for the rank to hang up");
         }
     }
 

@@ -1,19 +1,25 @@
 package io.ringstar.transport.netty;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.util.concurrent.ScheduledFuture;
-import io.ringstar.spi.HandshakeProofs;
-import io.ringstar.transport.netty.Handshake.Identity;
+import io.ringstar.spi.handshake.Acceptor;
+import io.ringstar.spi.handshake.HandshakeRecords;
+import io.ringstar.spi.handshake.Identity;
+import io.ringstar.spi.handshake.Step;
+import io.ringstar.spi.handshake.Table;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The listening side of a handshake: challenges whoever connected, checks its proof and identity,
- * and lets the transport decide ({@link Admission}) whether to take the connection. Anything that
+ * The listening side of a handshake on a Netty channel: drives the shared {@link Acceptor} (which
+ * challenges whoever connected and checks its proof and identity), lets the transport decide
+ * ({@link Admission}) whether to take the connection, and adds the TLS rules and the time limit. Anything that
  * is not a well-behaved ringstar rank of this job is closed here, without disturbing the job.
  */
 final class AcceptorHandshake extends HandshakeHandler {
@@ -36,24 +42,22 @@ final class AcceptorHandshake extends HandshakeHandler {
         void rejected(String remote, String why);
     }
 
-    private final byte[] secret;
-    private final Identity self;
+    private final Acceptor acceptor;
     private final Admission admission;
     private final Duration handshakeTimeout;
     /** True if the connection speaks TLS ({@link TlsAnnouncement} put the TLS handler before this one). */
     private final boolean tls;
     /** Set when the TLS handshake succeeded: only from then on do records come through TLS. */
     private boolean tlsEstablished;
-    private final byte[] challengeNonce = HandshakeProofs.newNonce();
-    private byte[] helloNonce;
     private ScheduledFuture<?> expiry;
+    /** The connection, for the admission's questions; set when it becomes active. */
+    private ChannelHandlerContext context;
     private final AtomicBoolean over = new AtomicBoolean();
 
     AcceptorHandshake(byte[] secret, Identity self, Admission admission, Duration handshakeTimeout, boolean tls) {
-        super(Handshake.MAX_UNTRUSTED_RECORD);
-        this.secret = secret;
-        this.self = self;
+        super(HandshakeRecords.MAX_UNTRUSTED_RECORD);
         this.admission = admission;
+        this.acceptor = new Acceptor(secret, self, peer -> admission.admit(peer, context));
         this.handshakeTimeout = handshakeTimeout;
         this.tls = tls;
     }
@@ -65,7 +69,8 @@ final class AcceptorHandshake extends HandshakeHandler {
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
-        ctx.writeAndFlush(Handshake.challenge(ctx.alloc(), challengeNonce));
+        context = ctx;
+        ctx.writeAndFlush(Unpooled.wrappedBuffer(acceptor.challenge()));
         expiry = ctx.executor().schedule(() -> {
             if (!isFinished()) {
                 finish();
@@ -95,96 +100,40 @@ final class AcceptorHandshake extends HandshakeHandler {
             // The TLS handler is in place before the first byte is read and passes nothing on
             // before its handshake is done; a record here came around it and is not trusted.
             onGarbage(ctx, "a plain-text record where TLS was due");
-        } else if (helloNonce == null && type == Handshake.HELLO) {
-            onHello(ctx, body);
-        } else if (helloNonce != null && type == Handshake.IDENTIFY) {
-            onIdentify(ctx, body);
-        } else {
-            onGarbage(ctx, "a handshake record of type " + type + " out of turn");
+            return;
+        }
+        Step step = acceptor.onRecord(type, body.nioBuffer());
+        switch (step.outcome()) {
+            case CONTINUE -> ctx.writeAndFlush(Unpooled.wrappedBuffer(step.reply()));
+            case ADMITTED -> {
+                finish();
+                expiry.cancel(false);
+                ctx.writeAndFlush(Unpooled.wrappedBuffer(step.reply()));
+                admission.welcomed(step.peer(), this, ctx);
+            }
+            case REFUSED -> refuse(ctx, step.reason(), step.reply());
+            default -> reject(ctx, step.reason());
         }
     }
 
-    private void onHello(ChannelHandlerContext ctx, ByteBuf body) {
-        if (body.readIntLE() != Handshake.MAGIC) {
-            onGarbage(ctx, "bytes that lack the magic; it is not a ringstar rank");
-            return;
-        }
-        short version = body.readShortLE();
-        if (version != Handshake.VERSION) {
-            refuse(ctx, "it speaks protocol version " + version + ", this rank speaks " + Handshake.VERSION);
-            return;
-        }
-        boolean peerHasSecret = body.readBoolean();
-        byte[] nonce = new byte[Handshake.NONCE_BYTES];
-        body.readBytes(nonce);
-        byte[] proof = new byte[Handshake.PROOF_BYTES];
-        body.readBytes(proof);
-        if (secret != null && !peerHasSecret) {
-            refuse(ctx, "this job requires a shared secret and the peer has none");
-            return;
-        }
-        if (secret == null && peerHasSecret) {
-            refuse(ctx, "the peer has a shared secret and this job has none");
-            return;
-        }
-        if (!HandshakeProofs.holds(proof, secret, Handshake.HELLO_LABEL, challengeNonce, nonce)) {
-            refuse(ctx, "authentication failed (wrong secret)");
-            return;
-        }
-        helloNonce = nonce;
-        ctx.writeAndFlush(Handshake.proof(ctx.alloc(), secret, challengeNonce, helloNonce));
-    }
-
-    private void onIdentify(ChannelHandlerContext ctx, ByteBuf body) {
-        Identity peer = Handshake.readIdentity(body, Handshake.IDENTIFY, secret, challengeNonce, helloNonce);
-        if (peer == null) {
-            onGarbage(ctx, "an identity whose tag does not hold (altered on the way?)");
-            return;
-        }
-        String refusal = checkIdentity(peer);
-        if (refusal == null) {
-            refusal = admission.admit(peer, ctx);
-        }
-        if (refusal != null) {
-            refuse(ctx, refusal);
-            return;
-        }
-        finish();
-        expiry.cancel(false);
-        ctx.writeAndFlush(Handshake.identity(ctx.alloc(), Handshake.WELCOME, secret, helloNonce, challengeNonce,
-                self.aimedAt(peer.rank())));
-        admission.welcomed(peer, this, ctx);
-    }
-
-    private String checkIdentity(Identity peer) {
-        if (!peer.jobId().equals(self.jobId())) {
-            return "it belongs to job '" + peer.jobId() + "', this rank to job '" + self.jobId() + "'";
-        }
-        if (peer.worldSize() != self.worldSize()) {
-            return "it has world size " + peer.worldSize() + ", this job " + self.worldSize();
-        }
-        if (peer.rank() < 0 || peer.rank() >= self.worldSize() || peer.rank() == self.rank()) {
-            return "it claims rank " + peer.rank() + ", which is not another rank of this group of " + self.worldSize();
-        }
-        if (peer.targetRank() != self.rank()) {
-            return "it meant to reach rank " + peer.targetRank() + ", and this is rank " + self.rank();
-        }
-        return null;
+    /** The TABLE record for the registration this handshake admitted, tagged for its connection. */
+    ByteBuf table(Table table) {
+        return Unpooled.wrappedBuffer(acceptor.table(table));
     }
 
     /** Sends the reason to the peer, closes the connection and tells the transport. */
-    private void refuse(ChannelHandlerContext ctx, String reason) {
+    private void refuse(ChannelHandlerContext ctx, String reason, ByteBuffer record) {
         finish();
         if (expiry != null) {
             expiry.cancel(false);
         }
         admission.rejected(remote(ctx), reason);
-        ctx.writeAndFlush(Handshake.refuse(ctx.alloc(), reason)).addListener(ChannelFutureListener.CLOSE);
+        ctx.writeAndFlush(Unpooled.wrappedBuffer(record)).addListener(ChannelFutureListener.CLOSE);
     }
 
     @Override
     void onGarbage(ChannelHandlerContext ctx, String what) {
-        reject(ctx, "it sent " + what);
+        reject(ctx, acceptor.onGarbage(what).reason());
     }
 
     @Override

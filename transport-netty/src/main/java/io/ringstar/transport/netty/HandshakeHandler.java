@@ -3,12 +3,13 @@ package io.ringstar.transport.netty;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
+import io.ringstar.spi.handshake.HandshakeRecords;
 import java.util.List;
 
 /**
- * Reads {@link Handshake} records off a connection until the handshake is done, then hands the
- * connection to a {@link Handover}; bytes that came in behind the last record go on to it.
- * Subclasses play the two sides.
+ * Reads handshake records ({@link io.ringstar.spi.handshake}) off a connection until the
+ * handshake is done, then hands the connection to a {@link Handover}; bytes that came in behind
+ * the last record go on to it. Subclasses play the two sides.
  */
 abstract class HandshakeHandler extends ByteToMessageDecoder {
     private int recordLimit;
@@ -46,7 +47,7 @@ abstract class HandshakeHandler extends ByteToMessageDecoder {
 
     @Override
     protected final void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
-        if (finished && in.readableBytes() > Handshake.MAX_UNTRUSTED_RECORD && ctx.channel().isActive()) {
+        if (finished && in.readableBytes() > HandshakeRecords.MAX_UNTRUSTED_RECORD && ctx.channel().isActive()) {
             // A connection held between handshake and hand-over (a registration waiting for the
             // table) has nothing to say yet; one that talks anyway must not pile bytes up here.
             in.skipBytes(in.readableBytes());
@@ -69,7 +70,7 @@ abstract class HandshakeHandler extends ByteToMessageDecoder {
             ByteBuf body = in.readSlice(length - 1);
             try {
                 onRecord(ctx, type, body);
-            } catch (IndexOutOfBoundsException | IllegalArgumentException e) {
+            } catch (IndexOutOfBoundsException | IllegalArgumentException | java.nio.BufferUnderflowException e) {
                 finish();
                 onGarbage(ctx, "a malformed handshake record (" + e.getMessage() + ")");
                 return;

@@ -1,19 +1,22 @@
 package io.ringstar.transport.netty;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
-import io.ringstar.spi.HandshakeProofs;
-import io.ringstar.transport.netty.Handshake.Address;
-import io.ringstar.transport.netty.Handshake.Identity;
-import java.util.List;
+import io.ringstar.spi.handshake.HandshakeRecords;
+import io.ringstar.spi.handshake.Identity;
+import io.ringstar.spi.handshake.Initiator;
+import io.ringstar.spi.handshake.Step;
+import io.ringstar.spi.handshake.Table;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The connecting side of a handshake: answers the acceptor's challenge with this rank's proof and
- * identity, checks the acceptor's proof and identity, and, for a registration with rank 0, waits
- * for the table of all ranks. Then it hands the connection to the transport (which puts a
- * {@link Handover} in its place) and completes {@link #result()} with the table (or an empty list).
+ * The connecting side of a handshake on a Netty channel: drives the shared {@link Initiator}
+ * (which answers the acceptor's challenge, checks its proof and welcome and, for a registration
+ * with rank 0, the table of all ranks) and adds the TLS rules. Then it hands the connection to the
+ * transport (which puts a {@link Handover} in its place) and completes {@link #result()} with the
+ * table (or null).
  */
 final class InitiatorHandshake extends HandshakeHandler {
 
@@ -38,8 +41,7 @@ final class InitiatorHandshake extends HandshakeHandler {
         }
     }
 
-    private final byte[] secret;
-    private final Identity self;
+    private final Initiator initiator;
     /** What the transport does with the connection once the handshake is done. */
     interface Sink {
         /** Puts a {@link Handover} for {@code peer} in place of {@code handshake}; on the event loop. */
@@ -53,29 +55,26 @@ final class InitiatorHandshake extends HandshakeHandler {
     private boolean tlsStarted;
     /** Set when the TLS handshake succeeded: only from then on do records come through TLS. */
     private boolean tlsEstablished;
-    private final CompletableFuture<List<Address>> result = new CompletableFuture<>();
-    private byte[] challengeNonce;
-    private byte[] helloNonce;
-    private boolean proven;
-    private boolean welcomed;
+    private final CompletableFuture<Table> result = new CompletableFuture<>();
+    /** Set by the first record of the handshake proper: a TLS announcement after it is out of turn. */
+    private boolean started;
 
     InitiatorHandshake(byte[] secret, Identity self, int peer, Sink sink, TlsContexts tls) {
-        super(Handshake.MAX_UNTRUSTED_RECORD);
-        this.secret = secret;
-        this.self = self;
+        super(HandshakeRecords.MAX_UNTRUSTED_RECORD);
+        this.initiator = new Initiator(secret, self, peer);
         this.peer = peer;
         this.sink = sink;
         this.tls = tls;
     }
 
-    /** Completes with the table (registration) or an empty list (peer connection) once the link carries frames. */
-    CompletableFuture<List<Address>> result() {
+    /** Completes with the table (registration) or null (peer connection) once the link carries frames. */
+    CompletableFuture<Table> result() {
         return result;
     }
 
     @Override
     void onRecord(ChannelHandlerContext ctx, byte type, ByteBuf body) {
-        if (type == Handshake.TLS && !tlsStarted && challengeNonce == null) {
+        if (type == HandshakeRecords.TLS && !tlsStarted && !started) {
             onTls(ctx, body);
         } else if (tls != null && !tlsStarted) {
             fail(ctx, new Refused("it does not use TLS, and this rank does (" + tls.files() + "); give every rank "
@@ -83,32 +82,33 @@ final class InitiatorHandshake extends HandshakeHandler {
         } else if (tls != null && !tlsEstablished) {
             // The TLS handler passes nothing on before its handshake is done, so this came around it.
             fail(ctx, new Refused("it sent plain-text records after announcing TLS"));
-        } else if (type == Handshake.REFUSE) {
-            fail(ctx, new Refused("refused: " + Handshake.readString(body)));
-        } else if (welcomed && type == Handshake.ABANDON) {
-            fail(ctx, new Abandoned(Handshake.readString(body)));
-        } else if (challengeNonce == null && type == Handshake.CHALLENGE) {
-            onChallenge(ctx, body);
-        } else if (challengeNonce != null && !proven && type == Handshake.PROOF) {
-            onProof(ctx, body);
-        } else if (proven && !welcomed && type == Handshake.WELCOME) {
-            onWelcome(ctx, body);
-        } else if (welcomed && type == Handshake.TABLE && self.purpose() == Handshake.PURPOSE_REGISTER) {
-            List<Address> table = Handshake.readTable(body);
-            if (table.size() != self.worldSize()) {
-                fail(ctx, new Refused("rank 0 sent a table of " + table.size() + " ranks for a group of " + self.worldSize()));
-                return;
-            }
-            handOver(ctx, table);
         } else {
-            onGarbage(ctx, "a handshake record of type " + type + " out of turn");
+            started = true;
+            act(ctx, initiator.onRecord(type, body.nioBuffer()));
+        }
+    }
+
+    private void act(ChannelHandlerContext ctx, Step step) {
+        switch (step.outcome()) {
+            case CONTINUE -> {
+                if (step.reply() != null) {
+                    ctx.writeAndFlush(Unpooled.wrappedBuffer(step.reply()));
+                }
+                // Rank 0 is trusted once it welcomed this rank: the table may be longer than an untrusted record.
+                limitRecords(initiator.recordLimit());
+            }
+            case DONE -> handOver(ctx, step.table());
+            case ABANDONED -> fail(ctx, new Abandoned(step.reason()));
+            case BROKEN -> fail(ctx, new Broken(step.reason()));
+            default -> fail(ctx, new Refused(step.reason()));
         }
     }
 
     /** The acceptor speaks TLS: start it (the TLS handler goes before this one), or say why this rank cannot. */
     private void onTls(ChannelHandlerContext ctx, ByteBuf body) {
-        if (body.readIntLE() != Handshake.MAGIC) {
-            fail(ctx, new Refused("it is not a ringstar rank (its TLS record lacks the magic)"));
+        String wrong = HandshakeRecords.checkTls(body.nioBuffer());
+        if (wrong != null) {
+            fail(ctx, new Refused(wrong));
             return;
         }
         if (tls == null) {
@@ -121,58 +121,7 @@ final class InitiatorHandshake extends HandshakeHandler {
         ctx.pipeline().addBefore(ctx.name(), "tls", tls.initiator().newHandler(ctx.alloc()));
     }
 
-    private void onChallenge(ChannelHandlerContext ctx, ByteBuf body) {
-        if (body.readIntLE() != Handshake.MAGIC) {
-            fail(ctx, new Refused("it is not a ringstar rank (its challenge lacks the magic)"));
-            return;
-        }
-        short version = body.readShortLE();
-        if (version != Handshake.VERSION) {
-            fail(ctx, new Refused("it speaks protocol version " + version + ", this rank speaks " + Handshake.VERSION));
-            return;
-        }
-        challengeNonce = new byte[Handshake.NONCE_BYTES];
-        body.readBytes(challengeNonce);
-        helloNonce = HandshakeProofs.newNonce();
-        ctx.writeAndFlush(Handshake.hello(ctx.alloc(), secret, challengeNonce, helloNonce));
-    }
-
-    private void onProof(ChannelHandlerContext ctx, ByteBuf body) {
-        byte[] proof = new byte[Handshake.PROOF_BYTES];
-        body.readBytes(proof);
-        if (!HandshakeProofs.holds(proof, secret, Handshake.PROOF_LABEL, helloNonce, challengeNonce)) {
-            // Nothing about this rank or its job has been said yet.
-            fail(ctx, new Refused("it could not prove that it knows the shared secret"));
-            return;
-        }
-        proven = true;
-        ctx.writeAndFlush(Handshake.identity(ctx.alloc(), Handshake.IDENTIFY, secret, challengeNonce, helloNonce,
-                self.aimedAt(peer)));
-    }
-
-    private void onWelcome(ChannelHandlerContext ctx, ByteBuf body) {
-        Identity them = Handshake.readIdentity(body, Handshake.WELCOME, secret, helloNonce, challengeNonce);
-        if (them == null) {
-            fail(ctx, new Broken("its welcome's tag does not hold (altered on the way?)"));
-            return;
-        }
-        if (!them.jobId().equals(self.jobId()) || them.worldSize() != self.worldSize() || them.rank() != peer
-                || them.targetRank() != self.rank()) {
-            fail(ctx, new Refused("it is rank " + them.rank() + " of job '" + them.jobId() + "' with world size "
-                    + them.worldSize() + ", not rank " + peer + " of job '" + self.jobId() + "' with world size "
-                    + self.worldSize()));
-            return;
-        }
-        welcomed = true;
-        if (self.purpose() == Handshake.PURPOSE_REGISTER) {
-            // Rank 0 is now trusted: the table may be longer than an untrusted record.
-            limitRecords(Handshake.MAX_RECORD);
-        } else {
-            handOver(ctx, List.of());
-        }
-    }
-
-    private void handOver(ChannelHandlerContext ctx, List<Address> table) {
+    private void handOver(ChannelHandlerContext ctx, Table table) {
         assert tls == null || tlsEstablished : "a TLS rank's connection handed over before TLS was established";
         finish();
         sink.handOver(peer, ctx, this);
@@ -187,7 +136,7 @@ final class InitiatorHandshake extends HandshakeHandler {
 
     @Override
     void onGarbage(ChannelHandlerContext ctx, String what) {
-        fail(ctx, new Refused("it sent " + what));
+        fail(ctx, new Refused(initiator.onGarbage(what).reason()));
     }
 
     @Override

@@ -1,17 +1,6 @@
 package io.ringstar.transport.netty;
 
-import io.netty.bootstrap.Bootstrap;
-import io.netty.bootstrap.ServerBootstrap;
-import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.util.concurrent.DefaultThreadFactory;
 import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
@@ -19,22 +8,13 @@ import io.ringstar.spi.Deadline;
 import io.ringstar.spi.NetworkOptions;
 import io.ringstar.spi.PeerChannel;
 import io.ringstar.spi.PeerTransport;
-import io.ringstar.transport.netty.Handshake.Address;
-import io.ringstar.transport.netty.Handshake.Identity;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
@@ -50,7 +30,7 @@ import java.util.function.Consumer;
  * traffic. Each rank then connects to every lower rank except 0 and accepts the higher ones. Ranks
  * may start in any order, minutes apart, within the timeout.
  *
- * <p><b>Handshake and security.</b> Every connection starts with a handshake ({@link Handshake})
+ * <p><b>Handshake and security.</b> Every connection starts with a handshake ({@link io.ringstar.spi.handshake})
  * that checks the protocol version, the job id ({@value #JOB_ID_OPTION}), the world size and the
  * rank, and with a shared secret (option {@value #SECRET_OPTION}, a file named by
  * {@value #SECRET_FILE_OPTION}, or the environment variable {@value #SECRET_ENV}) proves both sides
@@ -124,39 +104,18 @@ public final class NettyTransport extends PeerTransport {
     public static final int DEFAULT_RECEIVE_BUFFER_BYTES = NetworkOptions.DEFAULT_RECEIVE_BUFFER_BYTES;
 
     private static final System.Logger LOG = System.getLogger(NettyTransport.class.getName());
-    private static final Duration LONGEST_BACKOFF = Duration.ofSeconds(1);
-    private static final int MAX_REMEMBERED_REFUSALS = 8;
-    /** The longest one connection attempt may take before the next one, with back-off. */
-    private static final long CONNECT_ATTEMPT_MILLIS = 5000;
-    /** Binding a local port is immediate; this bound only keeps a broken event loop from hanging us. */
-    private static final long BIND_WAIT_MILLIS = 10_000;
-    /** Connections that may be in their handshake at once; more are closed at once (a flood, not a job). */
-    private static final int MAX_PENDING_HANDSHAKES = 64;
 
     private final int rank;
     private final int worldSize;
     private final Duration timeout;
     private final NettySettings settings;
-    /** By peer: the connection once its handshake is done, until it is taken over. Under {@link #formation}. */
-    private final Handover[] handovers;
+    /** Netty, the listener and the connections until they are taken over. */
+    private final GroupFormation group;
     private final SocketLink[] links;
     private final Selector selector;
     /** What {@link #progress} does with each ready key; one object, so a round allocates nothing. */
     private final Consumer<SelectionKey> onReady = this::onReady;
     private int moved;
-    private final EventLoopGroup loops;
-    private final List<Thread> loopThreads = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private final Identity self;
-    private final Object formation = new Object();
-    /** Rank 0, while forming: the registrations waiting for the table, by rank. */
-    private final Registration[] registrations;
-    /** Ranks whose connection an acceptor has admitted (a second claim is refused). */
-    private final boolean[] admitted;
-    private final ArrayDeque<String> refusals = new ArrayDeque<>();
-    private final AtomicInteger pendingHandshakes = new AtomicInteger();
-    private boolean formed;
-    private Channel listener;
-    private volatile boolean closing;
 
     /**
      * Opens this rank's transport and forms the group; blocks until every rank is connected.
@@ -173,24 +132,14 @@ public final class NettyTransport extends PeerTransport {
         this.worldSize = config.worldSize();
         this.timeout = config.timeout();
         this.settings = NettySettings.from(config, System.getenv());
-        this.handovers = new Handover[worldSize];
         this.links = new SocketLink[worldSize];
-        this.registrations = new Registration[worldSize];
-        this.admitted = new boolean[worldSize];
-        this.self = new Identity(Handshake.PURPOSE_PEER, settings.jobId(), worldSize, rank, settings.advertisedHost(), 0,
-                CollectiveException.NO_RANK);
         try {
             this.selector = Selector.open();
         } catch (IOException e) {
             throw new CollectiveException("connect", rank, CollectiveException.NO_RANK, "cannot open a selector: " + e,
                     e);
         }
-        DefaultThreadFactory names = new DefaultThreadFactory("ringstar-netty-rank" + rank, true);
-        this.loops = new MultiThreadIoEventLoopGroup(settings.ioThreads(), runnable -> {
-            Thread thread = names.newThread(runnable);
-            loopThreads.add(thread);
-            return thread;
-        }, NioIoHandler.newFactory());
+        this.group = new GroupFormation(rank, worldSize, timeout, settings);
         // Mutual TLS authenticates the ranks too: only a job with neither is open to anyone.
         if (settings.secret() == null && settings.tls() == null && worldSize > 1) {
             NetworkOptions.warnUnauthenticated(LOG, NAME, rank, settings.jobId(),
@@ -199,7 +148,7 @@ public final class NettyTransport extends PeerTransport {
         Deadline deadline = Deadline.after(timeout);
         try {
             if (worldSize > 1) {
-                formGroup(deadline.remainingNanos() + System.nanoTime());
+                group.form(deadline.remainingNanos() + System.nanoTime());
                 takeOver(deadline);
             }
             start(links);
@@ -215,11 +164,7 @@ public final class NettyTransport extends PeerTransport {
             if (peer == rank) {
                 continue;
             }
-            Handover handover;
-            synchronized (formation) {
-                handover = handovers[peer];
-            }
-            Handover.Taken taken = handover.takeOver(rank, deadline);
+            Handover.Taken taken = group.handover(peer).takeOver(rank, deadline);
             try {
                 taken.socket().setOption(StandardSocketOptions.TCP_NODELAY, true);
                 links[peer] = new SocketLink(this, peer, taken, selector, settings.pauseReadingBytes());
@@ -237,368 +182,11 @@ public final class NettyTransport extends PeerTransport {
         }
     }
 
-    // ---- forming the group ----
-
-    private void formGroup(long deadline) {
-        Identity listening = listen();
-        if (rank == 0) {
-            List<Address> table = awaitRegistrations(deadline);
-            sendTable(table);
-            return;
-        }
-        Identity registering = new Identity(Handshake.PURPOSE_REGISTER, listening.jobId(), worldSize, rank,
-                listening.listenHost(), listening.listenPort(), 0);
-        Address coordinator = new Address(settings.coordinatorAddress().getHostAddress(), settings.coordinatorPort());
-        List<Address> table = connect(0, coordinator, registering, deadline);
-        for (int peer = 1; peer < rank; peer++) {
-            connect(peer, table.get(peer), listening, deadline);
-        }
-        awaitHigherRanks(deadline);
-    }
-
-    /** Starts the listener; returns this rank's identity with the address it listens on. */
-    private Identity listen() {
-        int port = rank == 0 ? settings.coordinatorPort() : settings.port();
-        ServerBootstrap server = new ServerBootstrap()
-                .group(loops)
-                .channelFactory(HandoverSocketChannel.Server::new)
-                .option(ChannelOption.SO_REUSEADDR, true)
-                .option(ChannelOption.SO_BACKLOG, 128)
-                .childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel channel) {
-                        if (pendingHandshakes.incrementAndGet() > MAX_PENDING_HANDSHAKES) {
-                            pendingHandshakes.decrementAndGet();
-                            LOG.log(System.Logger.Level.WARNING, "rank {0} closed a connection from {1}: {2} handshakes"
-                                    + " are already under way", rank, channel.remoteAddress(), MAX_PENDING_HANDSHAKES);
-                            channel.close();
-                            return;
-                        }
-                        AcceptorHandshake handshake = new AcceptorHandshake(settings.secret(), self, new Admission(),
-                                settings.handshakeTimeout(), settings.tls() != null);
-                        if (settings.tls() != null) {
-                            channel.pipeline().addLast("tls-announcement", new TlsAnnouncement(settings.tls().acceptor()));
-                        }
-                        channel.pipeline().addLast("handshake", handshake);
-                        channel.closeFuture().addListener(closed -> handshakeOver(handshake));
-                    }
-                });
-        configure(server);
-        InetSocketAddress where = new InetSocketAddress(settings.bindAddress(), port);
-        ChannelFuture bound = server.bind(where);
-        if (!bound.awaitUninterruptibly(BIND_WAIT_MILLIS)) {
-            throw new CollectiveException("rendezvous", rank, CollectiveException.NO_RANK, "binding " + where
-                    + " did not finish within " + BIND_WAIT_MILLIS + " ms");
-        }
-        if (!bound.isSuccess()) {
-            throw new CollectiveException("rendezvous", rank, CollectiveException.NO_RANK, "cannot listen on "
-                    + where + (rank == 0 ? " (the coordinator address)" : "") + ": " + bound.cause(), bound.cause());
-        }
-        listener = bound.channel();
-        int boundPort = ((InetSocketAddress) listener.localAddress()).getPort();
-        return new Identity(Handshake.PURPOSE_PEER, self.jobId(), worldSize, rank, settings.advertisedHost(), boundPort,
-                CollectiveException.NO_RANK);
-    }
-
-    private void configure(ServerBootstrap server) {
-        server.childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.SO_KEEPALIVE, true);
-    }
-
-    private Bootstrap client(InitiatorHandshake handshake, long deadline) {
-        long connectMillis = Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()),
-                CONNECT_ATTEMPT_MILLIS));
-        return new Bootstrap()
-                .group(loops)
-                .channelFactory(HandoverSocketChannel::new)
-                .option(ChannelOption.TCP_NODELAY, true)
-                .option(ChannelOption.SO_KEEPALIVE, true)
-                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) connectMillis)
-                .handler(handshake);
-    }
-
-    /**
-     * Connects to {@code peer} at {@code address} and runs the handshake, retrying with back-off
-     * while the peer is not there yet.
-     *
-     * @return for a registration, the table of all ranks; otherwise an empty list
-     */
-    private List<Address> connect(int peer, Address address, Identity identity, long deadline) {
-        String operation = identity.purpose() == Handshake.PURPOSE_REGISTER ? "rendezvous" : "connect";
-        long backoffNanos = TimeUnit.MILLISECONDS.toNanos(20);
-        String lastProblem = "no attempt was made";
-        while (!closing) {
-            InitiatorHandshake handshake = new InitiatorHandshake(settings.secret(), identity, peer, this::handOver,
-                    settings.tls());
-            ChannelFuture connecting = client(handshake, deadline).connect(address.host(), address.port());
-            // The connect timeout option ends the attempt; the extra second covers its own scheduling.
-            connecting.awaitUninterruptibly(CONNECT_ATTEMPT_MILLIS + 1000);
-            if (connecting.isSuccess()) {
-                try {
-                    return handshake.result().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                } catch (ExecutionException e) {
-                    if (e.getCause() instanceof InitiatorHandshake.Refused refused) {
-                        throw new HandshakeException(operation, rank, peer, "rank " + peer + " at " + address + " "
-                                + refused.getMessage());
-                    }
-                    if (e.getCause() instanceof InitiatorHandshake.Abandoned abandoned) {
-                        throw new CollectiveTimeoutException(operation, rank, peer, "rank 0 gave up forming the group: "
-                                + abandoned.getMessage());
-                    }
-                    lastProblem = e.getCause().getMessage();
-                } catch (TimeoutException e) {
-                    connecting.channel().close();
-                    lastProblem = peer == 0 ? "rank 0 took this rank's registration, but not every other rank had"
-                            + " registered by then" : "the handshake did not finish";
-                } catch (InterruptedException e) {
-                    connecting.channel().close();
-                    Thread.currentThread().interrupt();
-                    throw new CollectiveException(operation, rank, peer, "interrupted while connecting to rank " + peer);
-                }
-            } else if (connecting.isDone()) {
-                lastProblem = String.valueOf(connecting.cause().getMessage());
-            } else {
-                connecting.channel().close();
-                lastProblem = "the connection attempt did not finish in " + CONNECT_ATTEMPT_MILLIS + " ms";
-            }
-            long remaining = deadline - System.nanoTime();
-            if (remaining <= 0) {
-                break;
-            }
-            sleep(Math.min(backoffNanos, remaining), operation, peer);
-            if (backoffNanos >= remaining) {
-                // The deadline has come: an attempt now could only time out, and would hide what the last one met.
-                break;
-            }
-            backoffNanos = Math.min(backoffNanos * 2, LONGEST_BACKOFF.toNanos());
-        }
-        throw new CollectiveTimeoutException(operation, rank, peer, "could not connect to rank " + peer + " at "
-                + address + " within " + timeout + "; last attempt: " + lastProblem);
-    }
-
-    private void sleep(long nanos, String operation, int peer) {
-        try {
-            TimeUnit.NANOSECONDS.sleep(nanos);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CollectiveException(operation, rank, peer, "interrupted while waiting to retry");
-        }
-    }
-
-    /** Rank 0: waits for every other rank's registration; returns the table of addresses. */
-    private List<Address> awaitRegistrations(long deadline) {
-        synchronized (formation) {
-            while (true) {
-                List<Integer> missing = new ArrayList<>();
-                for (int peer = 1; peer < worldSize; peer++) {
-                    if (registrations[peer] == null || registrations[peer].handshake == null) {
-                        missing.add(peer);
-                    }
-                }
-                if (missing.isEmpty()) {
-                    formed = true;
-                    List<Address> table = new ArrayList<>(worldSize);
-                    table.add(new Address(settings.advertisedHost(), settings.coordinatorPort()));
-                    for (int peer = 1; peer < worldSize; peer++) {
-                        Identity registered = registrations[peer].identity;
-                        table.add(new Address(registered.listenHost(), registered.listenPort()));
-                    }
-                    return table;
-                }
-                long remaining = deadline - System.nanoTime();
-                if (remaining <= 0) {
-                    String verdict = "ranks " + missing + " did not register with rank 0 at "
-                            + settings.bindAddress().getHostAddress() + ":" + settings.coordinatorPort() + " within "
-                            + timeout;
-                    abandonRegistrations(verdict);
-                    throw new CollectiveTimeoutException("rendezvous", rank, missing.get(0), verdict + refusalsSoFar());
-                }
-                waitForFormation(remaining);
-            }
-        }
-    }
-
-    /** Rank 0, giving up: tells every rank that did register why the group will not form. */
-    private void abandonRegistrations(String verdict) {
-        for (Registration registration : registrations) {
-            if (registration != null && registration.handshake != null) {
-                ChannelHandlerContext ctx = registration.ctx;
-                ctx.channel().writeAndFlush(Handshake.abandon(ctx.alloc(), verdict));
-            }
-        }
-    }
-
-    /**
-     * Rank 0: hands each registration's connection over and sends it the table, in that order; the
-     * take-over waits until the table is written. A rank that left after registering makes the
-     * take-over of its connection fail, and with it this rank's constructor, naming that rank.
-     */
-    private void sendTable(List<Address> table) {
-        for (int peer = 1; peer < worldSize; peer++) {
-            Registration registration = registrations[peer];
-            ChannelHandlerContext ctx = registration.ctx;
-            int registrant = peer;
-            synchronized (formation) {
-                handovers[peer] = new Handover(peer, ctx.channel());
-            }
-            ctx.channel().eventLoop().execute(() -> {
-                if (ctx.isRemoved() || !ctx.channel().isActive()) {
-                    return;
-                }
-                ctx.pipeline().replace(registration.handshake, "handover", handovers[registrant]);
-                ctx.channel().writeAndFlush(Handshake.table(ctx.alloc(), table));
-            });
-        }
-    }
-
-    /**
-     * A handshake is done: a {@link Handover} takes the handshake handler's place and keeps whatever
-     * the peer sends from now on, until the group has formed and the connection is taken over. On
-     * the event loop.
-     */
-    private void handOver(int peer, ChannelHandlerContext ctx, HandshakeHandler handshake) {
-        Handover handover = new Handover(peer, ctx.channel());
-        ctx.pipeline().replace(handshake, "handover", handover);
-        synchronized (formation) {
-            handovers[peer] = handover;
-            formation.notifyAll();
-        }
-    }
-
-    /** Waits until every higher rank has connected to this one. */
-    private void awaitHigherRanks(long deadline) {
-        synchronized (formation) {
-            while (true) {
-                List<Integer> missing = new ArrayList<>();
-                for (int peer = rank + 1; peer < worldSize; peer++) {
-                    if (handovers[peer] == null) {
-                        missing.add(peer);
-                    }
-                }
-                if (missing.isEmpty()) {
-                    formed = true;
-                    return;
-                }
-                long remaining = deadline - System.nanoTime();
-                if (remaining <= 0) {
-                    throw new CollectiveTimeoutException("connect", rank, missing.get(0), "ranks " + missing
-                            + " did not connect to rank " + rank + " within " + timeout + refusalsSoFar());
-                }
-                waitForFormation(remaining);
-            }
-        }
-    }
-
-    private void waitForFormation(long nanos) {
-        try {
-            TimeUnit.NANOSECONDS.timedWait(formation, nanos);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CollectiveException("rendezvous", rank, CollectiveException.NO_RANK,
-                    "interrupted while the group formed");
-        }
-    }
-
-    private String refusalsSoFar() {
-        return refusals.isEmpty() ? "" : "; connections refused meanwhile: " + String.join("; ", refusals);
-    }
-
-    /** A rank that registered with rank 0 and waits, connection held, for the table. */
-    private static final class Registration {
-        final Identity identity;
-        final ChannelHandlerContext ctx;
-        AcceptorHandshake handshake;
-
-        Registration(Identity identity, ChannelHandlerContext ctx) {
-            this.identity = identity;
-            this.ctx = ctx;
-        }
-    }
-
-    /** The acceptor's questions, answered from this rank's state. Runs on the event loop. */
-    private final class Admission implements AcceptorHandshake.Admission {
-        @Override
-        public String admit(Identity peer, ChannelHandlerContext ctx) {
-            int claimed = peer.rank();
-            synchronized (formation) {
-                if (closing) {
-                    return "rank " + rank + " is closing";
-                }
-                if (peer.purpose() == Handshake.PURPOSE_REGISTER) {
-                    if (rank != 0) {
-                        return "rank " + rank + " is not the coordinator; rank 0 takes registrations";
-                    }
-                    if (formed || registrations[claimed] != null) {
-                        Channel holder = registrations[claimed] != null ? registrations[claimed].ctx.channel()
-                                : handovers[claimed] != null ? handovers[claimed].channel() : null;
-                        return "rank " + claimed + " is already taken"
-                                + (holder == null ? "" : " by " + holder.remoteAddress());
-                    }
-                    registrations[claimed] = new Registration(peer, ctx);
-                    // A registrant that goes away before the group forms frees its rank for a restart.
-                    ctx.channel().closeFuture().addListener(closing -> unregister(claimed, ctx.channel()));
-                    return null;
-                }
-                if (peer.purpose() != Handshake.PURPOSE_PEER || rank == 0 || claimed < rank) {
-                    return "rank " + claimed + " may not connect to rank " + rank + " directly (purpose "
-                            + peer.purpose() + "); higher ranks connect to lower ones, and only through rank 0's table";
-                }
-                if (admitted[claimed]) {
-                    Channel holder = handovers[claimed] != null ? handovers[claimed].channel() : null;
-                    return "rank " + claimed + " is already connected to rank " + rank
-                            + (holder == null ? "" : " from " + holder.remoteAddress());
-                }
-                admitted[claimed] = true;
-                return null;
-            }
-        }
-
-        @Override
-        public void welcomed(Identity peer, AcceptorHandshake handshake, ChannelHandlerContext ctx) {
-            handshakeOver(handshake);
-            synchronized (formation) {
-                if (peer.purpose() == Handshake.PURPOSE_REGISTER) {
-                    registrations[peer.rank()].handshake = handshake;
-                    formation.notifyAll();
-                } else {
-                    handOver(peer.rank(), ctx, handshake);
-                }
-            }
-        }
-
-        @Override
-        public void rejected(String remote, String why) {
-            LOG.log(System.Logger.Level.WARNING, "rank {0} refused a connection from {1}: {2}", rank, remote, why);
-            synchronized (formation) {
-                if (refusals.size() == MAX_REMEMBERED_REFUSALS) {
-                    refusals.pollFirst();
-                }
-                refusals.addLast(remote + ": " + why);
-            }
-        }
-    }
-
-    /** A handshake ended (handed over, refused or closed); it no longer counts against the cap. */
-    private void handshakeOver(AcceptorHandshake handshake) {
-        if (handshake.markOver()) {
-            pendingHandshakes.decrementAndGet();
-        }
-    }
-
-    private void unregister(int peer, Channel channel) {
-        synchronized (formation) {
-            if (!formed && registrations[peer] != null && registrations[peer].ctx.channel() == channel) {
-                registrations[peer] = null;
-            }
-        }
-    }
-
     // ---- the data path ----
 
     /** The port this rank listens on (for rank 0 the coordinator's), or -1 for a group of one. */
     public int listenPort() {
-        Channel bound = listener;
-        return bound == null ? -1 : ((InetSocketAddress) bound.localAddress()).getPort();
+        return group.listenPort();
     }
 
     @Override
@@ -647,45 +235,14 @@ public final class NettyTransport extends PeerTransport {
 
     @Override
     protected void release(boolean othersMayBeInside) {
-        synchronized (formation) {
-            closing = true;
-            formation.notifyAll();
-        }
-        List<ChannelFuture> closingChannels = new ArrayList<>();
-        synchronized (formation) {
-            for (Handover handover : handovers) {
-                if (handover != null && handover.channel().isRegistered()) {
-                    closingChannels.add(handover.channel().close());
-                }
-            }
-            for (Registration registration : registrations) {
-                if (registration != null) {
-                    closingChannels.add(registration.ctx.channel().close());
-                }
-            }
-        }
-        if (listener != null) {
-            closingChannels.add(listener.close());
-        }
+        List<ChannelFuture> closingChannels = group.closeChannels();
         for (SocketLink link : links) {
             // Links made before a failed set-up never reached the skeleton, which closes the others.
             if (link != null) {
                 link.close();
             }
         }
-        for (ChannelFuture future : closingChannels) {
-            future.awaitUninterruptibly(2, TimeUnit.SECONDS);
-        }
-        loops.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
-        // The loops' termination is announced a moment before their threads end: wait for those too.
-        for (Thread thread : loopThreads) {
-            try {
-                thread.join(1000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-            }
-        }
+        group.stop(closingChannels);
         try {
             selector.close();
         } catch (IOException e) {
@@ -696,6 +253,6 @@ public final class NettyTransport extends PeerTransport {
     @Override
     public String toString() {
         return "NettyTransport{rank=" + rank + ", worldSize=" + worldSize + ", job=" + settings.jobId()
-                + ", listening=" + (listener == null ? "none" : listener.localAddress()) + '}';
+                + ", listening=" + (group.listenAddress() == null ? "none" : group.listenAddress()) + '}';
     }
 }

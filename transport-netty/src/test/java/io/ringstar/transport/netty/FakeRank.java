@@ -1,15 +1,14 @@
 package io.ringstar.transport.netty;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import io.ringstar.spi.HandshakeProofs;
-import io.ringstar.transport.netty.Handshake.Identity;
+import io.ringstar.spi.handshake.HandshakeRecords;
+import io.ringstar.spi.handshake.Identity;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.nio.ByteBuffer;
 
 /**
  * A hand-driven peer on a plain socket that speaks the handshake itself, so a test can join a
@@ -28,24 +27,21 @@ final class FakeRank implements AutoCloseable {
         out = socket.getOutputStream();
     }
 
-    /** One handshake record: its type, then its body. */
-    record Record(byte type, ByteBuf body) {
+    /** One handshake record: its type, then its body (little-endian). */
+    record Record(byte type, ByteBuffer body) {
     }
 
     Record read() throws IOException {
         int length = Integer.reverseBytes(in.readInt());
         byte[] bytes = new byte[length];
         in.readFully(bytes);
-        ByteBuf record = Unpooled.wrappedBuffer(bytes);
-        return new Record(record.readByte(), record);
+        return new Record(bytes[0], HandshakeRecords.order(ByteBuffer.wrap(bytes, 1, length - 1).slice()));
     }
 
-    void write(ByteBuf buffer) throws IOException {
-        byte[] bytes = new byte[buffer.readableBytes()];
-        buffer.readBytes(bytes);
-        buffer.release();
-        out.write(bytes);
-        out.flush();
+    void write(ByteBuffer buffer) throws IOException {
+        byte[] bytes = new byte[buffer.remaining()];
+        buffer.get(bytes);
+        write(bytes);
     }
 
     void write(byte[] bytes) throws IOException {
@@ -59,21 +55,19 @@ final class FakeRank implements AutoCloseable {
      */
     Record hello(byte[] secret, Identity identity) throws IOException {
         Record challenge = read();
-        if (challenge.type() != Handshake.CHALLENGE) {
+        if (challenge.type() != HandshakeRecords.CHALLENGE) {
             throw new IOException("expected a challenge, got record type " + challenge.type());
         }
-        ByteBuf body = challenge.body();
-        body.skipBytes(4 + 2);
-        byte[] challengeNonce = new byte[Handshake.NONCE_BYTES];
-        body.readBytes(challengeNonce);
+        ByteBuffer body = challenge.body();
+        body.position(4 + 2);
+        byte[] challengeNonce = HandshakeRecords.bytes(body, HandshakeRecords.NONCE_BYTES);
         byte[] helloNonce = HandshakeProofs.newNonce();
-        write(Handshake.hello(ByteBufAllocator.DEFAULT, secret, challengeNonce, helloNonce));
+        write(HandshakeRecords.hello(secret, challengeNonce, helloNonce));
         Record proof = read();
-        if (proof.type() != Handshake.PROOF) {
+        if (proof.type() != HandshakeRecords.PROOF) {
             return proof;
         }
-        write(Handshake.identity(ByteBufAllocator.DEFAULT, Handshake.IDENTIFY, secret, challengeNonce, helloNonce,
-                identity));
+        write(HandshakeRecords.identity(HandshakeRecords.IDENTIFY, secret, challengeNonce, helloNonce, identity));
         return read();
     }
 

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
@@ -16,6 +15,9 @@ import io.ringstar.InvalidConfigException;
 import io.ringstar.Transport;
 import io.ringstar.spi.Frame;
 import io.ringstar.spi.HandshakeProofs;
+import io.ringstar.spi.handshake.HandshakeRecords;
+import io.ringstar.spi.handshake.Identity;
+import io.ringstar.spi.handshake.Table;
 import io.ringstar.spi.NetworkOptions;
 import io.ringstar.testing.ProcessSockets;
 import java.io.IOException;
@@ -161,7 +163,7 @@ class NettySecurityTest {
                 if (afterChallenge) {
                     byte[] lengthBytes = stranger.getInputStream().readNBytes(4);
                     int length = ByteBuffer.wrap(lengthBytes).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt();
-                    assertEquals(Handshake.CHALLENGE, stranger.getInputStream().readNBytes(length)[0]);
+                    assertEquals(HandshakeRecords.CHALLENGE, stranger.getInputStream().readNBytes(length)[0]);
                 }
                 OutputStream out = stranger.getOutputStream();
                 out.write(dataFrame(payload));
@@ -200,7 +202,7 @@ class NettySecurityTest {
         NettyTransportTest.averageExactly(transports, 2);
         // What a listener says first, in plain text, is that it speaks TLS, and then nothing more until TLS.
         try (FakeRank plain = new FakeRank("127.0.0.1", ((NettyTransport) transports.get(2)).listenPort())) {
-            assertEquals(Handshake.TLS, plain.read().type());
+            assertEquals(HandshakeRecords.TLS, plain.read().type());
         }
     }
 
@@ -281,20 +283,17 @@ class NettySecurityTest {
         }
         try (victim) {
             victim.setSoTimeout(20_000);
-            ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
             byte[] nonce = HandshakeProofs.newNonce();
             int port = listener.getLocalPort();
-            Handshake.Identity rankZero = new Handshake.Identity(Handshake.PURPOSE_PEER, NetworkOptions.DEFAULT_JOB_ID,
-                    2, 0, "127.0.0.1", port, 1);
-            List<Handshake.Address> table = List.of(new Handshake.Address("127.0.0.1", port),
-                    new Handshake.Address("127.0.0.1", port));
+            Identity rankZero = new Identity(HandshakeRecords.PURPOSE_PEER, NetworkOptions.DEFAULT_JOB_ID, 2, 0, 1,
+                    "127.0.0.1", port, null);
+            Table table = new Table(0, List.of(rankZero, rankZero));
             ByteBuf burst = Unpooled.buffer();
-            for (ByteBuf record : List.of(Handshake.tls(alloc), Handshake.challenge(alloc, nonce),
-                    Handshake.proof(alloc, null, nonce, nonce),
-                    Handshake.identity(alloc, Handshake.WELCOME, null, nonce, nonce, rankZero),
-                    Handshake.table(alloc, table))) {
+            for (ByteBuffer record : List.of(HandshakeRecords.tls(), HandshakeRecords.challenge(nonce),
+                    HandshakeRecords.proof(null, nonce, nonce),
+                    HandshakeRecords.identity(HandshakeRecords.WELCOME, null, nonce, nonce, rankZero),
+                    HandshakeRecords.table(null, nonce, nonce, table))) {
                 burst.writeBytes(record);
-                record.release();
             }
             burst.writeBytes(dataFrame(payload));
             // One write of a few hundred bytes on loopback: rank 1 reads it all before it has a TLS handler.
@@ -320,7 +319,7 @@ class NettySecurityTest {
                     try (Socket rankOne = fakeZero.accept()) {
                         attempts.incrementAndGet();
                         rankOne.setSoTimeout(10_000);
-                        send(rankOne, Handshake.tls(ByteBufAllocator.DEFAULT));
+                        send(rankOne, Unpooled.wrappedBuffer(HandshakeRecords.tls()));
                         // The ClientHello's TLS record: a 5-byte header whose last two bytes are its length.
                         byte[] header = rankOne.getInputStream().readNBytes(5);
                         rankOne.getInputStream().readNBytes(((header[3] & 0xff) << 8) | (header[4] & 0xff));

@@ -21,19 +21,20 @@ import javax.crypto.spec.SecretKeySpec;
 
 /**
  * Hand-made bytes for a rank's listening port: garbage, broken records, and handshake records
- * written from the wire format in {@code Handshake}'s Javadoc (little-endian {@code int32} length,
- * a type byte, a body; CHALLENGE, HELLO, PROOF, IDENTIFY, REFUSE), so a test can play a peer that
+ * written from the wire format in {@code io.ringstar.spi.handshake}'s Javadoc (little-endian
+ * {@code int32} length, a type byte, a body; CHALLENGE, HELLO, PROOF, IDENTIFY, REFUSE), so a test can play a peer that
  * lies or does not know the secret. It mirrors that format on purpose: a change to it must show
  * up here as a failing test, not pass unnoticed.
  */
 final class Intruder {
-    static final int MAGIC = 0x4E545352;
-    static final short VERSION = 1;
+    /** "RSTH". */
+    static final int MAGIC = 0x48545352;
+    static final short VERSION = 3;
     static final byte CHALLENGE = 1;
     static final byte HELLO = 2;
-    static final byte REFUSE = 4;
-    static final byte PROOF = 6;
-    static final byte IDENTIFY = 7;
+    static final byte PROOF = 3;
+    static final byte IDENTIFY = 4;
+    static final byte REFUSE = 7;
     static final byte PURPOSE_REGISTER = 1;
     static final byte PURPOSE_PEER = 2;
     static final int NONCE_BYTES = 32;
@@ -165,6 +166,7 @@ final class Intruder {
         writeString(bytes, jobId);
         writeString(bytes, host);
         bytes.writeBytes(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(port).array());
+        bytes.writeBytes(new byte[2]); // no details
         return bytes.toByteArray();
     }
 

@@ -1,0 +1,68 @@
+package io.ringstar.transport.aeron;
+
+import io.ringstar.spi.handshake.HandshakeRecords;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Handshake records ({@link HandshakeRecords}) over the rendezvous's blocking socket: whole
+ * records out, whole records in, every read bounded by a deadline however the peer spreads its bytes.
+ */
+final class RecordSocket {
+
+    /** One record read: its type and its body (little-endian). */
+    record Received(byte type, ByteBuffer body) {
+    }
+
+    private RecordSocket() {
+    }
+
+    static void send(Socket socket, ByteBuffer record) throws IOException {
+        OutputStream out = socket.getOutputStream();
+        out.write(record.array(), record.arrayOffset() + record.position(), record.remaining());
+        out.flush();
+    }
+
+    /**
+     * Reads one record by {@code until} (System.nanoTime).
+     *
+     * @throws IllegalArgumentException if its length prefix is out of bounds: the bytes are no records
+     * @throws IOException if the connection closed or the record did not arrive in time
+     */
+    static Received read(Socket socket, int limit, long until) throws IOException {
+        byte[] lengthBytes = new byte[HandshakeRecords.LENGTH_BYTES];
+        readFully(socket, lengthBytes, until);
+        int length = HandshakeRecords.checkLength(HandshakeRecords.order(ByteBuffer.wrap(lengthBytes)).getInt(), limit);
+        byte[] record = new byte[length];
+        readFully(socket, record, until);
+        return new Received(record[0], HandshakeRecords.order(ByteBuffer.wrap(record, 1, length - 1).slice()));
+    }
+
+    /**
+     * Fills {@code into}, each read bounded by what is left until {@code until}: the socket's own
+     * timeout applies to one read, so a peer that sends a byte now and then could otherwise hold
+     * the rendezvous far past its deadline.
+     */
+    private static void readFully(Socket socket, byte[] into, long until) throws IOException {
+        InputStream in = socket.getInputStream();
+        int done = 0;
+        while (done < into.length) {
+            long left = TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime());
+            if (left <= 0) {
+                throw new SocketTimeoutException("the handshake record did not arrive in time");
+            }
+            socket.setSoTimeout((int) Math.min(left, Integer.MAX_VALUE));
+            int n = in.read(into, done, into.length - done);
+            if (n < 0) {
+                throw new EOFException("the connection closed in the middle of a handshake record");
+            }
+            done += n;
+        }
+    }
+}
