@@ -5,6 +5,8 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.ParameterServer;
 import io.ringstar.Transport;
+import io.ringstar.cli.CommandArguments;
+import io.ringstar.cli.UsageException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -17,9 +19,9 @@ public enum Algorithm {
     RING("ring");
 
     /** The flag that picks the algorithms, shared by {@code bench} and {@code train}. */
-    static final String FLAG = "--algorithm";
+    public static final String FLAG = "--algorithm";
     /** The flag's value that picks every algorithm, one after the other in declaration order. */
-    static final String BOTH = "both";
+    public static final String BOTH = "both";
 
     private final String label;
 
@@ -72,7 +74,7 @@ public enum Algorithm {
      *
      * @throws UsageException if the value is neither a label nor {@link #BOTH}
      */
-    static List<Algorithm> chosen(CommandArguments arguments, String defaultChoice) throws UsageException {
+    public static List<Algorithm> chosen(CommandArguments arguments, String defaultChoice) throws UsageException {
         List<String> choices = new ArrayList<>(labels());
         choices.add(BOTH);
         String text = arguments.choice(FLAG, defaultChoice, choices);

@@ -1,6 +1,13 @@
 package io.ringstar.bench;
 
 import io.ringstar.ConfigSources;
+import io.ringstar.cli.Command;
+import io.ringstar.cli.CommandArguments;
+import io.ringstar.cli.Main;
+import io.ringstar.cli.UsageException;
+import io.ringstar.cli.launch.NativeThreads;
+import io.ringstar.cli.launch.RankFailureException;
+import io.ringstar.cli.launch.RankPlacement;
 import io.ringstar.tensor.ElementType;
 import io.ringstar.transport.inproc.InProcessTransportProvider;
 import java.io.IOException;
@@ -36,7 +43,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * ({@link ClosedFormPattern}) on every rank before it is timed, and a wrong element anywhere fails
  * the run.
  */
-final class BenchCommand implements Command {
+public final class BenchCommand implements Command {
     static final String OP = "--op";
     static final String TYPE = "--type";
     static final String MIN_BYTES = "--min-bytes";
@@ -57,12 +64,12 @@ final class BenchCommand implements Command {
     private final Supplier<MemoryMeter> memoryMeters;
 
     /** @param env the environment that may name this process's rank (launcher variables) */
-    BenchCommand(Map<String, String> env) {
+    public BenchCommand(Map<String, String> env) {
         this(env, JvmMemoryMeter::new);
     }
 
     /** @param memoryMeters makes the meter of one run, which the command closes */
-    BenchCommand(Map<String, String> env, Supplier<MemoryMeter> memoryMeters) {
+    public BenchCommand(Map<String, String> env, Supplier<MemoryMeter> memoryMeters) {
         this.env = Map.copyOf(env);
         this.memoryMeters = memoryMeters;
     }
@@ -113,7 +120,7 @@ final class BenchCommand implements Command {
      * @param placements one per transport of {@code --transport}, in the order given; they differ
      *     only in the transport (and, with threads, the free port the ranks meet at)
      */
-    record Settings(List<RankPlacement> placements, List<Algorithm> algorithms, List<Operation> operations,
+    public record Settings(List<RankPlacement> placements, List<Algorithm> algorithms, List<Operation> operations,
             List<ElementType> types, long minBytes, long maxBytes, int iters, int warmup, int chunkBytes,
             Optional<Path> output, Optional<Path> plot) {
         static final int AUTO = -1;
@@ -170,7 +177,7 @@ final class BenchCommand implements Command {
          * The powers of two in {@code [minBytes, maxBytes]} that hold at least one element of the
          * smallest type chosen; a larger type skips the sizes below its element.
          */
-        List<Long> sizes() {
+        public List<Long> sizes() {
             int smallest = types.stream().mapToInt(ElementType::bytes).min().orElseThrow();
             List<Long> sizes = new ArrayList<>();
             long first = Long.highestOneBit(Math.max(minBytes, smallest));
@@ -477,7 +484,7 @@ final class BenchCommand implements Command {
         return meta;
     }
 
-    static Settings parse(List<String> args, Map<String, String> env) throws UsageException {
+    public static Settings parse(List<String> args, Map<String, String> env) throws UsageException {
         CommandArguments arguments = CommandArguments.parse(args, FLAGS);
         List<RankPlacement> placements = new ArrayList<>();
         Optional<String> transportList = arguments.value(TRANSPORT);

@@ -1,12 +1,16 @@
 package io.ringstar.bench;
 
-import io.ringstar.tensor.TensorMemory;
 import io.ringstar.AllReduceAggregator;
 import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
+import io.ringstar.cli.UsageException;
+import io.ringstar.cli.launch.RankFailureException;
+import io.ringstar.cli.launch.RankPlacement;
+import io.ringstar.cli.launch.RankThreads;
 import io.ringstar.tensor.ElementType;
+import io.ringstar.tensor.TensorMemory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ringstar.cli.CapturedOutput;
+import io.ringstar.cli.Main;
 import io.ringstar.spi.LoopbackPorts;
 import java.awt.image.BufferedImage;
 import java.io.IOException;

@@ -1,0 +1,157 @@
+package io.ringstar.cli;
+
+import io.ringstar.Transport;
+import io.ringstar.bench.Algorithm;
+import io.ringstar.cli.launch.NativeThreads;
+import io.ringstar.cli.launch.RankFailureException;
+import io.ringstar.cli.launch.RankPlacement;
+import io.ringstar.cli.launch.RankThreads;
+import io.ringstar.train.CheckpointSettings;
+import io.ringstar.train.TrainSettings;
+import io.ringstar.train.Trainer;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * {@code ringstar train}: data-parallel SGD of a small model, with gradients averaged every step
+ * by the star, the ring, or both one after the other ({@code --algorithm}). The ranks are placed as
+ * for {@code bench} ({@link RankPlacement}): all as threads of this JVM when no rank is given, else
+ * this process is one rank. The training itself is {@link Trainer}'s; this class places the ranks,
+ * opens their transports once for every algorithm, and prints what rank 0 reports.
+ */
+final class TrainCommand implements Command {
+    private static final int DEFAULT_WORLD_SIZE = 4;
+    private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
+    private static final List<String> TRAIN_FLAGS = TrainSettings.flagNames().stream().map(name -> "--" + name)
+            .toList();
+    private static final List<String> CHECKPOINT_FLAGS = CheckpointSettings.VALUE_FLAGS.stream()
+            .map(name -> "--" + name).toList();
+    private static final List<String> FLAGS = Stream.of(RankPlacement.FLAGS, List.of(Algorithm.FLAG), TRAIN_FLAGS,
+            CHECKPOINT_FLAGS).flatMap(List::stream).toList();
+    private static final String RESUME = "--" + CheckpointSettings.RESUME_FLAG;
+
+    private final Map<String, String> env;
+
+    TrainCommand(Map<String, String> env) {
+        this.env = Map.copyOf(env);
+    }
+
+    @Override
+    public String name() {
+        return "train";
+    }
+
+    @Override
+    public String summary() {
+        return "data-parallel SGD (softmax regression or an MLP), gradients averaged by the star and/or the ring";
+    }
+
+    @Override
+    public void printHelp(PrintStream out) {
+        out.println("Usage: " + Main.PROGRAM + " train [flags]");
+        out.println();
+        out.println("Trains a small classifier with data-parallel SGD: each rank takes its share of every");
+        out.println("global batch, computes gradients with ND4J, and the ranks average them every step");
+        out.println("through the parameter server (ps) or the ring all-reduce (ring); parameters start");
+        out.println("identical through broadcastParams. Rank 0 prints a progress line every --log-every");
+        out.println("steps and a summary at the end. With --algorithm both, ps and then ring train the");
+        out.println("same model from the same start, so their lines compare.");
+        out.println();
+        out.println("Flags:");
+        out.println("  --algorithm A         ps | ring | both (default both; ps with --mode async)");
+        TrainSettings.printFlagHelp(out);
+        CheckpointSettings.printFlagHelp(out);
+        out.println("  --help                this text");
+        out.println();
+        RankPlacement.printHelp(out, DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT);
+        out.println();
+        out.println("Checkpoints: rank 0 alone writes them (the parameters are the same on every rank) and, with");
+        out.println("--resume, reads the newest valid one and broadcasts its parameters and step to the others, so");
+        out.println("only rank 0 needs to see the directory. A synchronous run resumed after a kill ends with the");
+        out.println("same parameters, bit for bit, as one never interrupted (the summary's params sha256 shows it):");
+        out.println("each step's batch depends only on the seed and the step. A torn or corrupt newest checkpoint");
+        out.println("is reported and the one before it used. In async mode the server checkpoints its parameters,");
+        out.println("version and the workers' steps; an async run is not reproducible, resumed or not.");
+        out.println();
+        out.println("Exit status: 0 trained, 1 a rank failed, 2 usage error (bad flag, unreadable data, a");
+        out.println("checkpoint of another run to resume from).");
+        out.println();
+        out.println("Examples:");
+        out.println("  java -jar ringstar.jar train                        # 4 ranks as threads, Netty on loopback");
+        out.println("  java -jar ringstar.jar launch --nproc 4 -- train --algorithm ring --model mlp");
+        out.println("  java -jar ringstar.jar train --algorithm ps --mode async --max-staleness 4");
+        out.println("  java -jar ringstar.jar launch --nproc 4 -- train --checkpoint-dir ckpt --resume");
+    }
+
+    @Override
+    public int run(List<String> args, PrintStream out, PrintStream err) throws UsageException {
+        CommandArguments arguments = CommandArguments.parse(args, FLAGS, List.of(RESUME));
+        RankPlacement placement = RankPlacement.resolve(arguments, env, DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT);
+        TrainSettings settings;
+        List<Trainer> trainers = new ArrayList<>();
+        try {
+            settings = TrainSettings.fromFlags(arguments.valuesOf(TrainSettings.flagNames()));
+            CheckpointSettings checkpoints = CheckpointSettings.fromFlags(
+                    arguments.valuesOf(CheckpointSettings.VALUE_FLAGS), arguments.value(RESUME).isPresent());
+            boolean hostsRankZero = placement.isRankZero(0);
+            // The ring is always synchronous, so async mode without an explicit algorithm means the star alone.
+            String defaultAlgorithm = settings.mode() == TrainSettings.Mode.ASYNC ? Algorithm.PS.label()
+                    : Algorithm.BOTH;
+            for (Algorithm algorithm : Algorithm.chosen(arguments, defaultAlgorithm)) {
+                // Every algorithm after the first trains on the first's data: it is read (or generated) once.
+                Trainer trainer = trainers.isEmpty() ? new Trainer(settings, algorithm, out, checkpoints)
+                        : trainers.get(0).withAlgorithm(algorithm);
+                // Reads the data and checks the batch split now, so a bad flag or file stops us before connecting.
+                trainer.validate(placement.config().worldSize());
+                if (hostsRankZero) {
+                    // The same for a checkpoint of another run: rank 0 alone reads the checkpoints.
+                    trainer.checkResume(placement.config().worldSize());
+                }
+                trainers.add(trainer);
+            }
+        } catch (IllegalArgumentException | UncheckedIOException e) {
+            // A bad flag value, or a data file that is missing or malformed: the user's to fix, before any connection.
+            throw new UsageException(e.getMessage());
+        }
+        String nativeThreads = NativeThreads.limitForRankThreads();
+        out.println("# config: " + placement.description() + "; ND4J threads " + nativeThreads);
+        placement.warnIfUnauthenticated(env, err);
+        out.flush();
+        List<Transport> transports = List.of();
+        try (RankThreads threads = new RankThreads(placement.localRanks())) {
+            Duration timeout = placement.config().timeout();
+            transports = threads.openTransports(placement);
+            List<Transport> opened = transports;
+            for (Trainer trainer : trainers) {
+                // Every step of every rank is bounded by the timeout; this only guards against a bug in that.
+                Duration limit = timeout.multipliedBy(settings.steps() + 10L);
+                threads.run(local -> {
+                    try {
+                        return trainer.run(placement.configFor(local), opened.get(local));
+                    } catch (RuntimeException | Error e) {
+                        // The trainer borrows the transport; closing it now tells the other ranks at once
+                        // (PeerFailureException naming this rank) instead of leaving them to time out.
+                        opened.get(local).close();
+                        throw e;
+                    }
+                }, limit);
+                out.flush();
+            }
+        } catch (RankFailureException e) {
+            out.flush();
+            err.println(Main.PROGRAM + " train: " + e.getMessage());
+            if (e.getCause() != null) {
+                e.getCause().printStackTrace(err);
+            }
+            return 1;
+        } finally {
+            transports.forEach(Transport::close);
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,184 @@
+package io.ringstar.cli.launch;
+
+import io.ringstar.ConfigSources;
+import io.ringstar.DistributedConfig;
+import io.ringstar.InvalidConfigException;
+import io.ringstar.Transports;
+import io.ringstar.cli.CommandArguments;
+import io.ringstar.cli.Main;
+import io.ringstar.cli.UsageException;
+import io.ringstar.spi.LoopbackPorts;
+import io.ringstar.spi.NetworkOptions;
+import io.ringstar.transport.inproc.InProcessTransportProvider;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Where the ranks of a command's group run, decided once from the flags and the environment before
+ * any connection: either this process is one rank of a group of processes (a rank came from
+ * {@code --rank} or from a launcher's variables, see {@link ConfigSources}), or it runs every rank
+ * as a thread of its own (no rank given; the ranks meet on a free loopback port).
+ *
+ * @param config the configuration of this process's rank, or of rank 0 when it runs them all
+ * @param oneRankPerProcess whether this process is one rank of a group of processes
+ * @param description the effective configuration, where each value came from, for the line a
+ *     command prints at start; never contains a secret
+ */
+public record RankPlacement(DistributedConfig config, boolean oneRankPerProcess, String description) {
+    /** The flags every command that runs ranks accepts, with their leading {@code --}. */
+    public static final List<String> FLAGS = ConfigSources.FLAGS.stream().map(name -> "--" + name).toList();
+    private static final String IN_PROCESS = InProcessTransportProvider.NAME;
+    /** Set once this process has said that its job is unauthenticated. */
+    private static final AtomicBoolean WARNED_UNAUTHENTICATED = new AtomicBoolean();
+
+    /**
+     * The warning that this job runs unauthenticated: its transport is a network one, no shared
+     * secret is set (no {@code secret} or {@value ConfigSources#SECRET_FILE_OPTION} option, no
+     * {@value NetworkOptions#SECRET_ENV} in {@code env}) and no TLS certificate; empty otherwise.
+     */
+    Optional<String> unauthenticatedWarning(Map<String, String> env) {
+        if (config.transport().equals(IN_PROCESS) || config.option(NetworkOptions.SECRET_OPTION).isPresent()
+                || config.option(ConfigSources.SECRET_FILE_OPTION).isPresent()
+                || config.option(ConfigSources.TLS_CERT_OPTION).isPresent()
+                || env.containsKey(NetworkOptions.SECRET_ENV)) {
+            return Optional.empty();
+        }
+        return Optional.of("warning: this job is UNAUTHENTICATED: no shared secret is set, so anyone who can reach"
+                + " its ports can join it or send it data; give every rank --secret-file PATH (or set "
+                + NetworkOptions.SECRET_ENV + "), or with netty --tls-cert, --tls-key and --tls-trust");
+    }
+
+    /** Prints {@link #unauthenticatedWarning} on {@code err}, once per process whatever commands it runs. */
+    public void warnIfUnauthenticated(Map<String, String> env, PrintStream err) {
+        warnIfUnauthenticated(env, err, WARNED_UNAUTHENTICATED);
+    }
+
+    /** As {@link #warnIfUnauthenticated(Map, PrintStream)}, with {@code warned} in place of the process's flag. */
+    public void warnIfUnauthenticated(Map<String, String> env, PrintStream err, AtomicBoolean warned) {
+        unauthenticatedWarning(env).filter(line -> warned.compareAndSet(false, true)).ifPresent(line -> {
+            err.println(Main.PROGRAM + ": " + line);
+            err.flush();
+        });
+    }
+
+    /** The ranks this process runs: all of them as threads, or the one it was given. */
+    public int localRanks() {
+        return oneRankPerProcess ? 1 : config.worldSize();
+    }
+
+    /** The group rank of local rank {@code local}. */
+    public int groupRank(int local) {
+        return oneRankPerProcess ? config.rank() : local;
+    }
+
+    /** Whether local rank {@code local} is the group's rank 0, the one that prints reports. */
+    public boolean isRankZero(int local) {
+        return groupRank(local) == 0;
+    }
+
+    /** The configuration of local rank {@code local}. */
+    public DistributedConfig configFor(int local) {
+        return oneRankPerProcess ? config : config.toBuilder().rank(local).build();
+    }
+
+    /**
+     * Decides the placement.
+     *
+     * @param defaultWorldSize the world size when every rank is a thread and {@code --world-size} is absent
+     * @param defaultTimeout the bound of every wait when neither {@code --timeout} nor
+     *     {@code RINGSTAR_TIMEOUT} gives one
+     * @throws UsageException naming what is missing or contradictory, and how to give it
+     */
+    public static RankPlacement resolve(CommandArguments arguments, Map<String, String> env, int defaultWorldSize,
+            Duration defaultTimeout) throws UsageException {
+        Map<String, String> flags = arguments.valuesOf(ConfigSources.FLAGS);
+        String defaultTransport = Transports.available().containsKey("netty") ? "netty" : IN_PROCESS;
+        boolean oneRankPerProcess = ConfigSources.rankGiven(flags, env);
+        Map<String, String> sources = env;
+        if (!oneRankPerProcess) {
+            // Every rank is a thread here: a launcher's leftovers (WORLD_SIZE, MASTER_ADDR) do not
+            // describe this group, only ringstar's own variables do.
+            sources = new HashMap<>();
+            for (Map.Entry<String, String> variable : env.entrySet()) {
+                if (variable.getKey().startsWith("RINGSTAR_")) {
+                    sources.put(variable.getKey(), variable.getValue());
+                }
+            }
+            flags = new HashMap<>(flags);
+            flags.put(ConfigSources.RANK, "0");
+            flags.putIfAbsent(ConfigSources.WORLD_SIZE, Integer.toString(defaultWorldSize));
+            String transport = flags.getOrDefault(ConfigSources.TRANSPORT,
+                    sources.getOrDefault("RINGSTAR_TRANSPORT", defaultTransport));
+            if (transport.equals(IN_PROCESS) && flags.containsKey(ConfigSources.COORDINATOR)) {
+                throw new UsageException("--coordinator is for network transports; drop it or add --transport "
+                        + defaultTransport);
+            }
+            // Outside the ephemeral range, so no rank's own connection can take it before rank 0 binds it.
+            flags.putIfAbsent(ConfigSources.COORDINATOR, "127.0.0.1:" + LoopbackPorts.free());
+        }
+        ConfigSources.Resolved resolved;
+        try {
+            resolved = ConfigSources.resolve(flags, sources, defaultTransport);
+        } catch (InvalidConfigException e) {
+            throw new UsageException(e.getMessage().replaceFirst("^configure: ", ""));
+        }
+        DistributedConfig config = resolved.config();
+        if ("default".equals(resolved.origins().get(ConfigSources.TIMEOUT))) {
+            config = config.toBuilder().timeout(defaultTimeout).build();
+            resolved = new ConfigSources.Resolved(config, resolved.origins());
+        }
+        if (!Transports.available().containsKey(config.transport())) {
+            throw new UsageException("transport '" + config.transport() + "' (" + resolved.origins().get(
+                    ConfigSources.TRANSPORT) + ") is not in this jar; available: "
+                    + String.join(", ", Transports.available().keySet()));
+        }
+        if (!config.transport().equals("netty") && config.option(ConfigSources.TLS_CERT_OPTION).isPresent()) {
+            throw new UsageException("--tls-cert (" + resolved.origins().get(ConfigSources.TLS_CERT) + ") is for the"
+                    + " netty transport, and this job uses " + config.transport() + "; give --transport netty or drop"
+                    + " the TLS flags");
+        }
+        if (oneRankPerProcess && config.transport().equals(IN_PROCESS)) {
+            throw new UsageException("rank " + config.rank() + " (" + resolved.origins().get(ConfigSources.RANK)
+                    + ") runs one rank per process, which needs a network transport; give --transport "
+                    + defaultTransport + " (or leave out the rank to run every rank as a thread here)");
+        }
+        String description = oneRankPerProcess ? resolved.describe()
+                : "world size " + config.worldSize() + " as threads of this process (no rank given), coordinator "
+                        + config.coordinatorAddr() + ", transport " + config.transport() + " ("
+                        + resolved.origins().get(ConfigSources.TRANSPORT) + "), timeout " + config.timeout().toSeconds()
+                        + "s" + config.option(ConfigSources.SECRET_FILE_OPTION).map(f -> ", secret file " + f).orElse("")
+                        + config.option(ConfigSources.TLS_CERT_OPTION).map(f -> ", TLS certificate " + f).orElse("");
+        return new RankPlacement(config, oneRankPerProcess, description);
+    }
+
+    /** The help text of the flags and variables {@link #resolve} reads, shared by every command that runs ranks. */
+    public static void printHelp(PrintStream out, int defaultWorldSize, Duration defaultTimeout) {
+        out.println("Where the ranks run (flags, else the variables of the launcher that started this process):");
+        out.println("  --world-size N        ranks in the group (default " + defaultWorldSize + " when every rank is a thread here)");
+        out.println("  --rank R              run only rank R in this process; the other ranks are other processes");
+        out.println("                        (started by hand, by 'ringstar launch', mpirun, srun or torchrun)");
+        out.println("  --coordinator H:P     where rank 0 listens (default with threads: a free loopback port)");
+        out.println("  --transport T         " + String.join(" | ", Transports.available().keySet())
+                + " (default netty; inproc only with threads)");
+        out.println("  --timeout SECONDS     bound of every wait (default " + defaultTimeout.toSeconds() + ")");
+        out.println("  --secret-file PATH    shared secret every rank proves at connection (or RINGSTAR_SECRET);");
+        out.println("                        without one the job is unauthenticated, and says so on stderr");
+        out.println("  --checksum C          crc32c | none (default none): a CRC32C in every message, checked on");
+        out.println("                        receipt, so corruption in transit is an error, not wrong numbers");
+        out.println("  --tls-cert PEM        netty: this rank's certificate chain; turns on TLS with peer certificates");
+        out.println("  --tls-key PEM         netty: its private key (unencrypted PKCS#8, 'BEGIN PRIVATE KEY')");
+        out.println("  --tls-trust PEM       netty: certificates (CA or each peer's) a peer's certificate must chain to");
+        out.println("  Without --rank and without a launcher's rank variable, every rank is a thread of this JVM.");
+        out.println("  Launcher variables: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (torchrun, ringstar launch);");
+        out.println("  OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE (mpirun); SLURM_PROCID, SLURM_NTASKS (srun);");
+        out.println("  PMI_RANK, PMI_SIZE; RINGSTAR_TRANSPORT, RINGSTAR_TIMEOUT, RINGSTAR_SECRET_FILE,");
+        out.println("  RINGSTAR_CHECKSUM, RINGSTAR_TLS_CERT, RINGSTAR_TLS_KEY, RINGSTAR_TLS_TRUST. A flag and a");
+        out.println("  variable that disagree stop the program before it connects. Under a launcher on one host");
+        out.println("  without MASTER_ADDR, rank 0 listens on " + DistributedConfig.DEFAULT_COORDINATOR_ADDR + ".");
+    }
+}
