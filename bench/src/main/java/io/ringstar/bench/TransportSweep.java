@@ -37,7 +37,7 @@ final class TransportSweep implements AutoCloseable {
     private static final int WRONG = 2;
     private static final int FIRST_CALL = 3;
 
-    private final BenchCommand.Settings settings;
+    private final BenchSettings settings;
     private final RankPlacement placement;
     private final MemoryMeter memory;
     private final RankThreads threads;
@@ -53,7 +53,7 @@ final class TransportSweep implements AutoCloseable {
     private record PlanCheck(double[] rankZeroPlan, List<Integer> differingRanks) {
     }
 
-    private TransportSweep(BenchCommand.Settings settings, RankPlacement placement, MemoryMeter memory,
+    private TransportSweep(BenchSettings settings, RankPlacement placement, MemoryMeter memory,
             RankThreads threads, List<Transport> transports) {
         this.settings = settings;
         this.placement = placement;
@@ -69,7 +69,7 @@ final class TransportSweep implements AutoCloseable {
      * @param memory watched around each row; the caller keeps ownership
      * @throws RankFailureException if a rank cannot join; nothing is left open then
      */
-    static TransportSweep open(BenchCommand.Settings settings, RankPlacement placement, MemoryMeter memory) {
+    static TransportSweep open(BenchSettings settings, RankPlacement placement, MemoryMeter memory) {
         RankThreads threads = new RankThreads(placement.localRanks());
         List<Transport> transports;
         try {
@@ -107,7 +107,7 @@ final class TransportSweep implements AutoCloseable {
                 .timeout(placement.config().timeout());
         // Options from the flags and environment (--checksum, say) reach the aggregators too.
         placement.config().options().forEach(config::option);
-        if (withFlags && settings.chunkBytes() != BenchCommand.Settings.AUTO) {
+        if (withFlags && settings.chunkBytes() != BenchSettings.AUTO) {
             config.option(AllReduceAggregator.CHUNK_BYTES_OPTION, Integer.toString(settings.chunkBytes()));
         }
         return config.build();
@@ -119,7 +119,7 @@ final class TransportSweep implements AutoCloseable {
 
     /**
      * Checks that every rank runs the same sweep as rank 0: rank 0 broadcasts its plan (the flags
-     * that decide which calls a rank makes and how many, {@link BenchCommand.Settings#plan}), each
+     * that decide which calls a rank makes and how many, {@link BenchSettings#plan}), each
      * rank compares it with its own, and an all-reduce of one flag per rank tells every rank who
      * differs. Ranks given different {@code --iters}, say, would otherwise call different numbers
      * of collectives and fail later with a timeout or a mismatch that hides the cause.
@@ -128,7 +128,7 @@ final class TransportSweep implements AutoCloseable {
      *     that differs, its flags against rank 0's
      */
     void agreeOnPlan() throws UsageException {
-        double[] mine = settings.plan().stream().mapToDouble(BenchCommand.PlanEntry::value).toArray();
+        double[] mine = settings.plan().stream().mapToDouble(BenchSettings.PlanEntry::value).toArray();
         int worldSize = placement.config().worldSize();
         List<PlanCheck> checks = threads.run(local -> {
             GradientAggregator aggregator = control.get(local);
@@ -159,9 +159,9 @@ final class TransportSweep implements AutoCloseable {
         int rank = placement.groupRank(0);
         if (placement.oneRankPerProcess() && check.differingRanks().contains(rank)) {
             List<String> differences = new ArrayList<>();
-            List<BenchCommand.PlanEntry> plan = settings.plan();
+            List<BenchSettings.PlanEntry> plan = settings.plan();
             for (int i = 0; i < plan.size(); i++) {
-                BenchCommand.PlanEntry entry = plan.get(i);
+                BenchSettings.PlanEntry entry = plan.get(i);
                 if (entry.value() != check.rankZeroPlan()[i]) {
                     differences.add(entry.flag() + " " + entry.describe(entry.value()) + " here but "
                             + entry.describe(check.rankZeroPlan()[i]) + " on rank 0");

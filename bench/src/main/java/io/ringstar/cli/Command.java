@@ -1,26 +1,28 @@
 package io.ringstar.cli;
 
 import java.io.PrintStream;
-import java.util.List;
+import picocli.CommandLine.Model.CommandSpec;
 
-/** One sub-command of {@code ringstar.jar}, such as {@code bench}; {@link Main} picks it by name. */
+/**
+ * One sub-command of {@code ringstar.jar}, such as {@code bench}: a class annotated with picocli's
+ * {@code @Command}, whose flags picocli fills in before {@link Main} calls {@link #run}. Help, unknown
+ * flags and malformed values are picocli's to report; {@link #run} checks what the flags mean.
+ */
 public interface Command {
 
-    /** The word that selects this command on the command line. */
-    String name();
-
-    /** One line for the program's help. */
-    String summary();
-
-    /** The command's full help, flags and defaults included. */
-    void printHelp(PrintStream out);
+    /**
+     * Adds the options that are declared in code rather than by annotations (those that come from
+     * core's or a transport's list of options), before any command line is parsed.
+     */
+    default void declareOptions(CommandSpec spec) {
+    }
 
     /**
-     * Runs the command with the arguments that follow its name ({@code --help} is handled by
-     * {@link Main} before this is called).
+     * Runs the command with the flags picocli parsed into it.
      *
      * @return the process's exit status: 0 for success, 1 for a failed or wrong run
-     * @throws UsageException for an unknown flag or a bad value; the process exits with status 2
+     * @throws UsageException for a value or combination of flags that makes no sense; the process
+     *     exits with status 2
      */
-    int run(List<String> args, PrintStream out, PrintStream err) throws UsageException;
+    int run(PrintStream out, PrintStream err) throws UsageException;
 }

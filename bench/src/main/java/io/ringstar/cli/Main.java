@@ -3,36 +3,56 @@ package io.ringstar.cli;
 import io.ringstar.bench.BenchCommand;
 import io.ringstar.cli.launch.LaunchCommand;
 import java.io.PrintStream;
-import java.util.Arrays;
-import java.util.LinkedHashMap;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParseResult;
 
 /**
  * Entry point of {@code ringstar.jar}: {@code ringstar <command> [flags]}. Each command is its own
- * {@link Command} class; this class only picks one and turns its outcome into an exit status
- * (0 success, 1 failed or wrong run, 2 usage error).
+ * picocli command class implementing {@link Command}; this class only wires them under one program
+ * and turns their outcome into an exit status (0 success, 1 failed or wrong run, 2 usage error).
  */
 public final class Main {
+    /** The program's name in usage lines and messages. */
     public static final String PROGRAM = "ringstar";
+    private static final int USAGE_WIDTH = 110;
     private static final String LOG_FORMAT = "java.util.logging.SimpleFormatter.format";
 
-    private final Map<String, Command> commands = new LinkedHashMap<>();
+    private final Function<Map<String, String>, List<Command>> commands;
+    private final Map<String, String> env;
 
+    /** A program with exactly these commands (tests use it to run one command with its collaborators replaced). */
     public Main(List<Command> commands) {
-        for (Command command : commands) {
-            this.commands.put(command.name(), command);
-        }
+        this.commands = ignored -> commands;
+        this.env = Map.of();
+    }
+
+    private Main(Map<String, String> env, Function<Map<String, String>, List<Command>> commands) {
+        this.commands = commands;
+        this.env = Map.copyOf(env);
     }
 
     /** The commands of the jar, in the order the help lists them. */
-    public static Main standard() {
+    static Main standard() {
         return standard(System.getenv());
     }
 
     /** The commands of the jar, reading launcher variables from {@code env} instead of this process's. */
     public static Main standard(Map<String, String> env) {
-        return new Main(List.of(new BenchCommand(env), new TrainCommand(env), new LaunchCommand(env), new JmhCommand()));
+        return new Main(env, Main::subcommands);
+    }
+
+    /**
+     * The jar's commands, built afresh for each command line. A new command (such as a
+     * {@code report} command) is added here and nowhere else.
+     */
+    private static List<Command> subcommands(Map<String, String> env) {
+        return List.of(new BenchCommand(env), new TrainCommand(env), new LaunchCommand(env), new JmhCommand());
     }
 
     public static void main(String[] args) {
@@ -47,60 +67,67 @@ public final class Main {
     }
 
     /** Runs one command line and returns the exit status. */
-    int run(String[] args, PrintStream out, PrintStream err) {
-        if (args.length == 0) {
+    public int run(String[] args, PrintStream out, PrintStream err) {
+        CommandLine program = commandLine(commands.apply(env));
+        program.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
+        program.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
+        program.setParameterExceptionHandler(UsageErrors::report);
+        program.setExecutionStrategy(parsed -> execute(parsed, out, err));
+        return program.execute(args);
+    }
+
+    /** The program and its commands, each with the options it declares in code; nothing is parsed yet. */
+    public static CommandLine commandLine(List<Command> commands) {
+        CommandLine program = new CommandLine(new Program());
+        for (Command command : commands) {
+            CommandLine sub = new CommandLine(command);
+            command.declareOptions(sub.getCommandSpec());
+            program.addSubcommand(sub);
+        }
+        program.addSubcommand(new CommandLine.HelpCommand());
+        // Wide enough for the help's prose lines, which are written to about 100 columns.
+        program.setUsageHelpWidth(USAGE_WIDTH);
+        return program;
+    }
+
+    private static int execute(ParseResult parsed, PrintStream out, PrintStream err) {
+        Integer helpStatus = CommandLine.executeHelpRequest(parsed);
+        if (helpStatus != null) {
+            return helpStatus;
+        }
+        ParseResult leaf = parsed;
+        while (leaf.hasSubcommand()) {
+            leaf = leaf.subcommand();
+        }
+        CommandSpec spec = leaf.commandSpec();
+        if (!(spec.userObject() instanceof Command command)) {
             err.println(PROGRAM + ": no command given");
-            printUsage(err);
+            spec.commandLine().usage(err);
             return UsageException.EXIT_STATUS;
         }
-        String first = args[0];
-        if (isHelp(first) || first.equals("help")) {
-            printUsage(out);
-            return 0;
-        }
-        Command command = commands.get(first);
-        if (command == null) {
-            err.println(PROGRAM + ": " + (first.startsWith("-") ? "unknown flag '" : "unknown command '") + first
-                    + "'; commands: " + String.join(", ", commands.keySet()));
-            err.println("Try '" + PROGRAM + " --help'.");
-            return UsageException.EXIT_STATUS;
-        }
-        List<String> rest = Arrays.asList(args).subList(1, args.length);
-        // Flags after "--" belong to the command that launch starts, not to this one.
-        int separator = rest.indexOf("--");
-        if ((separator < 0 ? rest : rest.subList(0, separator)).stream().anyMatch(Main::isHelp)) {
-            command.printHelp(out);
-            return 0;
-        }
+        String name = spec.qualifiedName();
         try {
-            return command.run(rest, out, err);
+            return command.run(out, err);
         } catch (UsageException e) {
-            err.println(PROGRAM + " " + command.name() + ": " + e.getMessage());
-            err.println("Try '" + PROGRAM + " " + command.name() + " --help'.");
+            err.println(name + ": " + e.getMessage());
+            err.println("Try '" + name + " --help'.");
             return UsageException.EXIT_STATUS;
         } catch (RuntimeException e) {
-            err.println(PROGRAM + " " + command.name() + " failed:");
+            err.println(name + " failed:");
             e.printStackTrace(err);
             return 1;
         }
     }
 
-    private void printUsage(PrintStream out) {
-        out.println("Usage: " + PROGRAM + " <command> [flags]");
-        out.println("       " + PROGRAM + " <command> --help");
-        out.println();
-        out.println("Collective communication for data-parallel training: the star (parameter server)");
-        out.println("and the ring all-reduce, measured and run from one jar (java -jar ringstar.jar).");
-        out.println();
-        out.println("Commands:");
-        for (Command command : commands.values()) {
-            out.printf("  %-8s %s%n", command.name(), command.summary());
-        }
-        out.println();
-        out.println("Exit status: 0 success, 1 failed run or wrong results, 2 usage error.");
-    }
-
-    private static boolean isHelp(String arg) {
-        return arg.equals("--help") || arg.equals("-h");
+    /** The program itself: it only chooses a command. */
+    @CommandLine.Command(name = PROGRAM,
+            customSynopsis = {PROGRAM + " <command> [flags]", "       " + PROGRAM + " <command> --help"},
+            description = {"", "Collective communication for data-parallel training: the star (parameter server)",
+                "and the ring all-reduce, measured and run from one jar (java -jar ringstar.jar).", ""},
+            commandListHeading = "%nCommands:%n",
+            footer = {"", "Exit status: 0 success, 1 failed run or wrong results, 2 usage error."})
+    static final class Program {
+        @CommandLine.Option(names = {"-h", "--help"}, usageHelp = true, description = "this text")
+        boolean help;
     }
 }

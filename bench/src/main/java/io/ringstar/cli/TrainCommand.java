@@ -3,6 +3,7 @@ package io.ringstar.cli;
 import io.ringstar.Transport;
 import io.ringstar.bench.Algorithm;
 import io.ringstar.cli.launch.NativeThreads;
+import io.ringstar.cli.launch.PlacementFlags;
 import io.ringstar.cli.launch.RankFailureException;
 import io.ringstar.cli.launch.RankPlacement;
 import io.ringstar.cli.launch.RankThreads;
@@ -13,9 +14,15 @@ import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code ringstar train}: data-parallel SGD of a small model, with gradients averaged every step
@@ -24,85 +31,84 @@ import java.util.stream.Stream;
  * this process is one rank. The training itself is {@link Trainer}'s; this class places the ranks,
  * opens their transports once for every algorithm, and prints what rank 0 reports.
  */
-final class TrainCommand implements Command {
+@CommandLine.Command(name = "train", sortOptions = false,
+        header = "data-parallel SGD (softmax regression or an MLP), gradients averaged by the star and/or the ring",
+        synopsisHeading = "%nUsage: ", customSynopsis = "ringstar train [flags]",
+        description = {"", "Trains a small classifier with data-parallel SGD: each rank takes its share of every",
+            "global batch, computes gradients with ND4J, and the ranks average them every step",
+            "through the parameter server (ps) or the ring all-reduce (ring); parameters start",
+            "identical through broadcastParams. Rank 0 prints a progress line every --log-every",
+            "steps and a summary at the end. With --algorithm both, ps and then ring train the",
+            "same model from the same start, so their lines compare.", ""},
+        optionListHeading = "Flags:%n",
+        footer = {"", "Checkpoints: rank 0 alone writes them (the parameters are the same on every rank) and, with",
+            "--resume, reads the newest valid one and broadcasts its parameters and step to the others, so",
+            "only rank 0 needs to see the directory. A synchronous run resumed after a kill ends with the",
+            "same parameters, bit for bit, as one never interrupted (the summary's params sha256 shows it):",
+            "each step's batch depends only on the seed and the step. A torn or corrupt newest checkpoint",
+            "is reported and the one before it used. In async mode the server checkpoints its parameters,",
+            "version and the workers' steps; an async run is not reproducible, resumed or not.",
+            "",
+            "Exit status: 0 trained, 1 a rank failed, 2 usage error (bad flag, unreadable data, a",
+            "checkpoint of another run to resume from).",
+            "",
+            "Examples:",
+            "  java -jar ringstar.jar train                        # 4 ranks as threads, Netty on loopback",
+            "  java -jar ringstar.jar launch --nproc 4 -- train --algorithm ring --model mlp",
+            "  java -jar ringstar.jar train --algorithm ps --mode async --max-staleness 4",
+            "  java -jar ringstar.jar launch --nproc 4 -- train --checkpoint-dir ckpt --resume"})
+public final class TrainCommand implements Command {
     private static final int DEFAULT_WORLD_SIZE = 4;
     private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
-    private static final List<String> TRAIN_FLAGS = TrainSettings.flagNames().stream().map(name -> "--" + name)
-            .toList();
-    private static final List<String> CHECKPOINT_FLAGS = CheckpointSettings.VALUE_FLAGS.stream()
-            .map(name -> "--" + name).toList();
-    private static final List<String> FLAGS = Stream.of(RankPlacement.FLAGS, List.of(Algorithm.FLAG), TRAIN_FLAGS,
-            CHECKPOINT_FLAGS).flatMap(List::stream).toList();
     private static final String RESUME = "--" + CheckpointSettings.RESUME_FLAG;
 
     private final Map<String, String> env;
 
-    TrainCommand(Map<String, String> env) {
+    @Spec
+    private CommandSpec spec;
+
+    @Option(names = "--algorithm", paramLabel = "A", description = "ps | ring | both (default both; ps with --mode"
+            + " async)")
+    private String algorithm;
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "this text")
+    private boolean help;
+
+    /** @param env the environment that may name this process's rank (launcher variables) */
+    public TrainCommand(Map<String, String> env) {
         this.env = Map.copyOf(env);
     }
 
     @Override
-    public String name() {
-        return "train";
+    public void declareOptions(CommandSpec commandSpec) {
+        List<TrainSettings.FlagHelp> flags = Stream.of(TrainSettings.flagHelp(), CheckpointSettings.flagHelp())
+                .flatMap(List::stream).toList();
+        for (TrainSettings.FlagHelp flag : flags) {
+            OptionSpec.Builder option = OptionSpec.builder("--" + flag.name()).description(flag.description());
+            if (flag.label().isEmpty()) {
+                option.type(boolean.class).arity("0");
+            } else {
+                option.type(String.class).paramLabel(flag.label());
+            }
+            commandSpec.addOption(option.build());
+        }
+        PlacementFlags.declare(commandSpec, DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT);
     }
 
     @Override
-    public String summary() {
-        return "data-parallel SGD (softmax regression or an MLP), gradients averaged by the star and/or the ring";
-    }
-
-    @Override
-    public void printHelp(PrintStream out) {
-        out.println("Usage: " + Main.PROGRAM + " train [flags]");
-        out.println();
-        out.println("Trains a small classifier with data-parallel SGD: each rank takes its share of every");
-        out.println("global batch, computes gradients with ND4J, and the ranks average them every step");
-        out.println("through the parameter server (ps) or the ring all-reduce (ring); parameters start");
-        out.println("identical through broadcastParams. Rank 0 prints a progress line every --log-every");
-        out.println("steps and a summary at the end. With --algorithm both, ps and then ring train the");
-        out.println("same model from the same start, so their lines compare.");
-        out.println();
-        out.println("Flags:");
-        out.println("  --algorithm A         ps | ring | both (default both; ps with --mode async)");
-        TrainSettings.printFlagHelp(out);
-        CheckpointSettings.printFlagHelp(out);
-        out.println("  --help                this text");
-        out.println();
-        RankPlacement.printHelp(out, DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT);
-        out.println();
-        out.println("Checkpoints: rank 0 alone writes them (the parameters are the same on every rank) and, with");
-        out.println("--resume, reads the newest valid one and broadcasts its parameters and step to the others, so");
-        out.println("only rank 0 needs to see the directory. A synchronous run resumed after a kill ends with the");
-        out.println("same parameters, bit for bit, as one never interrupted (the summary's params sha256 shows it):");
-        out.println("each step's batch depends only on the seed and the step. A torn or corrupt newest checkpoint");
-        out.println("is reported and the one before it used. In async mode the server checkpoints its parameters,");
-        out.println("version and the workers' steps; an async run is not reproducible, resumed or not.");
-        out.println();
-        out.println("Exit status: 0 trained, 1 a rank failed, 2 usage error (bad flag, unreadable data, a");
-        out.println("checkpoint of another run to resume from).");
-        out.println();
-        out.println("Examples:");
-        out.println("  java -jar ringstar.jar train                        # 4 ranks as threads, Netty on loopback");
-        out.println("  java -jar ringstar.jar launch --nproc 4 -- train --algorithm ring --model mlp");
-        out.println("  java -jar ringstar.jar train --algorithm ps --mode async --max-staleness 4");
-        out.println("  java -jar ringstar.jar launch --nproc 4 -- train --checkpoint-dir ckpt --resume");
-    }
-
-    @Override
-    public int run(List<String> args, PrintStream out, PrintStream err) throws UsageException {
-        CommandArguments arguments = CommandArguments.parse(args, FLAGS, List.of(RESUME));
-        RankPlacement placement = RankPlacement.resolve(arguments, env, DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT);
+    public int run(PrintStream out, PrintStream err) throws UsageException {
+        RankPlacement placement = RankPlacement.resolve(PlacementFlags.given(spec), PlacementFlags.options(spec), env,
+                DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT);
         TrainSettings settings;
         List<Trainer> trainers = new ArrayList<>();
         try {
-            settings = TrainSettings.fromFlags(arguments.valuesOf(TrainSettings.flagNames()));
-            CheckpointSettings checkpoints = CheckpointSettings.fromFlags(
-                    arguments.valuesOf(CheckpointSettings.VALUE_FLAGS), arguments.value(RESUME).isPresent());
+            settings = TrainSettings.fromFlags(given(TrainSettings.flagNames()));
+            CheckpointSettings checkpoints = CheckpointSettings.fromFlags(given(CheckpointSettings.VALUE_FLAGS),
+                    Boolean.TRUE.equals(spec.findOption(RESUME).getValue()));
             boolean hostsRankZero = placement.isRankZero(0);
             // The ring is always synchronous, so async mode without an explicit algorithm means the star alone.
             String defaultAlgorithm = settings.mode() == TrainSettings.Mode.ASYNC ? Algorithm.PS.label()
                     : Algorithm.BOTH;
-            for (Algorithm algorithm : Algorithm.chosen(arguments, defaultAlgorithm)) {
+            for (Algorithm algorithm : Algorithm.chosen(algorithm, defaultAlgorithm)) {
                 // Every algorithm after the first trains on the first's data: it is read (or generated) once.
                 Trainer trainer = trainers.isEmpty() ? new Trainer(settings, algorithm, out, checkpoints)
                         : trainers.get(0).withAlgorithm(algorithm);
@@ -153,5 +159,17 @@ final class TrainCommand implements Command {
             transports.forEach(Transport::close);
         }
         return 0;
+    }
+
+    /** The values of {@code names} (without {@code --}) that were given, keyed without {@code --}. */
+    private Map<String, String> given(List<String> names) {
+        Map<String, String> given = new LinkedHashMap<>();
+        for (String name : names) {
+            String value = spec.findOption("--" + name).getValue();
+            if (value != null) {
+                given.put(name, value);
+            }
+        }
+        return given;
     }
 }

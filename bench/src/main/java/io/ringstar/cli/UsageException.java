@@ -5,6 +5,7 @@ public final class UsageException extends Exception {
     /** The exit status of a usage error, as for most Unix tools. */
     public static final int EXIT_STATUS = 2;
 
+    /** @param message what is wrong and, where it helps, what to give instead */
     public UsageException(String message) {
         super(message);
     }

@@ -1,6 +1,5 @@
 package io.ringstar.train;
 
-import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -76,14 +75,15 @@ public record CheckpointSettings(Path directory, int every, boolean resume) {
         return enabled() && (done % every == 0 || done == steps);
     }
 
-    /** The help lines of these flags. */
-    public static void printFlagHelp(PrintStream out) {
-        out.printf("  --%-19s %s (default: none)%n", "checkpoint-dir DIR",
-                "rank 0 saves parameters and step to DIR/<algorithm> (newest 2 kept)");
-        out.printf("  --%-19s %s (default: %d)%n", "checkpoint-every N", "a checkpoint every N steps and after the last",
-                DEFAULT_EVERY);
-        out.printf("  --%-19s %s%n", RESUME_FLAG, "continue from the newest valid checkpoint in --checkpoint-dir");
-        out.printf("  %-21s %s%n", "", "(none there: start at step 0, saying so); model, data, seed, world size,");
-        out.printf("  %-21s %s%n", "", "batch size and lr must be those it was saved with");
+    /** The help of these flags, as {@link TrainSettings#flagHelp} gives it: the resume flag's label is empty. */
+    public static List<TrainSettings.FlagHelp> flagHelp() {
+        return List.of(
+                new TrainSettings.FlagHelp("checkpoint-dir", "DIR", "rank 0 saves parameters and step to"
+                        + " DIR/<algorithm> (newest 2 kept) (default: none)"),
+                new TrainSettings.FlagHelp("checkpoint-every", "N", "a checkpoint every N steps and after the last"
+                        + " (default: " + DEFAULT_EVERY + ")"),
+                new TrainSettings.FlagHelp(RESUME_FLAG, "", "continue from the newest valid checkpoint in"
+                        + " --checkpoint-dir (none there: start at step 0, saying so); model, data, seed, world size,"
+                        + " batch size and lr must be those it was saved with"));
     }
 }

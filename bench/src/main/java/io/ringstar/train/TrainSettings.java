@@ -1,7 +1,6 @@
 package io.ringstar.train;
 
 import io.ringstar.train.data.CsvReader;
-import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
@@ -117,7 +116,7 @@ public record TrainSettings(Model model, Path images, Path labels, Path csv, Str
         }
     }
 
-    /** The README's first command's settings: see the class comment and {@link #printFlagHelp}. */
+    /** The README's first command's settings: see the class comment and {@link #flagHelp}. */
     public static TrainSettings defaults() {
         return new TrainSettings(Model.MLP, null, null, null, null, 1500, 240, 0.05, 256, Mode.SYNC, 4, 100, 42L,
                 2000, 20000, 256, 10);
@@ -172,13 +171,15 @@ public record TrainSettings(Model model, Path images, Path labels, Path csv, Str
         return FLAGS.stream().map(Flag::name).toList();
     }
 
-    /** One line per train-only flag, with its default as {@link #defaults()} has it. */
-    public static void printFlagHelp(PrintStream out) {
+    /** The help of one train-only flag: its name without "--", its value's label, and what it does. */
+    public record FlagHelp(String name, String label, String description) {
+    }
+
+    /** The help of every train-only flag, in help order, each with its default as {@link #defaults()} has it. */
+    public static List<FlagHelp> flagHelp() {
         TrainSettings d = defaults();
-        for (Flag flag : FLAGS) {
-            out.printf("  --%-19s %s (default: %s)%n", flag.name() + " " + flag.value(), flag.description(),
-                    flag.shownDefault().apply(d));
-        }
+        return FLAGS.stream().map(flag -> new FlagHelp(flag.name(), flag.value(), flag.description() + " (default: "
+                + flag.shownDefault().apply(d) + ")")).toList();
     }
 
     /**

@@ -130,7 +130,7 @@ class BenchCommandTest {
         Outcome help = run(JvmMemoryMeter::new, List.of("--help"));
         assertEquals(0, help.status());
         for (String flag : BenchCommand.FLAGS) {
-            assertTrue(help.out().contains("  " + flag + " "), flag + " in\n" + help.out());
+            assertTrue(help.out().contains(" " + flag + "="), flag + " in\n" + help.out());
         }
         for (String column : ResultFile.CSV_HEADER.split(",")) {
             assertTrue(help.out().matches("(?s).*\\b" + column + "\\b.*"), column + " in\n" + help.out());
@@ -147,6 +147,11 @@ class BenchCommandTest {
         }
         assertEquals(950, BenchRow.percentile(hundredAndOne, 50)); // the 51st smallest of 900..1000
         assertEquals(999, BenchRow.percentile(hundredAndOne, 99)); // the 100th smallest
+        // Above 2048 ns the histogram keeps 3 significant digits: within 0.1% of the exact value.
+        long[] slow = {1_000_000, 2_000_000, 3_000_000, 4_000_000, 5_000_000};
+        assertEquals(3_000_000, BenchRow.percentile(slow, 50), 3_000);
+        assertEquals(5_000_000, BenchRow.percentile(slow, 99), 5_000);
+        assertEquals(1, BenchRow.percentile(new long[] {0, 0}, 50), "at least 1 ns, so that bandwidths stay finite");
     }
 
     @Test

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.bench.BenchCommand;
+import io.ringstar.bench.BenchSettings;
 import io.ringstar.bench.ByteSize;
 import io.ringstar.spi.LoopbackPorts;
 import java.util.List;
@@ -77,7 +78,7 @@ class MainTest {
 
     @Test
     void sizesArePowersOfTwoThatHoldAnElement() throws UsageException {
-        BenchCommand.Settings settings = BenchCommand.parse(
+        BenchSettings settings = BenchCommand.parse(
                 List.of("--type", "double", "--min-bytes", "3", "--max-bytes", "100"), Map.of());
         assertEquals(List.of(8L, 16L, 32L, 64L), settings.sizes());
     }

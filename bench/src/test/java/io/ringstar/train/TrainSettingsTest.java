@@ -5,9 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -68,11 +65,9 @@ class TrainSettingsTest {
 
     @Test
     void helpShowsForEveryFlagTheDefaultThatLeavingItOutGives() {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        TrainSettings.printFlagHelp(new PrintStream(bytes, true, StandardCharsets.UTF_8));
-        List<String> lines = bytes.toString(StandardCharsets.UTF_8).lines().toList();
+        List<TrainSettings.FlagHelp> help = TrainSettings.flagHelp();
         List<String> names = TrainSettings.flagNames();
-        assertEquals(names.size(), lines.size(), String.join("\n", lines));
+        assertEquals(names.size(), help.size(), help.toString());
         // These flags are absent by default (null in the record); their help describes that in words.
         Set<String> absentByDefault = Set.of("data", "labels", "csv", "label-column");
         TrainSettings defaults = TrainSettings.fromFlags(Map.of());
@@ -80,16 +75,17 @@ class TrainSettingsTest {
         assertNull(defaults.labels());
         assertNull(defaults.csv());
         assertNull(defaults.labelColumn());
-        Pattern line = Pattern.compile("  --(\\S+) .* \\(default: (.+)\\)");
-        for (int i = 0; i < lines.size(); i++) {
-            Matcher matcher = line.matcher(lines.get(i));
-            assertTrue(matcher.matches(), lines.get(i));
-            String name = matcher.group(1);
-            String shown = matcher.group(2);
-            assertEquals(names.get(i), name, lines.get(i));
+        Pattern defaultShown = Pattern.compile(".* \\(default: (.+)\\)");
+        for (int i = 0; i < help.size(); i++) {
+            TrainSettings.FlagHelp flag = help.get(i);
+            Matcher matcher = defaultShown.matcher(flag.description());
+            assertTrue(matcher.matches(), flag.toString());
+            String name = flag.name();
+            String shown = matcher.group(1);
+            assertEquals(names.get(i), name, flag.toString());
             if (!absentByDefault.contains(name)) {
                 // Giving the shown value explicitly must change nothing: it is the real default.
-                assertEquals(defaults, TrainSettings.fromFlags(Map.of(name, shown)), lines.get(i));
+                assertEquals(defaults, TrainSettings.fromFlags(Map.of(name, shown)), flag.toString());
             }
         }
         assertTrue(names.containsAll(List.of("model", "data", "csv", "steps", "batch-size", "lr", "hidden", "mode",

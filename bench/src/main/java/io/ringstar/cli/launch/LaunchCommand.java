@@ -1,32 +1,28 @@
 package io.ringstar.cli.launch;
 
 import io.ringstar.cli.Command;
-import io.ringstar.cli.CommandArguments;
+import io.ringstar.cli.FlagValues;
 import io.ringstar.cli.Main;
 import io.ringstar.cli.UsageException;
 import io.ringstar.spi.LoopbackPorts;
-import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code ringstar launch --nproc N -- <command>}: starts N ranks on this machine, the way torchrun
@@ -39,18 +35,28 @@ import java.util.concurrent.TimeUnit;
  * them all. A command that is one of this jar's ({@code bench}, {@code train}) runs this jar again
  * with the same Java.
  */
+@CommandLine.Command(name = "launch", sortOptions = false,
+        header = "start N ranks of a command on this machine, prefix their output, stop all when one fails",
+        synopsisHeading = "%nUsage: ",
+        customSynopsis = "ringstar launch --nproc N [--transport T] [--max-time SECONDS] -- <command> [flags]",
+        description = {"", "Starts N processes on this machine, one per rank, and waits for them. Each gets RANK,",
+            "WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1 and a free MASTER_PORT",
+            "(torchrun's variables), and OMP_NUM_THREADS=1 unless it is set. <command> is one of this",
+            "jar's commands (bench, train), which run this jar again with the JVM options in RINGSTAR_JAVA_OPTS,",
+            "or any program and its arguments.",
+            "Every line a rank prints comes out as '[rank r] line' (stderr stays stderr).", ""},
+        optionListHeading = "Flags:%n",
+        footer = {"", "When a rank exits with a non-zero status, the others and their children get SIGTERM (and",
+            "SIGKILL 5 s later), and the launcher exits with the status of the rank that failed first",
+            "after naming it and printing its last 20 lines. Ctrl-C stops every rank the same way.",
+            "",
+            "Example: ringstar launch --nproc 3 -- bench --max-bytes 1M"})
 public final class LaunchCommand implements Command {
     static final String NPROC = "--nproc";
-    static final String TRANSPORT = "--transport";
     static final String MAX_TIME = "--max-time";
-    private static final List<String> FLAGS = List.of(NPROC, TRANSPORT, MAX_TIME);
     /** This jar's commands that a rank may run; {@code launch} itself is not one of them. */
     static final Set<String> JAR_COMMANDS = Set.of("bench", "train");
     static final int LARGEST_NPROC = 256;
-    /** Lines of each rank kept for the report when it fails. */
-    private static final int LAST_LINES = 20;
-    /** How long stopped ranks get to exit after SIGTERM before they are killed. */
-    private static final Duration GRACE = Duration.ofSeconds(5);
     /** How long the output of ranks that have ended may take to come through, all ranks together. */
     private static final Duration OUTPUT_WAIT = Duration.ofSeconds(2);
     /** JVM options for the ranks, as the {@code ringstar} script reads them for the launcher itself. */
@@ -65,72 +71,51 @@ public final class LaunchCommand implements Command {
 
     private final Map<String, String> env;
 
+    @Spec
+    private CommandSpec spec;
+
+    @Option(names = NPROC, paramLabel = "N", description = "ranks to start, 1..256 (required)")
+    private Integer nproc;
+    @Option(names = "--transport", paramLabel = "T", description = "sets RINGSTAR_TRANSPORT for the ranks (default:"
+            + " theirs, netty)")
+    private String transport;
+    @Option(names = MAX_TIME, paramLabel = "SECONDS", description = "stop every rank after this long (default 86400,"
+            + " one day)")
+    private Integer maxTime;
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "this text")
+    private boolean help;
+    @Parameters(paramLabel = "COMMAND", description = "after '--': the command each rank runs, and its arguments")
+    private List<String> command = new ArrayList<>();
+
+    /** @param env this process's environment, which the ranks inherit (other launchers' rank variables removed) */
     public LaunchCommand(Map<String, String> env) {
         this.env = Map.copyOf(env);
-    }
-
-    @Override
-    public String name() {
-        return "launch";
-    }
-
-    @Override
-    public String summary() {
-        return "start N ranks of a command on this machine, prefix their output, stop all when one fails";
-    }
-
-    @Override
-    public void printHelp(PrintStream out) {
-        out.println("Usage: " + Main.PROGRAM + " launch --nproc N [--transport T] [--max-time SECONDS] -- <command> [flags]");
-        out.println();
-        out.println("Starts N processes on this machine, one per rank, and waits for them. Each gets RANK,");
-        out.println("WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1 and a free MASTER_PORT");
-        out.println("(torchrun's variables), and OMP_NUM_THREADS=1 unless it is set. <command> is one of this");
-        out.println("jar's commands (" + String.join(", ", JAR_COMMANDS.stream().sorted().toList())
-                + "), which run this jar again with the JVM options in " + JAVA_OPTS + ",");
-        out.println("or any program and its arguments.");
-        out.println("Every line a rank prints comes out as '[rank r] line' (stderr stays stderr).");
-        out.println();
-        out.println("Flags:");
-        out.println("  --nproc N             ranks to start, 1.." + LARGEST_NPROC + " (required)");
-        out.println("  --transport T         sets RINGSTAR_TRANSPORT for the ranks (default: theirs, netty)");
-        out.println("  --max-time SECONDS    stop every rank after this long (default 86400, one day)");
-        out.println("  --help                this text");
-        out.println();
-        out.println("When a rank exits with a non-zero status, the others and their children get SIGTERM (and");
-        out.println("SIGKILL " + GRACE.toSeconds() + " s later), and the launcher exits with the status of the rank that");
-        out.println("failed first after naming it and printing its last");
-        out.println(LAST_LINES + " lines. Ctrl-C stops every rank the same way.");
-        out.println();
-        out.println("Example: " + Main.PROGRAM + " launch --nproc 3 -- bench --max-bytes 1M");
     }
 
     /** What the command line asked for. */
     record Settings(int nproc, String transport, Duration maxTime, List<String> command) {
     }
 
-    static Settings parse(List<String> args) throws UsageException {
-        int separator = args.indexOf("--");
-        if (separator < 0) {
+    /** The flags, checked. */
+    Settings settings() throws UsageException {
+        if (!spec.commandLine().getParseResult().originalArgs().contains("--")) {
             throw new UsageException("no command: put it after '--', for example " + Main.PROGRAM
                     + " launch --nproc 3 -- bench");
         }
-        List<String> command = List.copyOf(args.subList(separator + 1, args.size()));
         if (command.isEmpty()) {
             throw new UsageException("nothing after '--'; give the command each rank runs, for example bench");
         }
-        CommandArguments arguments = CommandArguments.parse(args.subList(0, separator), FLAGS);
-        if (arguments.value(NPROC).isEmpty()) {
+        if (nproc == null) {
             throw new UsageException(NPROC + " N is required: how many ranks to start");
         }
-        int nproc = arguments.intValue(NPROC, 0, 1, LARGEST_NPROC);
-        int maxSeconds = arguments.intValue(MAX_TIME, 86_400, 1, Integer.MAX_VALUE);
-        return new Settings(nproc, arguments.value(TRANSPORT).orElse(null), Duration.ofSeconds(maxSeconds), command);
+        int ranks = FlagValues.integer(NPROC, nproc, 0, 1, LARGEST_NPROC);
+        int maxSeconds = FlagValues.integer(MAX_TIME, maxTime, 86_400, 1, Integer.MAX_VALUE);
+        return new Settings(ranks, transport, Duration.ofSeconds(maxSeconds), List.copyOf(command));
     }
 
     @Override
-    public int run(List<String> args, PrintStream out, PrintStream err) throws UsageException {
-        Settings settings = parse(args);
+    public int run(PrintStream out, PrintStream err) throws UsageException {
+        Settings settings = settings();
         List<String> commandLine = commandLine(settings.command(), env.getOrDefault(JAVA_OPTS, ""));
         int port = LoopbackPorts.free();
         err.println("ringstar launch: " + settings.nproc() + " ranks, MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port
@@ -138,7 +123,7 @@ public final class LaunchCommand implements Command {
                 + String.join(" ", settings.command()));
         // The shutdown hook (Ctrl-C) reads this list while ranks are being started.
         List<RankProcess> ranks = Collections.synchronizedList(new ArrayList<>());
-        Thread stopOnExit = new Thread(() -> stopAll(ranks), "ringstar-launch-stop");
+        Thread stopOnExit = new Thread(() -> RankProcess.stopAll(ranks), "ringstar-launch-stop");
         Runtime.getRuntime().addShutdownHook(stopOnExit);
         try {
             for (int rank = 0; rank < settings.nproc(); rank++) {
@@ -150,7 +135,7 @@ public final class LaunchCommand implements Command {
                     + "): " + e.getMessage());
             return 1;
         } finally {
-            stopAll(ranks);
+            RankProcess.stopAll(ranks);
             long outputDeadline = System.nanoTime() + OUTPUT_WAIT.toNanos();
             ranks.forEach(rank -> rank.awaitOutput(outputDeadline));
             try {
@@ -180,7 +165,7 @@ public final class LaunchCommand implements Command {
                 RankProcess rank = firstFailed;
                 int status = rank.process.exitValue();
                 List<Integer> stopped = ranks.stream().filter(r -> r.process.isAlive()).map(r -> r.rank).toList();
-                stopAll(ranks);
+                RankProcess.stopAll(ranks);
                 rank.awaitOutput(System.nanoTime() + OUTPUT_WAIT.toNanos());
                 err.println("ringstar launch: rank " + rank.rank + " exited with status " + status
                         + (stopped.isEmpty() ? "" : "; stopping ranks " + stopped) + ". Its last lines:");
@@ -194,7 +179,7 @@ public final class LaunchCommand implements Command {
                 List<Integer> running = ranks.stream().filter(r -> r.process.isAlive()).map(r -> r.rank).toList();
                 err.println("ringstar launch: ranks " + running + " still running after --max-time "
                         + maxTime.toSeconds() + " s; stopping them");
-                stopAll(ranks);
+                RankProcess.stopAll(ranks);
                 return 1;
             }
             try {
@@ -204,40 +189,6 @@ public final class LaunchCommand implements Command {
                 err.println("ringstar launch: interrupted; stopping every rank");
                 return 1;
             }
-        }
-    }
-
-    /**
-     * SIGTERM to every rank still running and its descendants, then SIGKILL to whatever is left
-     * after the grace. The descendants are listed before the SIGTERM: a rank that dies of it leaves
-     * its children to init, and a later look would no longer find them.
-     */
-    private static void stopAll(List<RankProcess> ranks) {
-        List<RankProcess> snapshot;
-        synchronized (ranks) {
-            snapshot = List.copyOf(ranks);
-        }
-        List<List<ProcessHandle>> descendants = new ArrayList<>();
-        for (RankProcess rank : snapshot) {
-            List<ProcessHandle> children = rank.process.descendants().toList();
-            descendants.add(children);
-            children.forEach(ProcessHandle::destroy);
-            rank.process.destroy();
-        }
-        long deadline = System.nanoTime() + GRACE.toNanos();
-        for (int i = 0; i < snapshot.size(); i++) {
-            Process process = snapshot.get(i).process;
-            try {
-                long left = deadline - System.nanoTime();
-                if (left <= 0 || !process.waitFor(left, TimeUnit.NANOSECONDS)) {
-                    process.destroyForcibly();
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                process.destroyForcibly();
-            }
-            // Children that outlived the grace, whether or not the rank itself went in time.
-            descendants.get(i).stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
         }
     }
 
@@ -290,88 +241,6 @@ public final class LaunchCommand implements Command {
             return Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI());
         } catch (URISyntaxException e) {
             throw new IllegalStateException("cannot locate ringstar's own jar", e);
-        }
-    }
-
-    /** One started rank: its process, the threads that copy its output, and its last lines. */
-    private static final class RankProcess {
-        final int rank;
-        final Process process;
-        private final Deque<String> lastLines = new ArrayDeque<>();
-        private final List<Thread> pumps = new ArrayList<>();
-
-        private volatile long exitedAt = Long.MAX_VALUE;
-
-        private RankProcess(int rank, Process process) {
-            this.rank = rank;
-            this.process = process;
-            process.onExit().thenRun(() -> exitedAt = System.nanoTime());
-        }
-
-        /** System.nanoTime when the process was seen to exit; a dead process not yet noted counts as now. */
-        long exitedAt() {
-            long noted = exitedAt;
-            return noted != Long.MAX_VALUE || process.isAlive() ? noted : System.nanoTime();
-        }
-
-        static RankProcess start(int rank, List<String> commandLine, Map<String, String> env, PrintStream out,
-                PrintStream err) throws IOException {
-            ProcessBuilder builder = new ProcessBuilder(commandLine).redirectInput(ProcessBuilder.Redirect.from(
-                    new File("/dev/null")));
-            builder.environment().clear();
-            builder.environment().putAll(env);
-            RankProcess started = new RankProcess(rank, builder.start());
-            started.pump(started.process.getInputStream(), out, "out");
-            started.pump(started.process.getErrorStream(), err, "err");
-            return started;
-        }
-
-        private void pump(InputStream stream, PrintStream target, String which) {
-            String prefix = "[rank " + rank + "] ";
-            Thread thread = new Thread(() -> {
-                try (BufferedReader reader = new BufferedReader(new InputStreamReader(stream, StandardCharsets.UTF_8))) {
-                    for (String line = reader.readLine(); line != null; line = reader.readLine()) {
-                        synchronized (target) {
-                            target.println(prefix + line);
-                        }
-                        remember(line);
-                    }
-                } catch (IOException e) {
-                    // The process is gone and its pipe closed under us; what it printed was copied.
-                } catch (UncheckedIOException e) {
-                    remember("(output lost: " + e.getMessage() + ")");
-                }
-            }, "ringstar-launch-rank-" + rank + "-" + which);
-            thread.setDaemon(true);
-            thread.start();
-            pumps.add(thread);
-        }
-
-        private synchronized void remember(String line) {
-            if (lastLines.size() == LAST_LINES) {
-                lastLines.removeFirst();
-            }
-            lastLines.addLast(line);
-        }
-
-        synchronized List<String> lastLines() {
-            return List.copyOf(lastLines);
-        }
-
-        /** Waits until {@code deadline} (System.nanoTime) at most for the output threads, so a rank's last lines come first. */
-        void awaitOutput(long deadline) {
-            for (Thread pump : pumps) {
-                try {
-                    long left = deadline - System.nanoTime();
-                    if (left <= 0) {
-                        return;
-                    }
-                    pump.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
-            }
         }
     }
 }

@@ -4,7 +4,6 @@ import io.ringstar.ConfigSources;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.Transports;
-import io.ringstar.cli.CommandArguments;
 import io.ringstar.cli.Main;
 import io.ringstar.cli.UsageException;
 import io.ringstar.spi.LoopbackPorts;
@@ -13,7 +12,6 @@ import io.ringstar.transport.inproc.InProcessTransportProvider;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -30,8 +28,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *     command prints at start; never contains a secret
  */
 public record RankPlacement(DistributedConfig config, boolean oneRankPerProcess, String description) {
-    /** The flags every command that runs ranks accepts, with their leading {@code --}. */
-    public static final List<String> FLAGS = ConfigSources.FLAGS.stream().map(name -> "--" + name).toList();
     private static final String IN_PROCESS = InProcessTransportProvider.NAME;
     /** Set once this process has said that its job is unauthenticated. */
     private static final AtomicBoolean WARNED_UNAUTHENTICATED = new AtomicBoolean();
@@ -89,14 +85,18 @@ public record RankPlacement(DistributedConfig config, boolean oneRankPerProcess,
     /**
      * Decides the placement.
      *
+     * @param givenFlags the values of core's flags ({@link ConfigSources#FLAGS}) given on the command
+     *     line, keyed without {@code --}
+     * @param options transport options given with {@code --option name=value}, set on the
+     *     configuration after the flags and variables are resolved
      * @param defaultWorldSize the world size when every rank is a thread and {@code --world-size} is absent
      * @param defaultTimeout the bound of every wait when neither {@code --timeout} nor
      *     {@code RINGSTAR_TIMEOUT} gives one
      * @throws UsageException naming what is missing or contradictory, and how to give it
      */
-    public static RankPlacement resolve(CommandArguments arguments, Map<String, String> env, int defaultWorldSize,
-            Duration defaultTimeout) throws UsageException {
-        Map<String, String> flags = arguments.valuesOf(ConfigSources.FLAGS);
+    public static RankPlacement resolve(Map<String, String> givenFlags, Map<String, String> options,
+            Map<String, String> env, int defaultWorldSize, Duration defaultTimeout) throws UsageException {
+        Map<String, String> flags = givenFlags;
         String defaultTransport = Transports.available().containsKey("netty") ? "netty" : IN_PROCESS;
         boolean oneRankPerProcess = ConfigSources.rankGiven(flags, env);
         Map<String, String> sources = env;
@@ -132,6 +132,15 @@ public record RankPlacement(DistributedConfig config, boolean oneRankPerProcess,
             config = config.toBuilder().timeout(defaultTimeout).build();
             resolved = new ConfigSources.Resolved(config, resolved.origins());
         }
+        if (!options.isEmpty()) {
+            DistributedConfig.Builder withOptions = config.toBuilder();
+            options.forEach(withOptions::option);
+            try {
+                config = withOptions.build();
+            } catch (InvalidConfigException e) {
+                throw new UsageException(PlacementFlags.OPTION + ": " + e.getMessage().replaceFirst("^configure: ", ""));
+            }
+        }
         if (!Transports.available().containsKey(config.transport())) {
             throw new UsageException("transport '" + config.transport() + "' (" + resolved.origins().get(
                     ConfigSources.TRANSPORT) + ") is not in this jar; available: "
@@ -154,31 +163,5 @@ public record RankPlacement(DistributedConfig config, boolean oneRankPerProcess,
                         + "s" + config.option(ConfigSources.SECRET_FILE_OPTION).map(f -> ", secret file " + f).orElse("")
                         + config.option(ConfigSources.TLS_CERT_OPTION).map(f -> ", TLS certificate " + f).orElse("");
         return new RankPlacement(config, oneRankPerProcess, description);
-    }
-
-    /** The help text of the flags and variables {@link #resolve} reads, shared by every command that runs ranks. */
-    public static void printHelp(PrintStream out, int defaultWorldSize, Duration defaultTimeout) {
-        out.println("Where the ranks run (flags, else the variables of the launcher that started this process):");
-        out.println("  --world-size N        ranks in the group (default " + defaultWorldSize + " when every rank is a thread here)");
-        out.println("  --rank R              run only rank R in this process; the other ranks are other processes");
-        out.println("                        (started by hand, by 'ringstar launch', mpirun, srun or torchrun)");
-        out.println("  --coordinator H:P     where rank 0 listens (default with threads: a free loopback port)");
-        out.println("  --transport T         " + String.join(" | ", Transports.available().keySet())
-                + " (default netty; inproc only with threads)");
-        out.println("  --timeout SECONDS     bound of every wait (default " + defaultTimeout.toSeconds() + ")");
-        out.println("  --secret-file PATH    shared secret every rank proves at connection (or RINGSTAR_SECRET);");
-        out.println("                        without one the job is unauthenticated, and says so on stderr");
-        out.println("  --checksum C          crc32c | none (default none): a CRC32C in every message, checked on");
-        out.println("                        receipt, so corruption in transit is an error, not wrong numbers");
-        out.println("  --tls-cert PEM        netty: this rank's certificate chain; turns on TLS with peer certificates");
-        out.println("  --tls-key PEM         netty: its private key (unencrypted PKCS#8, 'BEGIN PRIVATE KEY')");
-        out.println("  --tls-trust PEM       netty: certificates (CA or each peer's) a peer's certificate must chain to");
-        out.println("  Without --rank and without a launcher's rank variable, every rank is a thread of this JVM.");
-        out.println("  Launcher variables: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (torchrun, ringstar launch);");
-        out.println("  OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE (mpirun); SLURM_PROCID, SLURM_NTASKS (srun);");
-        out.println("  PMI_RANK, PMI_SIZE; RINGSTAR_TRANSPORT, RINGSTAR_TIMEOUT, RINGSTAR_SECRET_FILE,");
-        out.println("  RINGSTAR_CHECKSUM, RINGSTAR_TLS_CERT, RINGSTAR_TLS_KEY, RINGSTAR_TLS_TRUST. A flag and a");
-        out.println("  variable that disagree stop the program before it connects. Under a launcher on one host");
-        out.println("  without MASTER_ADDR, rank 0 listens on " + DistributedConfig.DEFAULT_COORDINATOR_ADDR + ".");
     }
 }

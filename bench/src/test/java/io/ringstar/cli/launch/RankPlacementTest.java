@@ -4,13 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.ConfigSources;
-import io.ringstar.cli.CommandArguments;
 import io.ringstar.cli.UsageException;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
@@ -18,9 +17,26 @@ import org.junit.jupiter.api.Test;
 /** What a command says about the job's security before it connects, and the TLS flags' mapping. */
 class RankPlacementTest {
 
+    /** The placement that {@code args}, pairs of core's flags and their values, give with {@code env}. */
     private static RankPlacement placement(Map<String, String> env, String... args) throws UsageException {
-        return RankPlacement.resolve(CommandArguments.parse(List.of(args), RankPlacement.FLAGS), env, 3,
-                Duration.ofSeconds(30));
+        return placementWithOptions(env, Map.of(), args);
+    }
+
+    private static RankPlacement placementWithOptions(Map<String, String> env, Map<String, String> options,
+            String... args) throws UsageException {
+        Map<String, String> flags = new LinkedHashMap<>();
+        for (int i = 0; i < args.length; i += 2) {
+            flags.put(args[i].substring("--".length()), args[i + 1]);
+        }
+        return RankPlacement.resolve(flags, options, env, 3, Duration.ofSeconds(30));
+    }
+
+    @Test
+    void optionsGivenByNameBecomeTheConfigurationsOptions() throws UsageException {
+        RankPlacement placement = placementWithOptions(Map.of(), Map.of(ConfigSources.SECRET_FILE_OPTION, "/s"),
+                "--transport", "netty");
+        assertEquals("/s", placement.config().option(ConfigSources.SECRET_FILE_OPTION).orElseThrow());
+        assertTrue(placement(Map.of(), "--transport", "netty").config().option(ConfigSources.SECRET_FILE_OPTION).isEmpty());
     }
 
     @Test
