@@ -79,14 +79,14 @@ final class AsyncTraining {
     private final Transport transport;
     private final PrintStream out;
     private final Trainer.StepHook hook;
-    private final Trainer.BatchSchedule schedule;
+    private final BatchSchedule schedule;
     private final int workers;
     private final long parameterCount;
     private final Duration timeout;
     private final TrainingCheckpoints checkpoints;
 
     AsyncTraining(TrainSettings settings, Network network, Dataset train, Dataset heldOut, DistributedConfig config,
-            Transport transport, PrintStream out, Trainer.StepHook hook, Trainer.BatchSchedule schedule,
+            Transport transport, PrintStream out, Trainer.StepHook hook, BatchSchedule schedule,
             TrainingCheckpoints checkpoints) {
         this.settings = settings;
         this.network = network;
