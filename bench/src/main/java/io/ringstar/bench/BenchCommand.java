@@ -188,7 +188,6 @@ public final class BenchCommand implements Command {
             for (RankPlacement placement : settings.placements()) {
                 out.println("# config: " + placement.description());
                 out.flush();
-                placement.warnIfUnauthenticated(env, err);
                 try (TransportSweep sweep = TransportSweep.open(settings, placement, memory)) {
                     sweep.agreeOnPlan();
                     if (reports) {

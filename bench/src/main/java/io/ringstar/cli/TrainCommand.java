@@ -126,7 +126,6 @@ public final class TrainCommand implements Command {
         }
         String nativeThreads = NativeThreads.limitForRankThreads();
         out.println("# config: " + placement.description() + "; ND4J threads " + nativeThreads);
-        placement.warnIfUnauthenticated(env, err);
         out.flush();
         List<Transport> transports = List.of();
         try (RankThreads threads = new RankThreads(placement.localRanks())) {

@@ -1,6 +1,7 @@
 package io.ringstar.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -102,6 +103,8 @@ class MainTest {
         long rows = out().lines().filter(line -> !line.startsWith("#")).count();
         assertEquals(15 * 2, rows, out()); // sizes 4..64K, two algorithms
         assertTrue(out().contains("# all results right"), out());
+        // Without a secret the transport warns, in its log; the command adds no second warning of its own.
+        assertFalse(err().contains("UNAUTHENTICATED"), err());
     }
 
     @Test

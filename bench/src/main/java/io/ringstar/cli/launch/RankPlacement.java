@@ -4,17 +4,12 @@ import io.ringstar.ConfigSources;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.Transports;
-import io.ringstar.cli.Main;
 import io.ringstar.cli.UsageException;
 import io.ringstar.spi.LoopbackPorts;
-import io.ringstar.spi.NetworkOptions;
 import io.ringstar.transport.inproc.InProcessTransportProvider;
-import java.io.PrintStream;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Where the ranks of a command's group run, decided once from the flags and the environment before
@@ -29,38 +24,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public record RankPlacement(DistributedConfig config, boolean oneRankPerProcess, String description) {
     private static final String IN_PROCESS = InProcessTransportProvider.NAME;
-    /** Set once this process has said that its job is unauthenticated. */
-    private static final AtomicBoolean WARNED_UNAUTHENTICATED = new AtomicBoolean();
-
-    /**
-     * The warning that this job runs unauthenticated: its transport is a network one, no shared
-     * secret is set (no {@code secret} or {@value ConfigSources#SECRET_FILE_OPTION} option, no
-     * {@value NetworkOptions#SECRET_ENV} in {@code env}) and no TLS certificate; empty otherwise.
-     */
-    Optional<String> unauthenticatedWarning(Map<String, String> env) {
-        if (config.transport().equals(IN_PROCESS) || config.option(NetworkOptions.SECRET_OPTION).isPresent()
-                || config.option(ConfigSources.SECRET_FILE_OPTION).isPresent()
-                || config.option(ConfigSources.TLS_CERT_OPTION).isPresent()
-                || env.containsKey(NetworkOptions.SECRET_ENV)) {
-            return Optional.empty();
-        }
-        return Optional.of("warning: this job is UNAUTHENTICATED: no shared secret is set, so anyone who can reach"
-                + " its ports can join it or send it data; give every rank --secret-file PATH (or set "
-                + NetworkOptions.SECRET_ENV + "), or with netty --tls-cert, --tls-key and --tls-trust");
-    }
-
-    /** Prints {@link #unauthenticatedWarning} on {@code err}, once per process whatever commands it runs. */
-    public void warnIfUnauthenticated(Map<String, String> env, PrintStream err) {
-        warnIfUnauthenticated(env, err, WARNED_UNAUTHENTICATED);
-    }
-
-    /** As {@link #warnIfUnauthenticated(Map, PrintStream)}, with {@code warned} in place of the process's flag. */
-    public void warnIfUnauthenticated(Map<String, String> env, PrintStream err, AtomicBoolean warned) {
-        unauthenticatedWarning(env).filter(line -> warned.compareAndSet(false, true)).ifPresent(line -> {
-            err.println(Main.PROGRAM + ": " + line);
-            err.flush();
-        });
-    }
 
     /** The ranks this process runs: all of them as threads, or the one it was given. */
     public int localRanks() {

@@ -5,16 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.ConfigSources;
 import io.ringstar.cli.UsageException;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
-/** What a command says about the job's security before it connects, and the TLS flags' mapping. */
+/** How the flags, the options and a launcher's variables become a rank's configuration. */
 class RankPlacementTest {
 
     /** The placement that {@code args}, pairs of core's flags and their values, give with {@code env}. */
@@ -37,35 +33,6 @@ class RankPlacementTest {
                 "--transport", "netty");
         assertEquals("/s", placement.config().option(ConfigSources.SECRET_FILE_OPTION).orElseThrow());
         assertTrue(placement(Map.of(), "--transport", "netty").config().option(ConfigSources.SECRET_FILE_OPTION).isEmpty());
-    }
-
-    @Test
-    void aNetworkJobWithoutASecretSaysOnceOnStderrThatItIsUnauthenticated() throws UsageException {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        PrintStream err = new PrintStream(bytes, true, StandardCharsets.UTF_8);
-        AtomicBoolean warned = new AtomicBoolean();
-        RankPlacement netty = placement(Map.of(), "--transport", "netty");
-        netty.warnIfUnauthenticated(Map.of(), err, warned);
-        // A second command in the same process (or a second group) does not repeat it.
-        placement(Map.of(), "--transport", "netty", "--world-size", "2").warnIfUnauthenticated(Map.of(), err, warned);
-        String said = bytes.toString(StandardCharsets.UTF_8);
-        assertEquals(1, said.lines().count(), said);
-        assertTrue(said.startsWith("ringstar: warning: this job is UNAUTHENTICATED") && said.contains("--secret-file"),
-                said);
-    }
-
-    @Test
-    void aSecretFromAnySourceTlsOrTheInProcessTransportNeedsNoWarning() throws UsageException {
-        assertTrue(placement(Map.of(), "--transport", "netty").unauthenticatedWarning(Map.of()).isPresent());
-        assertTrue(placement(Map.of(), "--transport", "netty", "--secret-file", "/s").unauthenticatedWarning(Map.of())
-                .isEmpty());
-        assertTrue(placement(Map.of("RINGSTAR_SECRET_FILE", "/s"), "--transport", "netty")
-                .unauthenticatedWarning(Map.of("RINGSTAR_SECRET_FILE", "/s")).isEmpty());
-        assertTrue(placement(Map.of(), "--transport", "netty").unauthenticatedWarning(Map.of("RINGSTAR_SECRET", "x"))
-                .isEmpty());
-        assertTrue(placement(Map.of(), "--transport", "netty", "--tls-cert", "/c.pem", "--tls-key", "/k.pem",
-                "--tls-trust", "/ca.pem").unauthenticatedWarning(Map.of()).isEmpty());
-        assertTrue(placement(Map.of(), "--transport", "inproc").unauthenticatedWarning(Map.of()).isEmpty());
     }
 
     @Test
