@@ -68,7 +68,8 @@ public enum Algorithm {
     }
 
     /**
-     * The algorithms that {@link #FLAG} picks ({@code given}, {@code null} when absent), {@code defaultChoice} when it is absent: one label,
+     * The algorithms that {@link #FLAG} picks: {@code given} ({@code null} when the flag is absent,
+     * then {@code defaultChoice}) is one label,
      * or {@link #BOTH} for all of them (ps, then ring). Both commands parse it here so that they
      * accept the same values and say the same thing about a wrong one.
      *

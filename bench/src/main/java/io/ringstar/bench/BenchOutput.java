@@ -41,7 +41,8 @@ final class BenchOutput {
         if (settings.plot().isPresent()) {
             Path path = settings.plot().get();
             try {
-                BusBandwidthChart.write(path, "ringstar bench: busbw, world size " + settings.worldSize() + ", ranks as "
+                BusBandwidthChart.write(path, "ringstar bench: busbw, world size " + settings.worldSize()
+                        + ", ranks as "
                         + placement + ", " + date, rows);
                 out.println("# drew busbw against size to " + path);
             } catch (IOException | RuntimeException | LinkageError | InternalError e) {
@@ -70,7 +71,8 @@ final class BenchOutput {
         meta.put("warmup", settings.warmup() == BenchSettings.AUTO ? "auto" : settings.warmup());
         meta.put("chunk_bytes", settings.chunkBytes() == BenchSettings.AUTO ? "default" : settings.chunkBytes());
         meta.put("timeout_s", settings.timeout().toSeconds());
-        meta.put("time", "nearest-rank percentiles (HdrHistogram, 3 significant digits) of the per-call times; each call's time is the slowest"
+        meta.put("time", "nearest-rank percentiles (HdrHistogram, 3 significant digits) of the per-call times;"
+                + " each call's time is the slowest"
                 + " rank's (processes: gathered at rank 0)");
         meta.put("memory_per", settings.oneRankPerProcess() ? "rank" : "jvm");
         meta.put("memory", "heap: sum of the heap pools' peaks during the row; offheap: peak, sampled every "

@@ -518,7 +518,10 @@ final class AsyncTraining {
             return slowest;
         }
 
-        /** Writes PARAMS or START with the current parameters into {@code buffer}, flipped; the caller holds the lock or runs alone. */
+        /**
+         * Writes PARAMS or START with the current parameters into {@code buffer}, flipped; the caller
+         * holds the lock or runs alone.
+         */
         private void packParams(ByteBuffer buffer, byte kind, long step) {
             AsyncMessage.writeHeader(buffer, kind, version, step, Double.NaN, 0, 0,
                     Math.toIntExact(4 * parameterCount));

@@ -127,7 +127,8 @@ final class SyncTraining {
             }
             float[][] values = Trainer.toFloats(params);
             TrainSummary summary = new TrainSummary(settings.steps(), curve[curve.length - 1], accuracy,
-                    elapsed, Trainer.share(commNanos, stepNanos), curve, heldOut.size(), algorithm.label(), "sync", world,
+                    elapsed, Trainer.share(commNanos, stepNanos), curve, heldOut.size(), algorithm.label(), "sync",
+                    world,
                     -1, -1, -1, TrainSummary.digest(values), firstStep);
             if (rank == 0) {
                 out.println(summary.describe(settings.model().label()));

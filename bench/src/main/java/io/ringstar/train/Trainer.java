@@ -261,7 +261,8 @@ public final class Trainer {
     static void printProgress(PrintStream out, int step, int steps, double loss, double accuracy, double stepMillis,
             double commShare, String extra) {
         int width = Integer.toString(steps).length();
-        out.printf(Locale.ROOT, "step %" + width + "d/%d  loss %.4f  held-out acc %5.1f%%  step %6.2f ms  comm %3.0f%%%s%n",
+        out.printf(Locale.ROOT, "step %" + width + "d/%d  loss %.4f  held-out acc %5.1f%%  step %6.2f ms"
+                + "  comm %3.0f%%%s%n",
                 step, steps, loss, 100 * accuracy, stepMillis, 100 * commShare, extra);
     }
 

@@ -120,7 +120,8 @@ class BenchCommandTest {
         assertEquals(2, plot.status());
         assertTrue(plot.err().contains("--plot") && plot.err().contains(".png"), plot.err());
         // None of them got as far as forming a group.
-        for (Outcome outcome : List.of(type, emptyTransport, unknown, listWithRank, extension, missingDirectory, plot)) {
+        List<Outcome> refused = List.of(type, emptyTransport, unknown, listWithRank, extension, missingDirectory, plot);
+        for (Outcome outcome : refused) {
             assertFalse(outcome.out().contains("# config:"), outcome.out());
         }
     }
@@ -166,7 +167,8 @@ class BenchCommandTest {
         assertEquals(rows.size(), tableRows(outcome.out()), outcome.out());
         Set<String> seen = new HashSet<>();
         for (Map<String, String> row : rows) {
-            String key = row.get("type") + " " + row.get("algorithm") + " " + row.get("op") + " " + row.get("size_bytes");
+            String key = row.get("type") + " " + row.get("algorithm") + " " + row.get("op") + " "
+                    + row.get("size_bytes");
             assertTrue(seen.add(key), "one row per type, algorithm, op and size: " + key);
             assertEquals("3", row.get("world_size"));
             assertEquals("threads", row.get("placement"));

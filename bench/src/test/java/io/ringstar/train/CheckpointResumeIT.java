@@ -95,7 +95,10 @@ class CheckpointResumeIT {
         return matcher.group(1);
     }
 
-    /** The launched rank process whose environment says RANK=rank (the launcher's children all run the same command). */
+    /**
+     * The launched rank process whose environment says RANK=rank (the launcher's children all run
+     * the same command).
+     */
     private static Optional<ProcessHandle> rankProcess(Process launcher, int rank) {
         return launcher.descendants().filter(handle -> {
             try {

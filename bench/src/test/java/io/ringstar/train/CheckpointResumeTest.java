@@ -228,7 +228,8 @@ class CheckpointResumeTest {
         long round = saved.steps().get(0);
         assertTrue(round >= 30 && round % 10 == 0, "newest checkpoint " + saved.steps());
         Checkpoint checkpoint = CheckpointDirectory.read(saved.pathOf(round));
-        float[] clocks = Trainer.flat(checkpoint.tensor("worker-clocks").castTo(org.nd4j.linalg.api.buffer.DataType.FLOAT));
+        float[] clocks = Trainer.flat(checkpoint.tensor("worker-clocks")
+                .castTo(org.nd4j.linalg.api.buffer.DataType.FLOAT));
         assertEquals(Long.toString(round * (ranks - 1)), checkpoint.metadata("version"));
 
         Resumed run = resume(ranks, settings, Algorithm.PS);

@@ -78,7 +78,8 @@ class DataReadersTest {
         Files.write(labels, idxLabels(new byte[] {1, 2}));
 
         Files.write(images, idxLabels(new byte[] {1, 2}));
-        IllegalArgumentException magic = assertThrows(IllegalArgumentException.class, () -> IdxReader.read(images, null));
+        IllegalArgumentException magic = assertThrows(IllegalArgumentException.class,
+                () -> IdxReader.read(images, null));
         assertTrue(magic.getMessage().contains(images.toString()) && magic.getMessage().contains("byte 0")
                 && magic.getMessage().contains("0x00000801"), magic.getMessage());
 

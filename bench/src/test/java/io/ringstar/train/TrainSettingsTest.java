@@ -30,7 +30,8 @@ class TrainSettingsTest {
     @Test
     void flagsAreParsedAndOthersLeftAlone() {
         TrainSettings settings = TrainSettings.fromFlags(Map.of("model", "softmax", "mode", "async", "steps", "7",
-                "batch-size", "30", "lr", "0.5", "max-staleness", "0", "seed", "-3", "data", "/d/train-images-idx3-ubyte",
+                "batch-size", "30", "lr", "0.5", "max-staleness", "0", "seed", "-3",
+                "data", "/d/train-images-idx3-ubyte",
                 "world-size", "4", "algorithm", "ps"));
         assertEquals(TrainSettings.Model.SOFTMAX, settings.model());
         assertEquals(TrainSettings.Mode.ASYNC, settings.mode());

@@ -190,7 +190,8 @@ public final class PingPongPair implements AutoCloseable {
                     + ECHO_STOP_LIMIT);
         }
         if (echoFailure != null) {
-            throw new IllegalStateException("the " + medium + " ping-pong's echo thread (rank 1) failed: " + echoFailure,
+            throw new IllegalStateException("the " + medium + " ping-pong's echo thread (rank 1) failed: "
+                    + echoFailure,
                     echoFailure);
         }
     }

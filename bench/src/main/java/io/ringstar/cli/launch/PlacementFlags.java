@@ -127,8 +127,8 @@ public final class PlacementFlags {
                     + " RINGSTAR_SECRET); without one the job is unauthenticated, and the transport says so"};
             case ConfigSources.CHECKSUM -> new String[] {"C", "crc32c | none (default none): a CRC32C in every message,"
                     + " checked on receipt, so corruption in transit is an error, not wrong numbers"};
-            case ConfigSources.TLS_CERT -> new String[] {"PEM", "netty: this rank's certificate chain; turns on TLS with"
-                    + " peer certificates"};
+            case ConfigSources.TLS_CERT -> new String[] {"PEM", "netty: this rank's certificate chain; turns on TLS"
+                    + " with peer certificates"};
             case ConfigSources.TLS_KEY -> new String[] {"PEM", "netty: its private key (unencrypted PKCS#8, 'BEGIN"
                     + " PRIVATE KEY')"};
             case ConfigSources.TLS_TRUST -> new String[] {"PEM", "netty: certificates (CA or each peer's) a peer's"

@@ -101,7 +101,8 @@ public record RankPlacement(DistributedConfig config, boolean oneRankPerProcess,
             try {
                 config = withOptions.build();
             } catch (InvalidConfigException e) {
-                throw new UsageException(PlacementFlags.OPTION + ": " + e.getMessage().replaceFirst("^configure: ", ""));
+                throw new UsageException(PlacementFlags.OPTION + ": "
+                        + e.getMessage().replaceFirst("^configure: ", ""));
             }
         }
         if (!Transports.available().containsKey(config.transport())) {
@@ -123,7 +124,8 @@ public record RankPlacement(DistributedConfig config, boolean oneRankPerProcess,
                 : "world size " + config.worldSize() + " as threads of this process (no rank given), coordinator "
                         + config.coordinatorAddr() + ", transport " + config.transport() + " ("
                         + resolved.origins().get(ConfigSources.TRANSPORT) + "), timeout " + config.timeout().toSeconds()
-                        + "s" + config.option(ConfigSources.SECRET_FILE_OPTION).map(f -> ", secret file " + f).orElse("")
+                        + "s"
+                        + config.option(ConfigSources.SECRET_FILE_OPTION).map(f -> ", secret file " + f).orElse("")
                         + config.option(ConfigSources.TLS_CERT_OPTION).map(f -> ", TLS certificate " + f).orElse("");
         return new RankPlacement(config, oneRankPerProcess, description);
     }

@@ -86,7 +86,10 @@ final class RankProcess {
         return List.copyOf(lastLines);
     }
 
-    /** Waits until {@code deadline} (System.nanoTime) at most for the output threads, so a rank's last lines come first. */
+    /**
+     * Waits until {@code deadline} (System.nanoTime) at most for the output threads, so a rank's
+     * last lines come first.
+     */
     void awaitOutput(long deadline) {
         for (Thread pump : pumps) {
             try {

@@ -72,7 +72,8 @@ public final class CsvReader {
                         + "first line has " + columns);
             }
             if (columns < 2) {
-                throw new IllegalArgumentException(path + " line " + lineNo + ": needs a label and at least one feature");
+                throw new IllegalArgumentException(path + " line " + lineNo
+                        + ": needs a label and at least one feature");
             }
             float[] row = new float[columns - 1];
             int label = -1;

@@ -6,8 +6,9 @@ import java.util.Random;
  * The built-in data set, so a training run needs no download: {@code classes} Gaussian clusters in
  * {@code features} dimensions. Each class has a random centre; a sample is its class's centre plus
  * unit Gaussian noise. The centres are drawn with a spread chosen so that neighbouring clusters
- * overlap a little (see {@link #SEPARATION}): a linear model gets most samples right after some training, but not all, and
- * accuracy starts at chance (1 / classes) and climbs visibly. Same seed, same samples, on every rank.
+ * overlap a little (see {@link #SEPARATION}): a linear model gets most samples right after some
+ * training, but not all, and accuracy starts at chance (1 / classes) and climbs visibly. Same seed,
+ * same samples, on every rank.
  */
 public final class SyntheticData {
     /**

@@ -32,7 +32,8 @@ class RankPlacementTest {
         RankPlacement placement = placementWithOptions(Map.of(), Map.of(ConfigSources.SECRET_FILE_OPTION, "/s"),
                 "--transport", "netty");
         assertEquals("/s", placement.config().option(ConfigSources.SECRET_FILE_OPTION).orElseThrow());
-        assertTrue(placement(Map.of(), "--transport", "netty").config().option(ConfigSources.SECRET_FILE_OPTION).isEmpty());
+        assertTrue(placement(Map.of(), "--transport", "netty").config().option(ConfigSources.SECRET_FILE_OPTION)
+                .isEmpty());
     }
 
     @Test
