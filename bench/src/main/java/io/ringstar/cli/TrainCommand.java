@@ -70,8 +70,6 @@ public final class TrainCommand implements Command {
     @Option(names = "--algorithm", paramLabel = "A", description = "ps | ring | both (default both; ps with --mode"
             + " async)")
     private String algorithm;
-    @Option(names = {"-h", "--help"}, usageHelp = true, description = "this text")
-    private boolean help;
 
     /** @param env the environment that may name this process's rank (launcher variables) */
     public TrainCommand(Map<String, String> env) {
@@ -91,6 +89,8 @@ public final class TrainCommand implements Command {
             }
             commandSpec.addOption(option.build());
         }
+        // Declared here, after the train flags, so that the help lists it last among them.
+        commandSpec.addOption(OptionSpec.builder("-h", "--help").usageHelp(true).description("this text").build());
         PlacementFlags.declare(commandSpec, DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT);
     }
 

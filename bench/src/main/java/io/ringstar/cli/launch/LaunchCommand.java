@@ -45,7 +45,7 @@ import picocli.CommandLine.Spec;
             "jar's commands (bench, train), which run this jar again with the JVM options in RINGSTAR_JAVA_OPTS,",
             "or any program and its arguments.",
             "Every line a rank prints comes out as '[rank r] line' (stderr stays stderr).", ""},
-        optionListHeading = "Flags:%n",
+        parameterListHeading = "After '--':%n", optionListHeading = "%nFlags:%n",
         footer = {"", "When a rank exits with a non-zero status, the others and their children get SIGTERM (and",
             "SIGKILL 5 s later), and the launcher exits with the status of the rank that failed first",
             "after naming it and printing its last 20 lines. Ctrl-C stops every rank the same way.",
@@ -84,7 +84,7 @@ public final class LaunchCommand implements Command {
     private Integer maxTime;
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "this text")
     private boolean help;
-    @Parameters(paramLabel = "COMMAND", description = "after '--': the command each rank runs, and its arguments")
+    @Parameters(paramLabel = "COMMAND", description = "the command each rank runs, and its arguments")
     private List<String> command = new ArrayList<>();
 
     /** @param env this process's environment, which the ranks inherit (other launchers' rank variables removed) */
