@@ -7,6 +7,7 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.function.Function;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
@@ -23,16 +24,20 @@ public final class Main {
     private static final int USAGE_WIDTH = 110;
     private static final String LOG_FORMAT = "java.util.logging.SimpleFormatter.format";
 
-    private final Function<Map<String, String>, List<Command>> commands;
+    private final Function<Map<String, String>, List<?>> commands;
     private final Map<String, String> env;
 
-    /** A program with exactly these commands (tests use it to run one command with its collaborators replaced). */
-    public Main(List<Command> commands) {
+    /**
+     * A program with exactly these commands, for one command line (tests use it to run one command
+     * with its collaborators replaced). Each is a picocli {@code @Command} object: a {@link Command},
+     * or a {@link Callable} whose result is the exit status.
+     */
+    public Main(List<?> commands) {
         this.commands = ignored -> commands;
         this.env = Map.of();
     }
 
-    private Main(Map<String, String> env, Function<Map<String, String>, List<Command>> commands) {
+    private Main(Map<String, String> env, Function<Map<String, String>, List<?>> commands) {
         this.commands = commands;
         this.env = Map.copyOf(env);
     }
@@ -49,9 +54,10 @@ public final class Main {
 
     /**
      * The jar's commands, built afresh for each command line. A new command (such as a
-     * {@code report} command) is added here and nowhere else.
+     * {@code report} command, a {@link Command} or a picocli {@link Callable}) is added here and
+     * nowhere else.
      */
-    private static List<Command> subcommands(Map<String, String> env) {
+    private static List<?> subcommands(Map<String, String> env) {
         return List.of(new BenchCommand(env), new TrainCommand(env), new LaunchCommand(env), new JmhCommand());
     }
 
@@ -77,11 +83,13 @@ public final class Main {
     }
 
     /** The program and its commands, each with the options it declares in code; nothing is parsed yet. */
-    public static CommandLine commandLine(List<Command> commands) {
+    public static CommandLine commandLine(List<?> commands) {
         CommandLine program = new CommandLine(new Program());
-        for (Command command : commands) {
+        for (Object command : commands) {
             CommandLine sub = new CommandLine(command);
-            command.declareOptions(sub.getCommandSpec());
+            if (command instanceof Command declaring) {
+                declaring.declareOptions(sub.getCommandSpec());
+            }
             program.addSubcommand(sub);
         }
         program.addSubcommand(new CommandLine.HelpCommand());
@@ -100,19 +108,24 @@ public final class Main {
             leaf = leaf.subcommand();
         }
         CommandSpec spec = leaf.commandSpec();
-        if (!(spec.userObject() instanceof Command command)) {
+        Object command = spec.userObject();
+        if (!(command instanceof Command) && !(command instanceof Callable<?>)) {
             err.println(PROGRAM + ": no command given");
             spec.commandLine().usage(err);
             return UsageException.EXIT_STATUS;
         }
         String name = spec.qualifiedName();
         try {
-            return command.run(out, err);
+            if (command instanceof Command ours) {
+                return ours.run(out, err);
+            }
+            Object status = ((Callable<?>) command).call();
+            return status instanceof Integer code ? code : 0;
         } catch (UsageException e) {
             err.println(name + ": " + e.getMessage());
             err.println("Try '" + name + " --help'.");
             return UsageException.EXIT_STATUS;
-        } catch (RuntimeException e) {
+        } catch (Exception e) {
             err.println(name + " failed:");
             e.printStackTrace(err);
             return 1;

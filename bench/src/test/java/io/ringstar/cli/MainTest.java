@@ -11,9 +11,11 @@ import io.ringstar.bench.ByteSize;
 import io.ringstar.spi.LoopbackPorts;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import picocli.CommandLine;
 
 // The bench and train tests run whole groups of ranks; a hang in one must fail it, not stall the build.
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -64,6 +66,34 @@ class MainTest {
         assertEquals(2, run("bench", "--algorithm", "tree"));
         assertEquals(2, run("bench", "--min-bytes", "1M", "--max-bytes", "1K"));
         assertEquals(2, run("jmh", "-f", "many"));
+    }
+
+    /** A command written as a plain picocli Callable, as a command from another package may be. */
+    @CommandLine.Command(name = "echo", header = "prints its word")
+    static final class EchoCommand implements Callable<Integer> {
+        @CommandLine.Option(names = "--word", paramLabel = "W", description = "the word")
+        String word;
+        @CommandLine.Option(names = "--status", paramLabel = "N", description = "the exit status")
+        int status;
+
+        @Override
+        public Integer call() throws UsageException {
+            if ("".equals(word)) {
+                throw new UsageException("--word must not be empty");
+            }
+            return status;
+        }
+    }
+
+    @Test
+    void aPicocliCallableIsACommandToo() {
+        assertEquals(0, output.run(new Main(List.of(new EchoCommand())), "--help"));
+        assertTrue(out().contains("  echo ") && out().contains("prints its word"), out());
+        assertEquals(3, output.run(new Main(List.of(new EchoCommand())), "echo", "--word", "x", "--status", "3"));
+        assertEquals(2, output.run(new Main(List.of(new EchoCommand())), "echo", "--word", ""));
+        assertTrue(err().contains("ringstar echo: --word must not be empty"), err());
+        assertEquals(2, output.run(new Main(List.of(new EchoCommand())), "echo", "--wrod", "x"));
+        assertTrue(err().contains("unknown flag '--wrod'") && err().contains("--word"), err());
     }
 
     @Test
