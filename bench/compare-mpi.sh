@@ -17,7 +17,7 @@
 # about 32 MiB in at most 2000 calls, or a fifth of the timed calls if more; ringstar's bench also
 # warms the JIT up once, before its first row, with 20 000 small calls).
 #        bench/compare-mpi.sh --ratios FILE.csv     (only print the ratios of an earlier run's CSV)
-# Aeron options for every Aeron rank go in AERON_OPTS, e.g. AERON_OPTS=-Dringstar.aeron.termLength=16777216.
+# Aeron options for every Aeron rank go in AERON_OPTS, e.g. AERON_OPTS='--option aeron.termLength=16M'.
 # Writes DIR/compare-run<R>.csv and DIR/ratios-run<R>.md (default DIR bench/results/compare-mpi).
 # Installs Open MPI with apt-get when mpicc or mpirun is missing and this runs as root; builds
 # bench/target/ringstar.jar when it is missing. Exit status: 0 every result right, 1 otherwise.
@@ -81,17 +81,19 @@ mpi() {
 # Called on the left of `||`, where set -e does not act: every failure is checked by hand.
 ringstar() {
   local label=$1 transport=$2 n=$3 csv=$4 pair algorithm op raw launch result=0
-  local raws=()
+  local raws=() extra=()
+  # Options for this launch's bench (RINGSTAR_ARGS, set by the callers below), split into words.
+  read -r -a extra <<< "${RINGSTAR_ARGS:-}"
   for pair in "ps all" "ring reduce"; do
     read -r algorithm op <<< "$pair"
     raw=${csv%.csv}-$algorithm.csv
     # A file left by an interrupted run must not pass for this launch's.
     rm -f "$raw"
     echo "== $label, world size $n: ringstar launch --nproc $n -- bench --transport $transport --algorithm $algorithm" \
-      "--op $op ${RINGSTAR_JAVA_OPTS:-}"
+      "--op $op ${RINGSTAR_ARGS:-}"
     launch=0
     ./ringstar launch --nproc "$n" --max-time 1800 -- bench --transport "$transport" --algorithm "$algorithm" \
-      --op "$op" "${sweep[@]}" --output "$raw" > "$csv.log" 2>&1 || launch=$?
+      --op "$op" "${sweep[@]}" "${extra[@]}" --output "$raw" > "$csv.log" 2>&1 || launch=$?
     grep -E '^\[rank 0\] +[0-9]' "$csv.log" || true
     if [ "$launch" != 0 ] || [ ! -s "$raw" ]; then
       echo "compare-mpi.sh: ringstar over $label at world size $n, $algorithm $op, failed (status $launch);" \
@@ -125,7 +127,7 @@ aeron_ipc() {
     cat "$driver_dir.log" >&2
     result=1
   else
-    RINGSTAR_JAVA_OPTS="-Dringstar.aeron.dir=$driver_dir ${AERON_OPTS:-}" ringstar aeron-ipc aeron "$1" "$2" \
+    RINGSTAR_ARGS="--option aeron.dir=$driver_dir ${AERON_OPTS:-}" ringstar aeron-ipc aeron "$1" "$2" \
       || result=$?
   fi
   # SIGTERM, then SIGKILL after 10 s: a driver that ignores the first must not hold the run.
@@ -151,7 +153,7 @@ for run in $(seq 1 "$runs"); do
         mpi-shm) mpi mpi-shm "$n" "$csv" "self,$shm" ;;
         mpi-tcp) mpi mpi-tcp "$n" "$csv" self,tcp --mca btl_tcp_if_include lo ;;
         netty) ringstar netty netty "$n" "$csv" ;;
-        aeron-udp) RINGSTAR_JAVA_OPTS=${AERON_OPTS:-} ringstar aeron-udp aeron "$n" "$csv" ;;
+        aeron-udp) RINGSTAR_ARGS=${AERON_OPTS:-} ringstar aeron-udp aeron "$n" "$csv" ;;
         aeron-ipc) aeron_ipc "$n" "$csv" ;;
         *) echo "compare-mpi.sh: unknown transport $what (netty, aeron-udp, aeron-ipc)" >&2; exit 2 ;;
       esac || status=1

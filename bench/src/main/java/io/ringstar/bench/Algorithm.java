@@ -5,6 +5,8 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.ParameterServer;
 import io.ringstar.Transport;
+import io.ringstar.cli.FlagValues;
+import io.ringstar.cli.UsageException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -17,9 +19,9 @@ public enum Algorithm {
     RING("ring");
 
     /** The flag that picks the algorithms, shared by {@code bench} and {@code train}. */
-    static final String FLAG = "--algorithm";
+    public static final String FLAG = "--algorithm";
     /** The flag's value that picks every algorithm, one after the other in declaration order. */
-    static final String BOTH = "both";
+    public static final String BOTH = "both";
 
     private final String label;
 
@@ -66,16 +68,17 @@ public enum Algorithm {
     }
 
     /**
-     * The algorithms that {@link #FLAG} picks, {@code defaultChoice} when it is absent: one label,
+     * The algorithms that {@link #FLAG} picks: {@code given} ({@code null} when the flag is absent,
+     * then {@code defaultChoice}) is one label,
      * or {@link #BOTH} for all of them (ps, then ring). Both commands parse it here so that they
      * accept the same values and say the same thing about a wrong one.
      *
      * @throws UsageException if the value is neither a label nor {@link #BOTH}
      */
-    static List<Algorithm> chosen(CommandArguments arguments, String defaultChoice) throws UsageException {
+    public static List<Algorithm> chosen(String given, String defaultChoice) throws UsageException {
         List<String> choices = new ArrayList<>(labels());
         choices.add(BOTH);
-        String text = arguments.choice(FLAG, defaultChoice, choices);
+        String text = FlagValues.choice(FLAG, given, defaultChoice, choices);
         return text.equals(BOTH) ? List.of(values()) : List.of(of(text));
     }
 }

@@ -6,7 +6,7 @@ import java.util.Locale;
  * Sizes in bytes as people type them: {@code 4}, {@code 64K}, {@code 16M}, {@code 1G} (binary
  * multiples: K = 1024). A trailing {@code B} or {@code iB} is accepted too ({@code 64KiB}).
  */
-final class ByteSize {
+public final class ByteSize {
     private ByteSize() {
     }
 
@@ -15,7 +15,7 @@ final class ByteSize {
      *
      * @throws IllegalArgumentException naming the text, if it is not a non-negative size
      */
-    static long parse(String text) {
+    public static long parse(String text) {
         String upper = text.trim().toUpperCase(Locale.ROOT);
         if (upper.endsWith("IB")) {
             upper = upper.substring(0, upper.length() - 2);
@@ -45,7 +45,7 @@ final class ByteSize {
     }
 
     /** The shortest exact form: {@code 64M} rather than {@code 67108864}, {@code 1000} as is. */
-    static String format(long bytes) {
+    public static String format(long bytes) {
         String[] units = {"G", "M", "K"};
         int[] shifts = {30, 20, 10};
         for (int i = 0; i < units.length; i++) {

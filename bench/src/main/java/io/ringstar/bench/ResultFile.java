@@ -1,5 +1,10 @@
 package io.ringstar.bench;
 
+import com.google.gson.Gson;
+import com.google.gson.GsonBuilder;
+import com.google.gson.TypeAdapter;
+import com.google.gson.stream.JsonReader;
+import com.google.gson.stream.JsonWriter;
 import java.io.IOException;
 import java.io.Writer;
 import java.math.BigDecimal;
@@ -25,6 +30,9 @@ final class ResultFile {
     static final String CSV_HEADER = "date,world_size,placement,transport,type,algorithm,op,size_bytes,count,iters,"
             + "time_p50_us,time_p99_us,algbw_gbps,busbw_gbps,bus_factor,wrong,heap_peak_bytes,offheap_peak_bytes";
     private static final MathContext SIGNIFICANT = new MathContext(6);
+    /** Decimals as written ({@code 12.345}, never {@code 1.2345E+1}); no HTML escapes in the strings. */
+    private static final Gson JSON = new GsonBuilder().disableHtmlEscaping()
+            .registerTypeAdapter(BigDecimal.class, new PlainDecimal()).create();
 
     /** What every row shares: when, how many ranks, and how they were placed. */
     record Run(String date, int worldSize, String placement) {
@@ -77,9 +85,7 @@ final class ResultFile {
         Map<String, Object> document = new LinkedHashMap<>();
         document.put("meta", meta);
         document.put("rows", jsonRows);
-        StringBuilder text = new StringBuilder();
-        appendJson(text, document);
-        return text.append('\n').toString();
+        return JSON.toJson(document) + "\n";
     }
 
     /** One row's values under the CSV's column names, in its order; numbers as {@link Number}s. */
@@ -119,55 +125,17 @@ final class ResultFile {
         return value;
     }
 
-    private static void appendJson(StringBuilder text, Object value) {
-        if (value instanceof Map<?, ?> map) {
-            text.append('{');
-            String separator = "";
-            for (Map.Entry<?, ?> entry : map.entrySet()) {
-                text.append(separator);
-                appendString(text, String.valueOf(entry.getKey()));
-                text.append(": ");
-                appendJson(text, entry.getValue());
-                separator = ", ";
-            }
-            text.append('}');
-        } else if (value instanceof List<?> list) {
-            text.append('[');
-            String separator = "";
-            for (Object element : list) {
-                text.append(separator);
-                appendJson(text, element);
-                separator = ", ";
-            }
-            text.append(']');
-        } else if (value instanceof BigDecimal decimal) {
-            text.append(decimal.toPlainString());
-        } else if (value instanceof Number || value instanceof Boolean) {
-            text.append(value);
-        } else {
-            appendString(text, String.valueOf(value));
+    /** Writes a {@link BigDecimal} as the plain number it is; the JSON form is only ever written. */
+    private static final class PlainDecimal extends TypeAdapter<BigDecimal> {
+        @Override
+        public void write(JsonWriter out, BigDecimal value) throws IOException {
+            out.jsonValue(value.toPlainString());
         }
-    }
 
-    private static void appendString(StringBuilder text, String value) {
-        text.append('"');
-        for (char c : value.toCharArray()) {
-            switch (c) {
-                case '"' -> text.append("\\\"");
-                case '\\' -> text.append("\\\\");
-                case '\n' -> text.append("\\n");
-                case '\r' -> text.append("\\r");
-                case '\t' -> text.append("\\t");
-                default -> {
-                    if (c < 0x20) {
-                        text.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-                    } else {
-                        text.append(c);
-                    }
-                }
-            }
+        @Override
+        public BigDecimal read(JsonReader in) throws IOException {
+            return new BigDecimal(in.nextString());
         }
-        text.append('"');
     }
 
     private static String lowerName(Path path) {

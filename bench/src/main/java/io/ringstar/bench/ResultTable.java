@@ -13,7 +13,8 @@ import java.util.stream.Collectors;
  */
 final class ResultTable {
     private static final String HEADER_FORMAT = "#%12s %12s %6s %9s %9s %9s %12s %12s %12s %12s %7s %10s %12s%n";
-    private static final String ROW_FORMAT = " %12d %12d %6s %9s %9s %9s %12.1f %12.1f %12.4f %12.4f %7d %10.1f %12.1f%n";
+    private static final String ROW_FORMAT =
+            " %12d %12d %6s %9s %9s %9s %12.1f %12.1f %12.4f %12.4f %7d %10.1f %12.1f%n";
     private static final double MIB = 1 << 20;
 
     private final PrintStream out;
@@ -39,8 +40,9 @@ final class ResultTable {
                 row.operation().label(), row.transport(), row.p50Nanos() / 1e3, row.p99Nanos() / 1e3, row.algbwGbps(),
                 row.busbwGbps(), row.wrong(), row.heapPeakBytes() / MIB, row.offHeapPeakBytes() / MIB);
         if (memoryPerRank) {
-            out.printf(Locale.ROOT, "#   peak MiB by rank 0..%d: heap %s; offheap %s%n", row.heapPeakPerRank().size() - 1,
-                    mebibytes(row.heapPeakPerRank()), mebibytes(row.offHeapPeakPerRank()));
+            out.printf(Locale.ROOT, "#   peak MiB by rank 0..%d: heap %s; offheap %s%n",
+                    row.heapPeakPerRank().size() - 1, mebibytes(row.heapPeakPerRank()),
+                    mebibytes(row.offHeapPeakPerRank()));
         }
         out.flush();
     }

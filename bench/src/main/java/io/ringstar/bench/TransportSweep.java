@@ -1,12 +1,16 @@
 package io.ringstar.bench;
 
-import io.ringstar.tensor.TensorMemory;
 import io.ringstar.AllReduceAggregator;
 import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
+import io.ringstar.cli.UsageException;
+import io.ringstar.cli.launch.RankFailureException;
+import io.ringstar.cli.launch.RankPlacement;
+import io.ringstar.cli.launch.RankThreads;
 import io.ringstar.tensor.ElementType;
+import io.ringstar.tensor.TensorMemory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -33,7 +37,7 @@ final class TransportSweep implements AutoCloseable {
     private static final int WRONG = 2;
     private static final int FIRST_CALL = 3;
 
-    private final BenchCommand.Settings settings;
+    private final BenchSettings settings;
     private final RankPlacement placement;
     private final MemoryMeter memory;
     private final RankThreads threads;
@@ -45,11 +49,7 @@ final class TransportSweep implements AutoCloseable {
     private record RankTimes(long wrong, long[] nanosPerCall) {
     }
 
-    /** What one rank learnt from the plan check. */
-    private record PlanCheck(double[] rankZeroPlan, List<Integer> differingRanks) {
-    }
-
-    private TransportSweep(BenchCommand.Settings settings, RankPlacement placement, MemoryMeter memory,
+    private TransportSweep(BenchSettings settings, RankPlacement placement, MemoryMeter memory,
             RankThreads threads, List<Transport> transports) {
         this.settings = settings;
         this.placement = placement;
@@ -65,7 +65,7 @@ final class TransportSweep implements AutoCloseable {
      * @param memory watched around each row; the caller keeps ownership
      * @throws RankFailureException if a rank cannot join; nothing is left open then
      */
-    static TransportSweep open(BenchCommand.Settings settings, RankPlacement placement, MemoryMeter memory) {
+    static TransportSweep open(BenchSettings settings, RankPlacement placement, MemoryMeter memory) {
         RankThreads threads = new RankThreads(placement.localRanks());
         List<Transport> transports;
         try {
@@ -103,7 +103,7 @@ final class TransportSweep implements AutoCloseable {
                 .timeout(placement.config().timeout());
         // Options from the flags and environment (--checksum, say) reach the aggregators too.
         placement.config().options().forEach(config::option);
-        if (withFlags && settings.chunkBytes() != BenchCommand.Settings.AUTO) {
+        if (withFlags && settings.chunkBytes() != BenchSettings.AUTO) {
             config.option(AllReduceAggregator.CHUNK_BYTES_OPTION, Integer.toString(settings.chunkBytes()));
         }
         return config.build();
@@ -113,63 +113,9 @@ final class TransportSweep implements AutoCloseable {
         return placement.config().transport();
     }
 
-    /**
-     * Checks that every rank runs the same sweep as rank 0: rank 0 broadcasts its plan (the flags
-     * that decide which calls a rank makes and how many, {@link BenchCommand.Settings#plan}), each
-     * rank compares it with its own, and an all-reduce of one flag per rank tells every rank who
-     * differs. Ranks given different {@code --iters}, say, would otherwise call different numbers
-     * of collectives and fail later with a timeout or a mismatch that hides the cause.
-     *
-     * @throws UsageException on every rank when any rank differs, naming the ranks and, on a rank
-     *     that differs, its flags against rank 0's
-     */
+    /** See {@link PlanAgreement#check}: every rank must run the same sweep as rank 0. */
     void agreeOnPlan() throws UsageException {
-        double[] mine = settings.plan().stream().mapToDouble(BenchCommand.PlanEntry::value).toArray();
-        int worldSize = placement.config().worldSize();
-        List<PlanCheck> checks = threads.run(local -> {
-            GradientAggregator aggregator = control.get(local);
-            INDArray own = Nd4j.createFromArray(mine);
-            INDArray[] fromRankZero = aggregator.broadcastParams(own);
-            double[] rankZeroPlan = fromRankZero[0].toDoubleVector();
-            TensorMemory.close(fromRankZero);
-            own.close();
-            INDArray vote = Nd4j.zeros(DataType.DOUBLE, worldSize);
-            if (!Arrays.equals(mine, rankZeroPlan)) {
-                vote.putScalar(placement.groupRank(local), 1.0);
-            }
-            INDArray[] votes = aggregator.reduceGradients(vote);
-            vote.close();
-            List<Integer> differing = new ArrayList<>();
-            for (int rank = 0; rank < worldSize; rank++) {
-                if (Math.round(votes[0].getDouble(rank) * worldSize) != 0) {
-                    differing.add(rank);
-                }
-            }
-            TensorMemory.close(votes);
-            return new PlanCheck(rankZeroPlan, differing);
-        }, settings.timeout().multipliedBy(2).plusSeconds(30));
-        PlanCheck check = checks.get(0);
-        if (check.differingRanks().isEmpty()) {
-            return;
-        }
-        int rank = placement.groupRank(0);
-        if (placement.oneRankPerProcess() && check.differingRanks().contains(rank)) {
-            List<String> differences = new ArrayList<>();
-            List<BenchCommand.PlanEntry> plan = settings.plan();
-            for (int i = 0; i < plan.size(); i++) {
-                BenchCommand.PlanEntry entry = plan.get(i);
-                if (entry.value() != check.rankZeroPlan()[i]) {
-                    differences.add(entry.flag() + " " + entry.describe(entry.value()) + " here but "
-                            + entry.describe(check.rankZeroPlan()[i]) + " on rank 0");
-                }
-            }
-            throw new UsageException("rank " + rank + " was given other bench flags than rank 0: "
-                    + String.join(", ", differences) + "; give every rank the same flags");
-        }
-        List<Integer> differing = check.differingRanks();
-        String ranks = differing.stream().map(String::valueOf).collect(Collectors.joining(", "));
-        throw new UsageException((differing.size() == 1 ? "rank " + ranks + " was" : "ranks " + ranks + " were")
-                + " given other bench flags than rank 0 (each says which); give every rank the same flags");
+        PlanAgreement.check(settings, placement, threads, control);
     }
 
     /** Every local rank's input for one size: its {@link ClosedFormPattern} values; the caller closes them. */

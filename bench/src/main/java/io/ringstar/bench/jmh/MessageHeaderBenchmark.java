@@ -50,8 +50,8 @@ public class MessageHeaderBenchmark extends BenchmarkDefaults {
     @Setup(Level.Trial)
     public void open() {
         header.wrap(ByteBuffer.allocateDirect(MessageHeader.LENGTH));
-        header.write(MessageKind.RING_ALL_REDUCE, ElementType.FLOAT.code(), NO_FLAGS, 2, 5, 41, ELEMENT_COUNT, FINGERPRINT,
-                TENSOR_COUNT, PAYLOAD_BYTES);
+        header.write(MessageKind.RING_ALL_REDUCE, ElementType.FLOAT.code(), NO_FLAGS, 2, 5, 41, ELEMENT_COUNT,
+                FINGERPRINT, TENSOR_COUNT, PAYLOAD_BYTES);
         Transport[] ranks = OneSlotTransport.pair(MessageHeader.LENGTH + PAYLOAD_BYTES);
         sender = call(ranks[0]);
         receiver = call(ranks[1]);
@@ -70,8 +70,8 @@ public class MessageHeaderBenchmark extends BenchmarkDefaults {
     @Benchmark
     public MessageHeader write() {
         // A changing sequence number, so that the stores cannot be hoisted out of the loop.
-        return header.write(MessageKind.RING_ALL_REDUCE, ElementType.FLOAT.code(), NO_FLAGS, 2, 5, ++sequence, ELEMENT_COUNT,
-                FINGERPRINT, TENSOR_COUNT, PAYLOAD_BYTES);
+        return header.write(MessageKind.RING_ALL_REDUCE, ElementType.FLOAT.code(), NO_FLAGS, 2, 5, ++sequence,
+                ELEMENT_COUNT, FINGERPRINT, TENSOR_COUNT, PAYLOAD_BYTES);
     }
 
     @Benchmark

@@ -4,7 +4,7 @@ import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
-import io.ringstar.bench.RankThreads;
+import io.ringstar.cli.launch.RankThreads;
 import io.ringstar.spi.LoopbackPorts;
 import io.ringstar.transport.aeron.AeronTransport;
 import io.ringstar.transport.inproc.InProcessTransport;
@@ -190,7 +190,8 @@ public final class PingPongPair implements AutoCloseable {
                     + ECHO_STOP_LIMIT);
         }
         if (echoFailure != null) {
-            throw new IllegalStateException("the " + medium + " ping-pong's echo thread (rank 1) failed: " + echoFailure,
+            throw new IllegalStateException("the " + medium + " ping-pong's echo thread (rank 1) failed: "
+                    + echoFailure,
                     echoFailure);
         }
     }

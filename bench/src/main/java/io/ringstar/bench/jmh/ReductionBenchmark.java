@@ -73,8 +73,10 @@ public class ReductionBenchmark extends BenchmarkDefaults {
         }
         boolean directDst = !memory.equals("heap");
         boolean directSrc = memory.equals("direct");
-        dst = (directDst ? ByteBuffer.allocateDirect(bytes) : ByteBuffer.allocate(bytes)).order(ByteOrder.LITTLE_ENDIAN);
-        src = (directSrc ? ByteBuffer.allocateDirect(bytes) : ByteBuffer.allocate(bytes)).order(ByteOrder.LITTLE_ENDIAN);
+        dst = (directDst ? ByteBuffer.allocateDirect(bytes) : ByteBuffer.allocate(bytes))
+                .order(ByteOrder.LITTLE_ENDIAN);
+        src = (directSrc ? ByteBuffer.allocateDirect(bytes) : ByteBuffer.allocate(bytes))
+                .order(ByteOrder.LITTLE_ENDIAN);
         // Small positive normal values, read as floats (1e-3) or as doubles (about 3e-26): the sums
         // grow slowly from zero (or settle, divided) and never reach subnormals or infinity, which
         // would slow the floating-point unit down and measure something else.

@@ -48,7 +48,8 @@ final class SharedMediaProcess implements AutoCloseable {
      */
     static SharedMediaProcess start(Duration limit) {
         Path shm = Path.of("/dev/shm");
-        Path root = Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
+        Path root = Files.isDirectory(shm) && Files.isWritable(shm) ? shm
+                : Path.of(System.getProperty("java.io.tmpdir"));
         Path directory = root.resolve("ringstar-jmh-driver-" + ProcessHandle.current().pid() + "-"
                 + STARTED.incrementAndGet());
         Path output;
@@ -75,7 +76,8 @@ final class SharedMediaProcess implements AutoCloseable {
             while (!Files.readString(output).contains(READY + directory)) {
                 if (!process.isAlive() || System.nanoTime() - deadline >= 0) {
                     String said = Files.readString(output).strip();
-                    String state = process.isAlive() ? "was not ready within " + limit : "exited with " + process.exitValue();
+                    String state = process.isAlive() ? "was not ready within " + limit
+                            : "exited with " + process.exitValue();
                     close();
                     throw new IllegalStateException("the shared media driver for " + directory + " " + state
                             + "; it said: " + (said.isEmpty() ? "nothing" : said));

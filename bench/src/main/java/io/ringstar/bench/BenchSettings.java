@@ -1,0 +1,171 @@
+package io.ringstar.bench;
+
+import io.ringstar.cli.launch.RankPlacement;
+import io.ringstar.tensor.ElementType;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.DoubleFunction;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/**
+ * Everything the command line and the environment chose for one {@code bench} run, checked, and
+ * what follows from it: the sizes, the calls per row, and the plan every rank must agree on.
+ *
+ * @param placements one per transport of {@code --transport}, in the order given; they differ
+ *     only in the transport (and, with threads, the free port the ranks meet at)
+ */
+public record BenchSettings(List<RankPlacement> placements, List<Algorithm> algorithms, List<Operation> operations,
+        List<ElementType> types, long minBytes, long maxBytes, int iters, int warmup, int chunkBytes,
+        Optional<Path> output, Optional<Path> plot) {
+    /** The value of {@code iters}, {@code warmup} and {@code chunkBytes} when the flag was not given. */
+    static final int AUTO = -1;
+    static final String OP = "--op";
+    static final String TYPE = "--type";
+    static final String MIN_BYTES = "--min-bytes";
+    static final String MAX_BYTES = "--max-bytes";
+    static final String ITERS = "--iters";
+    static final String WARMUP = "--warmup";
+    static final String CHUNK_BYTES = "--chunk-bytes";
+    static final String OUTPUT = "--output";
+    static final String PLOT = "--plot";
+    /** Largest message: the aggregators address a bucket with int byte offsets. */
+    static final long LARGEST_MESSAGE = 1L << 30;
+    static final long DEFAULT_MAX_BYTES = 64L << 20;
+    static final int LARGEST_WORLD_SIZE = 256;
+    /** Automatic iteration counts move about this many bytes per rank per row... */
+    static final long AUTO_BYTES_PER_ROW = 256L << 20;
+    /** ...with at least this many timed calls, */
+    static final int AUTO_MIN_ITERS = 5;
+    /** ...and at most this many. */
+    static final int AUTO_MAX_ITERS = 200;
+    /**
+     * Automatic warm-up moves at least about this many bytes per rank (a fifth of the timed calls if
+     * that is more)...
+     */
+    static final long AUTO_WARMUP_BYTES = 32L << 20;
+    /**
+     * ...in at most this many calls. The path is already compiled by then (see
+     * {@link SizeSweep#JIT_WARMUP_CALLS}); these calls settle the size's own buffers and caches. The
+     * Open MPI program warms up each row the same way.
+     */
+    static final int AUTO_MAX_WARMUP = 2_000;
+
+    /** One flag that decides which collectives a rank calls and how many, as a number every rank can compare. */
+    record PlanEntry(String flag, double value, DoubleFunction<String> describer) {
+        String describe(double of) {
+            return describer.apply(of);
+        }
+    }
+
+    RankPlacement placement() {
+        return placements.get(0);
+    }
+
+    int worldSize() {
+        return placement().config().worldSize();
+    }
+
+    Duration timeout() {
+        return placement().config().timeout();
+    }
+
+    List<String> transports() {
+        return placements.stream().map(placement -> placement.config().transport()).toList();
+    }
+
+    /** This process's rank when it is one rank of a group of processes. */
+    int rank() {
+        return placement().config().rank();
+    }
+
+    /** True when this process is one rank of a group of processes, false when it runs them all. */
+    boolean oneRankPerProcess() {
+        return placement().oneRankPerProcess();
+    }
+
+    /** With one rank per process, rank 0 prints the table and writes the files (the calls keep the ranks in step). */
+    boolean reports() {
+        return !oneRankPerProcess() || rank() == 0;
+    }
+
+    /** {@code threads} or {@code processes}, as the result files name the placement. */
+    String placementName() {
+        return oneRankPerProcess() ? "processes" : "threads";
+    }
+
+    /** Timed calls for one size: {@code --iters}, or fewer calls for larger sizes. */
+    int itersFor(long sizeBytes) {
+        if (iters != AUTO) {
+            return iters;
+        }
+        long byVolume = AUTO_BYTES_PER_ROW / sizeBytes;
+        return (int) Math.max(AUTO_MIN_ITERS, Math.min(AUTO_MAX_ITERS, byVolume));
+    }
+
+    /**
+     * Untimed calls before the timed ones: {@code --warmup}, or enough to move about
+     * {@link #AUTO_WARMUP_BYTES} (at most {@link #AUTO_MAX_WARMUP} calls), or a fifth of the timed
+     * ones if that is more.
+     */
+    int warmupFor(long sizeBytes) {
+        if (warmup != AUTO) {
+            return warmup;
+        }
+        long byVolume = Math.min(AUTO_MAX_WARMUP, AUTO_WARMUP_BYTES / sizeBytes);
+        return (int) Math.max(Math.max(1, itersFor(sizeBytes) / 5), byVolume);
+    }
+
+    /**
+     * The powers of two in {@code [minBytes, maxBytes]} that hold at least one element of the
+     * smallest type chosen; a larger type skips the sizes below its element.
+     */
+    public List<Long> sizes() {
+        int smallest = types.stream().mapToInt(ElementType::bytes).min().orElseThrow();
+        List<Long> sizes = new ArrayList<>();
+        long first = Long.highestOneBit(Math.max(minBytes, smallest));
+        if (first < minBytes || first < smallest) {
+            first <<= 1;
+        }
+        for (long size = first; size <= maxBytes; size <<= 1) {
+            sizes.add(size);
+        }
+        return sizes;
+    }
+
+    /**
+     * The flags every rank must agree on, in a fixed order: they decide which collectives a
+     * rank calls, how many, and how the ring cuts its messages.
+     */
+    List<PlanEntry> plan() {
+        DoubleFunction<String> countOrAuto = value -> value == AUTO ? "auto" : Long.toString((long) value);
+        return List.of(
+                new PlanEntry(ITERS, iters, countOrAuto),
+                new PlanEntry(WARMUP, warmup, countOrAuto),
+                new PlanEntry(MIN_BYTES, minBytes, value -> ByteSize.format((long) value)),
+                new PlanEntry(MAX_BYTES, maxBytes, value -> ByteSize.format((long) value)),
+                new PlanEntry(TYPE, mask(types), value -> unmask(value, ElementType.values(), BenchRow::typeName)),
+                new PlanEntry(Algorithm.FLAG, mask(algorithms), value -> unmask(value, Algorithm.values(),
+                        Algorithm::label)),
+                new PlanEntry(OP, mask(operations), value -> unmask(value, Operation.values(), Operation::label)),
+                new PlanEntry(CHUNK_BYTES, chunkBytes,
+                        value -> value == AUTO ? "default" : ByteSize.format((long) value)));
+    }
+
+    private static <E extends Enum<E>> double mask(List<E> chosen) {
+        long mask = 0;
+        for (E value : chosen) {
+            mask |= 1L << value.ordinal();
+        }
+        return mask;
+    }
+
+    private static <E extends Enum<E>> String unmask(double mask, E[] values, Function<E, String> label) {
+        return Arrays.stream(values).filter(value -> ((long) mask & (1L << value.ordinal())) != 0).map(label)
+                .collect(Collectors.joining(","));
+    }
+}

@@ -1,0 +1,174 @@
+package io.ringstar.cli;
+
+import io.ringstar.Transport;
+import io.ringstar.bench.Algorithm;
+import io.ringstar.cli.launch.NativeThreads;
+import io.ringstar.cli.launch.PlacementFlags;
+import io.ringstar.cli.launch.RankFailureException;
+import io.ringstar.cli.launch.RankPlacement;
+import io.ringstar.cli.launch.RankThreads;
+import io.ringstar.train.CheckpointSettings;
+import io.ringstar.train.TrainSettings;
+import io.ringstar.train.Trainer;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code ringstar train}: data-parallel SGD of a small model, with gradients averaged every step
+ * by the star, the ring, or both one after the other ({@code --algorithm}). The ranks are placed as
+ * for {@code bench} ({@link RankPlacement}): all as threads of this JVM when no rank is given, else
+ * this process is one rank. The training itself is {@link Trainer}'s; this class places the ranks,
+ * opens their transports once for every algorithm, and prints what rank 0 reports.
+ */
+@CommandLine.Command(name = "train", sortOptions = false,
+        header = "data-parallel SGD (softmax regression or an MLP), gradients averaged by the star and/or the ring",
+        synopsisHeading = "%nUsage: ", customSynopsis = "ringstar train [flags]",
+        description = {"", "Trains a small classifier with data-parallel SGD: each rank takes its share of every",
+            "global batch, computes gradients with ND4J, and the ranks average them every step",
+            "through the parameter server (ps) or the ring all-reduce (ring); parameters start",
+            "identical through broadcastParams. Rank 0 prints a progress line every --log-every",
+            "steps and a summary at the end. With --algorithm both, ps and then ring train the",
+            "same model from the same start, so their lines compare.", ""},
+        optionListHeading = "Flags:%n",
+        footer = {"", "Checkpoints: rank 0 alone writes them (the parameters are the same on every rank) and, with",
+            "--resume, reads the newest valid one and broadcasts its parameters and step to the others, so",
+            "only rank 0 needs to see the directory. A synchronous run resumed after a kill ends with the",
+            "same parameters, bit for bit, as one never interrupted (the summary's params sha256 shows it):",
+            "each step's batch depends only on the seed and the step. A torn or corrupt newest checkpoint",
+            "is reported and the one before it used. In async mode the server checkpoints its parameters,",
+            "version and the workers' steps; an async run is not reproducible, resumed or not.",
+            "",
+            "Exit status: 0 trained, 1 a rank failed, 2 usage error (bad flag, unreadable data, a",
+            "checkpoint of another run to resume from).",
+            "",
+            "Examples:",
+            "  java -jar ringstar.jar train                        # 4 ranks as threads, Netty on loopback",
+            "  java -jar ringstar.jar launch --nproc 4 -- train --algorithm ring --model mlp",
+            "  java -jar ringstar.jar train --algorithm ps --mode async --max-staleness 4",
+            "  java -jar ringstar.jar launch --nproc 4 -- train --checkpoint-dir ckpt --resume"})
+public final class TrainCommand implements Command {
+    private static final int DEFAULT_WORLD_SIZE = 4;
+    private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
+    private static final String RESUME = "--" + CheckpointSettings.RESUME_FLAG;
+
+    private final Map<String, String> env;
+
+    @Spec
+    private CommandSpec spec;
+
+    @Option(names = "--algorithm", paramLabel = "A", description = "ps | ring | both (default both; ps with --mode"
+            + " async)")
+    private String algorithm;
+
+    /** @param env the environment that may name this process's rank (launcher variables) */
+    public TrainCommand(Map<String, String> env) {
+        this.env = Map.copyOf(env);
+    }
+
+    @Override
+    public void declareOptions(CommandSpec commandSpec) {
+        List<TrainSettings.FlagHelp> flags = Stream.of(TrainSettings.flagHelp(), CheckpointSettings.flagHelp())
+                .flatMap(List::stream).toList();
+        for (TrainSettings.FlagHelp flag : flags) {
+            OptionSpec.Builder option = OptionSpec.builder("--" + flag.name()).description(flag.description());
+            if (flag.label().isEmpty()) {
+                option.type(boolean.class).arity("0");
+            } else {
+                option.type(String.class).paramLabel(flag.label());
+            }
+            commandSpec.addOption(option.build());
+        }
+        // Declared here, after the train flags, so that the help lists it last among them.
+        commandSpec.addOption(OptionSpec.builder("-h", "--help").usageHelp(true).description("this text").build());
+        PlacementFlags.declare(commandSpec, DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT);
+    }
+
+    @Override
+    public int run(PrintStream out, PrintStream err) throws UsageException {
+        RankPlacement placement = RankPlacement.resolve(PlacementFlags.given(spec), PlacementFlags.options(spec), env,
+                DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT);
+        TrainSettings settings;
+        List<Trainer> trainers = new ArrayList<>();
+        try {
+            settings = TrainSettings.fromFlags(given(TrainSettings.flagNames()));
+            CheckpointSettings checkpoints = CheckpointSettings.fromFlags(given(CheckpointSettings.VALUE_FLAGS),
+                    Boolean.TRUE.equals(spec.findOption(RESUME).getValue()));
+            boolean hostsRankZero = placement.isRankZero(0);
+            // The ring is always synchronous, so async mode without an explicit algorithm means the star alone.
+            String defaultAlgorithm = settings.mode() == TrainSettings.Mode.ASYNC ? Algorithm.PS.label()
+                    : Algorithm.BOTH;
+            for (Algorithm algorithm : Algorithm.chosen(algorithm, defaultAlgorithm)) {
+                // Every algorithm after the first trains on the first's data: it is read (or generated) once.
+                Trainer trainer = trainers.isEmpty() ? new Trainer(settings, algorithm, out, checkpoints)
+                        : trainers.get(0).withAlgorithm(algorithm);
+                // Reads the data and checks the batch split now, so a bad flag or file stops us before connecting.
+                trainer.validate(placement.config().worldSize());
+                if (hostsRankZero) {
+                    // The same for a checkpoint of another run: rank 0 alone reads the checkpoints.
+                    trainer.checkResume(placement.config().worldSize());
+                }
+                trainers.add(trainer);
+            }
+        } catch (IllegalArgumentException | UncheckedIOException e) {
+            // A bad flag value, or a data file that is missing or malformed: the user's to fix, before any connection.
+            throw new UsageException(e.getMessage());
+        }
+        String nativeThreads = NativeThreads.limitForRankThreads();
+        out.println("# config: " + placement.description() + "; ND4J threads " + nativeThreads);
+        out.flush();
+        List<Transport> transports = List.of();
+        try (RankThreads threads = new RankThreads(placement.localRanks())) {
+            Duration timeout = placement.config().timeout();
+            transports = threads.openTransports(placement);
+            List<Transport> opened = transports;
+            for (Trainer trainer : trainers) {
+                // Every step of every rank is bounded by the timeout; this only guards against a bug in that.
+                Duration limit = timeout.multipliedBy(settings.steps() + 10L);
+                threads.run(local -> {
+                    try {
+                        return trainer.run(placement.configFor(local), opened.get(local));
+                    } catch (RuntimeException | Error e) {
+                        // The trainer borrows the transport; closing it now tells the other ranks at once
+                        // (PeerFailureException naming this rank) instead of leaving them to time out.
+                        opened.get(local).close();
+                        throw e;
+                    }
+                }, limit);
+                out.flush();
+            }
+        } catch (RankFailureException e) {
+            out.flush();
+            err.println(Main.PROGRAM + " train: " + e.getMessage());
+            if (e.getCause() != null) {
+                e.getCause().printStackTrace(err);
+            }
+            return 1;
+        } finally {
+            transports.forEach(Transport::close);
+        }
+        return 0;
+    }
+
+    /** The values of {@code names} (without {@code --}) that were given, keyed without {@code --}. */
+    private Map<String, String> given(List<String> names) {
+        Map<String, String> given = new LinkedHashMap<>();
+        for (String name : names) {
+            String value = spec.findOption("--" + name).getValue();
+            if (value != null) {
+                given.put(name, value);
+            }
+        }
+        return given;
+    }
+}

@@ -1,0 +1,205 @@
+package io.ringstar.train;
+
+import io.ringstar.DistributedConfig;
+import io.ringstar.GradientAggregator;
+import io.ringstar.LocalAggregator;
+import io.ringstar.Transport;
+import io.ringstar.Transports;
+import io.ringstar.bench.Algorithm;
+import io.ringstar.checkpoint.Checkpoint;
+import io.ringstar.tensor.TensorMemory;
+import io.ringstar.train.data.Dataset;
+import io.ringstar.train.model.Network;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Optional;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+
+/**
+ * One rank's synchronous training (see {@link Trainer} for the scheme): every step, each rank's
+ * shard of the global batch, one {@link GradientAggregator#reduceGradients} call for the gradients
+ * and the loss, the same update on every rank; rank 0 reports progress and writes checkpoints.
+ */
+final class SyncTraining {
+    private final TrainSettings settings;
+    private final Algorithm algorithm;
+    private final Network network;
+    private final Dataset train;
+    private final Dataset heldOut;
+    private final DistributedConfig config;
+    private final Transport transport;
+    private final PrintStream out;
+    private final Trainer.StepHook hook;
+    private final TrainingCheckpoints checkpoints;
+
+    /** @param transport lent for the run: it stays open when the run ends */
+    SyncTraining(TrainSettings settings, Algorithm algorithm, Network network, Dataset train, Dataset heldOut,
+            DistributedConfig config, Transport transport, PrintStream out, Trainer.StepHook hook,
+            TrainingCheckpoints checkpoints) {
+        this.settings = settings;
+        this.algorithm = algorithm;
+        this.network = network;
+        this.train = train;
+        this.heldOut = heldOut;
+        this.config = config;
+        this.transport = transport;
+        this.out = out;
+        this.hook = hook;
+        this.checkpoints = checkpoints;
+    }
+
+    /** Trains on this rank until the last step and returns its summary and final parameters. */
+    Trainer.Outcome run() {
+        int rank = config.rank();
+        int world = config.worldSize();
+        int shard = settings.batchSize() / world;
+        BatchSchedule schedule = new BatchSchedule(train.size(), settings.batchSize(), settings.seed());
+        INDArray heldOutX = rank == 0 ? heldOut.allFeatures() : null;
+        int[] heldOutLabels = heldOut.labels();
+        float[] curve = new float[settings.steps()];
+        INDArray[] params = null;
+        try (GradientAggregator aggregator = aggregator()) {
+            long start = System.nanoTime();
+            Start begin = startingPoint(rank, world, network, aggregator, curve);
+            params = begin.params();
+            int firstStep = begin.step();
+            long commNanos = 0;
+            long stepNanos = 0;
+            long windowComm = 0;
+            long windowStep = 0;
+            // Rank 0's progress line at the last step (it always prints one) measures the final
+            // parameters; the summary reuses that value instead of evaluating them a second time.
+            double lastStepAccuracy = Double.NaN;
+            for (int step = firstStep; step < settings.steps(); step++) {
+                Trainer.callHook(hook, rank, step);
+                long stepStart = System.nanoTime();
+                int[] order = schedule.order(step);
+                int from = schedule.offset(step) + rank * shard;
+                INDArray x = train.features(order, from, from + shard);
+                INDArray y = train.oneHot(order, from, from + shard);
+                Network.LossAndGradients result = network.lossAndGradients(params, x, y);
+                TensorMemory.close(x, y);
+                INDArray[] outgoing = new INDArray[params.length + 1];
+                System.arraycopy(result.gradients(), 0, outgoing, 0, params.length);
+                outgoing[params.length] = Nd4j.scalar(result.loss());
+                long commStart = System.nanoTime();
+                INDArray[] averaged = aggregator.reduceGradients(outgoing);
+                long comm = System.nanoTime() - commStart;
+                TensorMemory.close(outgoing);
+                for (int i = 0; i < params.length; i++) {
+                    params[i].subi(averaged[i].muli(settings.learningRate()));
+                }
+                curve[step] = (float) averaged[params.length].getDouble(0);
+                TensorMemory.close(averaged);
+                long took = System.nanoTime() - stepStart;
+                commNanos += comm;
+                stepNanos += took;
+                windowComm += comm;
+                windowStep += took;
+                boolean last = step + 1 == settings.steps();
+                if (rank == 0 && checkpoints.due(step + 1)) {
+                    // After the step's timing: the other ranks wait for this in the next step's reduce.
+                    saveCheckpoint(step + 1, network, params, curve, world);
+                }
+                if (rank == 0 && ((step + 1) % settings.logEvery() == 0 || last)) {
+                    int stepsInWindow = Math.min(step % settings.logEvery(), step - firstStep) + 1;
+                    double accuracy = network.accuracy(params, heldOutX, heldOutLabels);
+                    if (last) {
+                        lastStepAccuracy = accuracy;
+                    }
+                    Trainer.printProgress(out, step + 1, settings.steps(), curve[step], accuracy,
+                            windowStep / 1e6 / stepsInWindow, Trainer.share(windowComm, windowStep), "");
+                    windowComm = 0;
+                    windowStep = 0;
+                }
+            }
+            Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
+            double accuracy = lastStepAccuracy;
+            if (Double.isNaN(accuracy)) {
+                // A rank other than 0 printed no progress, so it measures its final parameters here.
+                INDArray x = heldOut.allFeatures();
+                accuracy = network.accuracy(params, x, heldOutLabels);
+                TensorMemory.close(x);
+            }
+            float[][] values = Trainer.toFloats(params);
+            TrainSummary summary = new TrainSummary(settings.steps(), curve[curve.length - 1], accuracy,
+                    elapsed, Trainer.share(commNanos, stepNanos), curve, heldOut.size(), algorithm.label(), "sync",
+                    world,
+                    -1, -1, -1, TrainSummary.digest(values), firstStep);
+            if (rank == 0) {
+                out.println(summary.describe(settings.model().label()));
+            }
+            return new Trainer.Outcome(summary, values);
+        } finally {
+            TensorMemory.close(heldOutX);
+            if (params != null) {
+                TensorMemory.close(params);
+            }
+        }
+    }
+
+    /** Where a synchronous run starts: the parameters, the same on every rank, and the first step to take. */
+    private record Start(INDArray[] params, int step) {
+    }
+
+    /**
+     * Rank 0's starting point on every rank: the checkpoint's parameters and step when resuming,
+     * else fresh parameters from the seed at step 0. Only rank 0 reads the checkpoint; the
+     * parameters and the step (a DOUBLE scalar, exact far beyond any step count) go out in one
+     * {@link GradientAggregator#broadcastParams} call, then the loss curve so far in a second one,
+     * whose length the other ranks know from the step. {@code curve} gets that curve.
+     */
+    private Start startingPoint(int rank, int world, Network network, GradientAggregator aggregator, float[] curve) {
+        Optional<Checkpoint> point = rank == 0 ? checkpoints.takeResumePoint(world, network) : Optional.empty();
+        String[] names = network.parameterNames();
+        long[][] shapes = network.shapes();
+        INDArray[] outgoing = new INDArray[names.length + 1];
+        for (int i = 0; i < names.length; i++) {
+            // Other ranks send arrays of the right shapes only; rank 0's values replace them.
+            outgoing[i] = point.isPresent() ? point.get().tensor(names[i])
+                    : rank == 0 ? null : Nd4j.zeros(DataType.FLOAT, shapes[i]);
+        }
+        if (rank == 0 && point.isEmpty()) {
+            System.arraycopy(network.init(settings.seed()), 0, outgoing, 0, names.length);
+        }
+        outgoing[names.length] = Nd4j.scalar((double) point.map(Checkpoint::step).orElse(0L));
+        INDArray[] received = aggregator.broadcastParams(outgoing);
+        TensorMemory.close(outgoing);
+        int step = (int) received[names.length].getDouble(0);
+        TensorMemory.close(received[names.length]);
+        if (step > 0) {
+            INDArray mine = point.isPresent() ? point.get().tensor(TrainingCheckpoints.LOSS_CURVE)
+                    : Nd4j.zeros(DataType.FLOAT, step);
+            INDArray[] soFar = aggregator.broadcastParams(mine);
+            System.arraycopy(Trainer.flat(soFar[0]), 0, curve, 0, step);
+            TensorMemory.close(soFar);
+            TensorMemory.close(mine);
+        }
+        return new Start(Arrays.copyOf(received, names.length), step);
+    }
+
+    /** Rank 0: the state after {@code done} steps (parameters and loss curve so far) to the checkpoint directory. */
+    private void saveCheckpoint(int done, Network network, INDArray[] params, float[] curve, int world) {
+        Map<String, INDArray> tensors = network.named(params);
+        INDArray soFar = Nd4j.create(Arrays.copyOf(curve, done), new long[] {done}, 'c');
+        tensors.put(TrainingCheckpoints.LOSS_CURVE, soFar);
+        try {
+            checkpoints.save(done, tensors, Map.of(), world);
+        } finally {
+            TensorMemory.close(soFar);
+        }
+    }
+
+    private GradientAggregator aggregator() {
+        if (config.worldSize() == 1) {
+            return new LocalAggregator();
+        }
+        // The aggregator closes what it is given; the transport is only lent to us.
+        Transport lent = Transports.borrowed(transport);
+        return algorithm.create(config, lent);
+    }
+}

@@ -1,0 +1,179 @@
+package io.ringstar.train.model;
+
+import io.ringstar.tensor.TensorMemory;
+import io.ringstar.train.TrainSettings;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.ops.transforms.Transforms;
+
+/**
+ * The models, written with ND4J matrix operations and a hand-written backward pass:
+ * <ul>
+ *   <li>softmax regression, parameters {W [d,k], b [1,k]}: logits = xW + b;</li>
+ *   <li>MLP, parameters {W1 [d,h], b1 [1,h], W2 [h,k], b2 [1,k]}: logits = tanh(xW1 + b1)W2 + b2
+ *       (tanh rather than ReLU because its derivative, 1 - tanh², needs no comparison op and
+ *       is smooth, which keeps runs of different world sizes close).</li>
+ * </ul>
+ * Loss: mean cross-entropy of softmax(logits) over the batch, computed through log-sum-exp so it
+ * never takes the log of an underflowed probability. Parameters are FLOAT.
+ *
+ * <p>Stateless apart from the shapes: the caller owns the parameter arrays; every method frees
+ * the intermediates it makes (ND4J memory is off-heap, and freeing it only when the garbage
+ * collector finds the Java objects lets it grow far beyond the heap; the tests turn that freeing
+ * off altogether), so one instance can serve all ranks of a JVM at once.
+ */
+public final class Network {
+    private final TrainSettings.Model kind;
+    private final int features;
+    private final int hidden;
+    private final int classes;
+
+    public Network(TrainSettings.Model kind, int features, int hidden, int classes) {
+        this.kind = kind;
+        this.features = features;
+        this.hidden = hidden;
+        this.classes = classes;
+    }
+
+    /** The loss of one batch and the gradients of its mean loss, one per parameter, in parameter order. */
+    public record LossAndGradients(double loss, INDArray[] gradients) {
+    }
+
+    /**
+     * Initial parameters from {@code seed}: weights Gaussian with variance 1/fan-in, biases zero.
+     * Drawn with {@link Random}, not ND4J's shared generator, so ranks running as threads do not
+     * disturb each other's draws.
+     */
+    public INDArray[] init(long seed) {
+        Random random = new Random(seed * 31 + 7);
+        if (kind == TrainSettings.Model.SOFTMAX) {
+            return new INDArray[] {gaussian(features, classes, random), Nd4j.zeros(1, classes)};
+        }
+        return new INDArray[] {gaussian(features, hidden, random), Nd4j.zeros(1, hidden),
+            gaussian(hidden, classes, random), Nd4j.zeros(1, classes)};
+    }
+
+    private static INDArray gaussian(int rows, int cols, Random random) {
+        float[] values = new float[rows * cols];
+        double scale = 1 / Math.sqrt(rows);
+        for (int i = 0; i < values.length; i++) {
+            values[i] = (float) (random.nextGaussian() * scale);
+        }
+        return Nd4j.create(values, new long[] {rows, cols}, 'c');
+    }
+
+    /** Number of parameter values (all tensors together). */
+    public long parameterCount() {
+        return kind == TrainSettings.Model.SOFTMAX ? (long) features * classes + classes
+                : (long) features * hidden + hidden + (long) hidden * classes + classes;
+    }
+
+    /** Names of the parameter tensors, in order, as checkpoints call them. */
+    public String[] parameterNames() {
+        return kind == TrainSettings.Model.SOFTMAX ? new String[] {"W", "b"} : new String[] {"W1", "b1", "W2", "b2"};
+    }
+
+    /** The parameters by their {@link #parameterNames}, in order, for a checkpoint; the arrays are not copied. */
+    public Map<String, INDArray> named(INDArray[] params) {
+        Map<String, INDArray> named = new LinkedHashMap<>();
+        String[] names = parameterNames();
+        for (int i = 0; i < names.length; i++) {
+            named.put(names[i], params[i]);
+        }
+        return named;
+    }
+
+    /** Shapes of the parameter tensors, in order. */
+    public long[][] shapes() {
+        if (kind == TrainSettings.Model.SOFTMAX) {
+            return new long[][] {{features, classes}, {1, classes}};
+        }
+        return new long[][] {{features, hidden}, {1, hidden}, {hidden, classes}, {1, classes}};
+    }
+
+    /**
+     * Mean cross-entropy over the batch and its gradients.
+     *
+     * @param x features, [batch, d]
+     * @param y one-hot labels, [batch, k]
+     * @return new gradient arrays that the caller owns and closes
+     */
+    public LossAndGradients lossAndGradients(INDArray[] params, INDArray x, INDArray y) {
+        long batch = x.rows();
+        try (Scratch s = new Scratch()) {
+            INDArray hiddenOut = null;
+            INDArray logits;
+            if (kind == TrainSettings.Model.SOFTMAX) {
+                logits = s.keep(x.mmul(params[0])).addiRowVector(params[1]);
+            } else {
+                hiddenOut = Transforms.tanh(s.keep(x.mmul(params[0])).addiRowVector(params[1]), false);
+                logits = s.keep(hiddenOut.mmul(params[2])).addiRowVector(params[3]);
+            }
+            INDArray max = s.keep(logits.max(true, 1));
+            INDArray shifted = logits.subiColumnVector(max);
+            INDArray exp = s.keep(Transforms.exp(shifted, true));
+            INDArray sum = s.keep(exp.sum(true, 1));
+            INDArray logSum = s.keep(Transforms.log(sum, true));
+            INDArray logProb = shifted.subiColumnVector(logSum);
+            double loss = -s.keep(s.keep(logProb.mul(y)).sum()).getDouble(0) / batch;
+            // d(mean loss)/d logits = (softmax - onehot) / batch
+            INDArray dLogits = exp.diviColumnVector(sum).subi(y).divi(batch);
+            if (kind == TrainSettings.Model.SOFTMAX) {
+                INDArray dW = x.transpose().mmul(dLogits);
+                INDArray db = dLogits.sum(true, 0);
+                return new LossAndGradients(loss, new INDArray[] {dW, db});
+            }
+            INDArray dW2 = hiddenOut.transpose().mmul(dLogits);
+            INDArray db2 = dLogits.sum(true, 0);
+            INDArray dHidden = s.keep(dLogits.mmul(params[2].transpose()));
+            // tanh' = 1 - tanh²
+            INDArray slope = s.keep(hiddenOut.mul(hiddenOut)).rsubi(1.0);
+            INDArray dPre = dHidden.muli(slope);
+            INDArray dW1 = x.transpose().mmul(dPre);
+            INDArray db1 = dPre.sum(true, 0);
+            return new LossAndGradients(loss, new INDArray[] {dW1, db1, dW2, db2});
+        }
+    }
+
+    /** Share of the samples in {@code x} whose largest logit is at their label. */
+    public double accuracy(INDArray[] params, INDArray x, int[] labels) {
+        try (Scratch s = new Scratch()) {
+            INDArray logits;
+            if (kind == TrainSettings.Model.SOFTMAX) {
+                logits = s.keep(x.mmul(params[0])).addiRowVector(params[1]);
+            } else {
+                INDArray h = Transforms.tanh(s.keep(x.mmul(params[0])).addiRowVector(params[1]), false);
+                logits = s.keep(h.mmul(params[2])).addiRowVector(params[3]);
+            }
+            long[] predicted = s.keep(logits.argMax(1)).toLongVector();
+            int correct = 0;
+            for (int i = 0; i < labels.length; i++) {
+                if (predicted[i] == labels[i]) {
+                    correct++;
+                }
+            }
+            return correct / (double) labels.length;
+        }
+    }
+
+    /** Intermediates of one computation, freed together. */
+    static final class Scratch implements AutoCloseable {
+        private final List<INDArray> arrays = new ArrayList<>();
+
+        <T extends INDArray> T keep(T array) {
+            arrays.add(array);
+            return array;
+        }
+
+        @Override
+        public void close() {
+            arrays.forEach(TensorMemory::close);
+            arrays.clear();
+        }
+    }
+}
