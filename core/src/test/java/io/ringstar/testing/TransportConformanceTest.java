@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -209,10 +210,15 @@ public abstract class TransportConformanceTest {
                 () -> transports.get(2).recv(0, tooSmall));
         assertEquals(2, shorter.rank());
         assertEquals(0, shorter.peerRank());
-        assertTrue(shorter.getMessage().contains("16"), shorter.getMessage());
+        // Both lengths, as words: a bare "16" would also match a port number or a time.
+        assertTrue(shorter.getMessage().contains("is 16 bytes") && shorter.getMessage().contains("exactly 8"),
+                shorter.getMessage());
         assertEquals(0, tooSmall.position(), "nothing was written");
         ByteBuffer tooLarge = ByteBuffer.allocate(32);
-        assertThrows(CollectiveMismatchException.class, () -> transports.get(2).recv(0, tooLarge));
+        CollectiveMismatchException longer = assertThrows(CollectiveMismatchException.class,
+                () -> transports.get(2).recv(0, tooLarge));
+        assertEquals(0, longer.peerRank(), longer.getMessage());
+        assertEquals(0, tooLarge.position(), "nothing was written");
         ByteBuffer exact = ByteBuffer.allocate(16);
         transports.get(2).recv(0, exact);
         assertArrayEquals(bytes(pattern(0, 2, 0, 16)), exact.array(), "the message was not lost");
@@ -279,21 +285,27 @@ public abstract class TransportConformanceTest {
             }
             return null;
         });
-        assertInstanceOf(PeerFailureException.class, outcomes.get(1).error);
+        PeerFailureException gone = assertInstanceOf(PeerFailureException.class, outcomes.get(1).error,
+                "rank 1: " + outcomes.get(1).error);
+        assertEquals(0, gone.peerRank(), gone.getMessage());
         assertTrue(outcomes.get(1).elapsed.compareTo(Duration.ofSeconds(10)) < 0, "took " + outcomes.get(1).elapsed);
     }
 
     @Test
     void barrierReleasesEveryRankTogether() {
         List<Transport> transports = group(4, Duration.ofSeconds(20));
-        CountDownLatch beforeBarrier = new CountDownLatch(4);
+        // In every round one rank (a different one each time) comes late: no rank may leave that
+        // round's barrier before all four have arrived at it.
+        AtomicIntegerArray arrived = new AtomicIntegerArray(5);
         Ranks.runAll(4, LIMIT, rank -> {
             for (int round = 0; round < 5; round++) {
-                if (round == 0) {
-                    beforeBarrier.countDown();
+                if (rank == round % 4) {
+                    Thread.sleep(50);
                 }
+                arrived.incrementAndGet(round);
                 transports.get(rank).barrier();
-                assertEquals(0, beforeBarrier.getCount(), "no rank leaves before all arrived");
+                assertEquals(4, arrived.get(round), "rank " + rank + " left barrier round " + round
+                        + " before every rank arrived");
             }
             return null;
         });
@@ -310,8 +322,10 @@ public abstract class TransportConformanceTest {
         });
         for (int rank = 0; rank < 2; rank++) {
             CollectiveTimeoutException timeout = assertInstanceOf(CollectiveTimeoutException.class,
-                    outcomes.get(rank).error);
-            assertTrue(timeout.getMessage().contains("2"), timeout.getMessage());
+                    outcomes.get(rank).error, "rank " + rank + ": " + outcomes.get(rank).error);
+            assertEquals(rank, timeout.rank(), timeout.getMessage());
+            assertEquals(2, timeout.peerRank(), "the missing rank: " + timeout.getMessage());
+            assertEquals("barrier", timeout.operation(), timeout.getMessage());
         }
     }
 
