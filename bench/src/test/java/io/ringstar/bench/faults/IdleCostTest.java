@@ -3,6 +3,7 @@ package io.ringstar.bench.faults;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.testing.ChildProcess;
+import io.ringstar.testing.RankMain;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -84,7 +85,7 @@ class IdleCostTest {
         ranks.get(sleeper).send("RESUME");
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             ranks.get(rank).awaitPrefix("OK " + rank + " ", LONG);
-            job.awaitExit(ranks.get(rank), FaultRank.EXIT_OK, LONG);
+            job.awaitExit(ranks.get(rank), RankMain.EXIT_OK, LONG);
         }
         assertTrue(worst < MAX_CORE_SHARE, transport + ": a waiting rank used more than "
                 + (int) (100 * MAX_CORE_SHARE) + "% of a core:" + report);
