@@ -154,7 +154,8 @@ public abstract class AggregatorConformanceTest {
                 options.forEach(builder::option);
                 aggregators.add(algorithm.create(builder.build(), Transports.borrowed(transports.get(rank))));
             }
-            List<Ranks.Outcome<T>> outcomes = Ranks.run(worldSize, LIMIT, rank -> body.run(rank, aggregators.get(rank)));
+            List<Ranks.Outcome<T>> outcomes = Ranks.run(worldSize, LIMIT,
+                    rank -> body.run(rank, aggregators.get(rank)));
             clean = outcomes.stream().allMatch(outcome -> outcome.error == null);
             return outcomes;
         } finally {
@@ -327,7 +328,8 @@ public abstract class AggregatorConformanceTest {
                                     new INDArray[] {inputs[t]}, inputs[t].dataType(),
                                     (unused, i) -> average(worldSize, tensor, i));
                             ClosedForm.check("broadcastParams", rank, new INDArray[] {broadcast[t]},
-                                    new INDArray[] {inputs[t]}, inputs[t].dataType(), (unused, i) -> value(0, tensor, i));
+                                    new INDArray[] {inputs[t]}, inputs[t].dataType(),
+                                    (unused, i) -> value(0, tensor, i));
                         }
                         return null;
                     } finally {
@@ -391,7 +393,8 @@ public abstract class AggregatorConformanceTest {
     private static final long MAX_CALL_ALLOCATION_BYTES = 512;
 
     private static void makeResult(long[] shape, int count) {
-        INDArray result = io.ringstar.tensor.TensorBucket.newResult(io.ringstar.tensor.ElementType.FLOAT, shape.clone());
+        INDArray result = io.ringstar.tensor.TensorBucket.newResult(io.ringstar.tensor.ElementType.FLOAT,
+                shape.clone());
         io.ringstar.tensor.TensorMemory.bytes(result, 0, count * Float.BYTES);
         io.ringstar.tensor.TensorMemory.close(result);
     }
@@ -410,7 +413,8 @@ public abstract class AggregatorConformanceTest {
                 assertEquals(types[t], results[t].dataType());
                 double[] actual = values(results[t]);
                 for (int i = 0; i < actual.length; i++) {
-                    double want = types[t] == DataType.FLOAT ? (float) average(worldSize, t, i) : average(worldSize, t, i);
+                    double exact = average(worldSize, t, i);
+                    double want = types[t] == DataType.FLOAT ? (float) exact : exact;
                     assertEquals(want, actual[i], 0.0, "tensor " + t + " element " + i);
                 }
             }
@@ -468,7 +472,8 @@ public abstract class AggregatorConformanceTest {
                     });
             serverBytes[w] = outcomes.get(0).valueOrFail();
             for (Ranks.Outcome<Long> outcome : outcomes) {
-                assertEquals(serverBytes[w], outcome.valueOrFail(), "rank " + outcome.rank + " holds as much as rank 0");
+                assertEquals(serverBytes[w], outcome.valueOrFail(),
+                        "rank " + outcome.rank + " holds as much as rank 0");
             }
         }
         assertEquals(serverBytes[0], serverBytes[1], "rank 0's buffers at world size 2 and 7");
@@ -494,11 +499,14 @@ public abstract class AggregatorConformanceTest {
     void differentTensorCountsAreAMismatchOnEveryRank(Algorithm algorithm) {
         List<Ranks.Outcome<Object>> outcomes = withAggregators(algorithm, 4, Duration.ofSeconds(30), 64,
                 (rank, aggregator) -> rank == 2
-                        ? aggregator.reduceGradients(filled(DataType.FLOAT, rank, 0, 10), filled(DataType.FLOAT, rank, 1, 3))
+                        ? aggregator.reduceGradients(filled(DataType.FLOAT, rank, 0, 10),
+                                filled(DataType.FLOAT, rank, 1, 3))
                         : aggregator.reduceGradients(filled(DataType.FLOAT, rank, 0, 10)));
         assertAllFailWith(CollectiveMismatchException.class, "reduceGradients", outcomes);
-        assertTrue(outcomes.stream().anyMatch(o -> o.error.getMessage().contains("2 tensors")),
-                "some rank names the tensor counts");
+        assertTrue(outcomes.stream().anyMatch(
+                o -> o.error.getMessage().matches("(?s).*\\bpassed 2 tensors, this rank 1\\b.*")
+                        || o.error.getMessage().matches("(?s).*\\bpassed 1 tensors, this rank 2\\b.*")),
+                "some rank names both tensor counts: " + outcomes.stream().map(o -> o.error.getMessage()).toList());
     }
 
     @ParameterizedTest
@@ -514,10 +522,13 @@ public abstract class AggregatorConformanceTest {
     @EnumSource(Algorithm.class)
     void differentSizesAreAMismatchOnEveryRank(Algorithm algorithm) {
         List<Ranks.Outcome<Object>> outcomes = withAggregators(algorithm, 3, Duration.ofSeconds(30), 1 << 20,
-                (rank, aggregator) -> aggregator.broadcastParams(filled(DataType.DOUBLE, rank, 0, rank == 0 ? 1003 : 1000)));
+                (rank, aggregator) -> aggregator.broadcastParams(
+                        filled(DataType.DOUBLE, rank, 0, rank == 0 ? 1003 : 1000)));
         assertAllFailWith(CollectiveMismatchException.class, "broadcastParams", outcomes);
-        assertTrue(outcomes.stream().anyMatch(o -> o.error.getMessage().contains("1003")
-                && o.error.getMessage().contains("1000")), "some rank names both element counts");
+        // As counts of elements, not bare numbers that a port or a byte count could match.
+        assertTrue(outcomes.stream().anyMatch(o -> o.error.getMessage().matches("(?s).*\\b1003 DOUBLE elements\\b.*")
+                && o.error.getMessage().matches("(?s).*\\b1000 DOUBLE elements\\b.*")),
+                "some rank names both element counts: " + outcomes.stream().map(o -> o.error.getMessage()).toList());
     }
 
     @ParameterizedTest
@@ -607,7 +618,9 @@ public abstract class AggregatorConformanceTest {
                 });
         for (Ranks.Outcome<Object> outcome : outcomes) {
             assertNotNull(outcome.error, "rank " + outcome.rank + " should have failed");
-            assertInstanceOf(CollectiveException.class, outcome.error, "rank " + outcome.rank + ": " + outcome.error);
+            CollectiveException e = assertInstanceOf(CollectiveException.class, outcome.error,
+                    "rank " + outcome.rank + ": " + outcome.error);
+            assertEquals(outcome.rank, e.rank(), e.getMessage());
             assertTrue(outcome.elapsed.compareTo(Duration.ofSeconds(10)) < 0,
                     "rank " + outcome.rank + " took " + outcome.elapsed + " against a " + timeout + " timeout");
         }
@@ -636,7 +649,7 @@ public abstract class AggregatorConformanceTest {
                 assertInstanceOf(PeerFailureException.class, outcome.error, "rank " + rank + ": " + outcome.error);
                 assertTrue(outcome.elapsed.compareTo(Duration.ofSeconds(10)) < 0,
                         "rank " + rank + " took " + outcome.elapsed + " against a 30 s timeout");
-                assertTrue(outcome.error.getMessage().contains("rank 1"), outcome.error.getMessage());
+                assertTrue(outcome.error.getMessage().matches("(?s).*\\brank 1\\b.*"), outcome.error.getMessage());
             }
         } finally {
             aggregators.forEach(GradientAggregator::close);

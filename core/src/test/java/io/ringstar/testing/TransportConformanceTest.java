@@ -387,7 +387,8 @@ public abstract class TransportConformanceTest {
                 Pieces pieces = new Pieces();
                 assertEquals(length, transports.get(1).receive(0, pieces, Deadline.after(LIMIT)));
                 assertEquals(length, pieces.length);
-                ByteBuffer expected = ByteBuffer.allocate(length).put(pattern(0, 1, 0, 40)).put(pattern(0, 1, 1, length - 40));
+                ByteBuffer expected = ByteBuffer.allocate(length).put(pattern(0, 1, 0, 40))
+                        .put(pattern(0, 1, 1, length - 40));
                 assertArrayEquals(expected.array(), pieces.bytes.toByteArray());
                 assertTrue(pieces.allReadOnly, "views of the transport's memory are read-only");
                 for (ByteBuffer view : pieces.views) {
@@ -405,17 +406,19 @@ public abstract class TransportConformanceTest {
         transports.get(2).send(0, pattern(2, 0, 0, length));
         transports.get(2).send(0, pattern(2, 0, 1, 1000));
         IllegalArgumentException refused = new IllegalArgumentException("refused at the start");
-        IllegalArgumentException thrown = assertThrows(IllegalArgumentException.class, () -> transports.get(0).receive(2,
-                new Transport.MessageHandler() {
-                    @Override
-                    public void onStart(int messageLength) {
-                        throw refused;
-                    }
+        Transport.MessageHandler refusing = new Transport.MessageHandler() {
+            @Override
+            public void onStart(int messageLength) {
+                throw refused;
+            }
 
-                    @Override
-                    public void onBytes(ByteBuffer piece, int messageOffset) {
-                    }
-                }, Deadline.after(LIMIT)));
+            @Override
+            public void onBytes(ByteBuffer piece, int messageOffset) {
+                throw new AssertionError("a handler that refused the message at its start got its bytes");
+            }
+        };
+        IllegalArgumentException thrown = assertThrows(IllegalArgumentException.class,
+                () -> transports.get(0).receive(2, refusing, Deadline.after(LIMIT)));
         assertSame(refused, thrown);
         // Refused at its start, the message stays; thrown from inside, the rest of it is skipped.
         IllegalStateException midway = new IllegalStateException("thrown from a piece");

@@ -176,7 +176,8 @@ final class FaultJob implements AutoCloseable {
         for (ChildProcess child : children.values()) {
             Long pid = pids.get(child);
             if (pid != null) {
-                ProcessHandle.of(pid).ifPresent(process -> process.descendants().forEach(d -> descendants.add(d.pid())));
+                ProcessHandle.of(pid).ifPresent(
+                        process -> process.descendants().forEach(d -> descendants.add(d.pid())));
             }
         }
         List<String> problems = new ArrayList<>();

@@ -180,7 +180,8 @@ class FaultSuiteTest {
         ranks.get(victim).awaitPrefix("FAIL rank=" + victim + " ", LONG);
         int code = ranks.get(victim).awaitExit(LONG);
         assertTrue(code == RankMain.EXIT_TIMEOUT || code == RankMain.EXIT_PEER_FAILURE,
-                "a thawed rank ends with a timeout or a peer failure, not " + code + "\n" + ranks.get(victim).transcript());
+                "a thawed rank ends with a timeout or a peer failure, not " + code + "\n"
+                        + ranks.get(victim).transcript());
     }
 
     /**
@@ -317,7 +318,8 @@ class FaultSuiteTest {
                     String line = failure.text();
                     lines.add(line);
                     assertNamesPeerAndOperation(line);
-                    assertTrue(line.contains(" CollectiveMismatchException ") || line.contains(" PeerFailureException "),
+                    assertTrue(line.contains(" CollectiveMismatchException ")
+                            || line.contains(" PeerFailureException "),
                             line);
                     if (rank != 2) {
                         assertTrue(line.contains("rank 2"), "rank " + rank + " should name rank 2: " + line);
@@ -560,7 +562,10 @@ class FaultSuiteTest {
         }
     }
 
-    /** Sends every TCP payload to {@code port} at once (half-closing after each); returns the slowest close in seconds. */
+    /**
+     * Sends every TCP payload to {@code port} at once (half-closing after each); returns the slowest
+     * close in seconds.
+     */
     private static double probeTcp(String transport, InetAddress host, int port) throws Exception {
         Map<String, Thread> probes = new LinkedHashMap<>();
         Map<String, Object> outcomes = new ConcurrentHashMap<>();
@@ -581,7 +586,8 @@ class FaultSuiteTest {
         for (Map.Entry<String, Thread> probe : probes.entrySet()) {
             probe.getValue().join(TimeUnit.SECONDS.toMillis(40));
             Object outcome = outcomes.get(probe.getKey());
-            assertTrue(outcome instanceof Duration, transport + " port " + port + ", " + probe.getKey() + ": " + outcome);
+            assertTrue(outcome instanceof Duration,
+                    transport + " port " + port + ", " + probe.getKey() + ": " + outcome);
             slowest = Math.max(slowest, ((Duration) outcome).toMillis() / 1000.0);
         }
         return slowest;
@@ -610,7 +616,8 @@ class FaultSuiteTest {
         for (int rank = 1; rank < WORLD_SIZE; rank++) {
             String line = awaitFailure(ranks.get(rank), rank, "CollectiveTimeoutException", sentAt,
                     SHORT.toMillis() - 200, SHORT.plusSeconds(5));
-            assertTrue(line.contains(nowhere), "rank " + rank + " should name the coordinator " + nowhere + ": " + line);
+            assertTrue(line.contains(nowhere),
+                    "rank " + rank + " should name the coordinator " + nowhere + ": " + line);
             System.out.println("[fault] coordinator never comes " + transport + ": " + line);
             slowest = Math.max(slowest, seconds(ranks.get(rank), sentAt));
             ranks.get(rank).awaitPrefix("IDLE ", LONG);
@@ -669,7 +676,8 @@ class FaultSuiteTest {
     }
 
     private static Map<String, Object> base(String transport, int rank, String coordinator, Duration timeout) {
-        Map<String, Object> settings = FaultJob.rankSettings(transport, rank, WORLD_SIZE, coordinator, timeout, "faults");
+        Map<String, Object> settings = FaultJob.rankSettings(transport, rank, WORLD_SIZE, coordinator, timeout,
+                "faults");
         if (transport.equals("aeron")) {
             settings.put("option.aeron.livenessTimeoutMs", LIVENESS_MS);
         }

@@ -54,7 +54,8 @@ class IdleCostTest {
         List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
         String coordinator = FaultJob.coordinator();
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
-            Map<String, Object> settings = FaultJob.rankSettings(transport, rank, WORLD_SIZE, coordinator, LONG, "idle");
+            Map<String, Object> settings = FaultJob.rankSettings(transport, rank, WORLD_SIZE, coordinator, LONG,
+                    "idle");
             settings.put("algorithms", "ring,ps");
             settings.put("iterations", 20);
             settings.put("report-every", 1);

@@ -76,8 +76,8 @@ class AeronMultiProcessTest {
         String coordinator = "127.0.0.1:" + Ports.freeLoopbackPort();
         List<ChildProcess> ranks = new ArrayList<>();
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
-            List<String> args = new ArrayList<>(List.of("name=" + test + "-rank" + rank, "transport=" + AeronTransport.NAME,
-                    "rank=" + rank, "world-size=" + WORLD_SIZE, "algorithms=" + algorithms,
+            List<String> args = new ArrayList<>(List.of("name=" + test + "-rank" + rank,
+                    "transport=" + AeronTransport.NAME, "rank=" + rank, "world-size=" + WORLD_SIZE, "algorithms=" + algorithms,
                     "coordinator=" + coordinator, "iterations=" + iterations, "counts=" + counts,
                     "timeout-ms=60000", "job=" + test, "report-every=20", "broadcast-every=" + BROADCAST_EVERY,
                     "option.aeron.termLength=" + AeronGroups.TEST_TERM_LENGTH));
@@ -110,8 +110,8 @@ class AeronMultiProcessTest {
     @Test
     void bothAlgorithmsAreExactOverIpcWithOneSharedDriver() throws Exception {
         Path dir = AeronGroups.driverDirectory("ringstar-test-shared");
-        ChildProcess driver = start("ipc-driver", SharedMediaDriver.class, List.of("--dir", dir.toString(), "--term-length",
-                Integer.toString(AeronGroups.TEST_TERM_LENGTH)));
+        ChildProcess driver = start("ipc-driver", SharedMediaDriver.class, List.of("--dir", dir.toString(),
+                "--term-length", Integer.toString(AeronGroups.TEST_TERM_LENGTH)));
         driver.awaitPrefix("media driver ready in ", STARTUP);
         int iterations = 20;
         List<ChildProcess> ranks = startRanks("ipc", "ring,ps", iterations, "0,1,1009,65537,7",
@@ -137,7 +137,8 @@ class AeronMultiProcessTest {
      * A rank killed with SIGKILL in the middle of a long ring loop, over IPC through a shared
      * driver, which outlives it: the survivors learn of the death from the sentinel connections
      * (or, failing those, the driver's liveness timeout of 2 s here) and fail with
-     * {@code PeerFailureException} naming it well inside the 60 s timeout. Over UDP with embedded drivers this is a case of the fault suite
+     * {@code PeerFailureException} naming it well inside the 60 s timeout. Over UDP with embedded
+     * drivers this is a case of the fault suite
      * ({@code io.ringstar.bench.faults.FaultSuiteTest}), before, during and after each algorithm.
      */
     @Test
