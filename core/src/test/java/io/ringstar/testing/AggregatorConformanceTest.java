@@ -27,6 +27,7 @@ import io.ringstar.ParameterServer;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
+import io.ringstar.tensor.TensorMemory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -241,29 +242,46 @@ public abstract class AggregatorConformanceTest {
     }
 
     private void checkExact(Algorithm algorithm, int worldSize, DataType type, int count, Map<String, String> options) {
+        // Every array is closed once checked: ND4J frees native memory only when told (or when the
+        // collector happens to run), and a sweep makes gigabytes of them.
         List<Ranks.Outcome<INDArray[][]>> outcomes = withReusedGroup(algorithm, worldSize, CALL_TIMEOUT,
                 options, (rank, aggregator) -> {
                     INDArray[] inputs = callTensors(type, rank, count);
                     INDArray[] before = copies(inputs);
-                    INDArray[] averaged = aggregator.reduceGradients(inputs);
-                    INDArray[] broadcast = aggregator.broadcastParams(inputs);
-                    for (int t = 0; t < inputs.length; t++) {
-                        assertArrayEquals(values(before[t]), values(inputs[t]), "rank " + rank + " input " + t
-                                + " was modified");
-                        assertNotSame(inputs[t], averaged[t], "reduceGradients result " + t + " is a new array");
-                        assertNotSame(inputs[t], broadcast[t], "broadcastParams result " + t + " is a new array");
+                    try {
+                        INDArray[] averaged = aggregator.reduceGradients(inputs);
+                        INDArray[] broadcast = aggregator.broadcastParams(inputs);
+                        for (int t = 0; t < inputs.length; t++) {
+                            assertArrayEquals(values(before[t]), values(inputs[t]), "rank " + rank + " input " + t
+                                    + " was modified");
+                            assertNotSame(inputs[t], averaged[t], "reduceGradients result " + t + " is a new array");
+                            assertNotSame(inputs[t], broadcast[t], "broadcastParams result " + t + " is a new array");
+                        }
+                        return new INDArray[][] {averaged, broadcast};
+                    } finally {
+                        TensorMemory.close(inputs);
+                        TensorMemory.close(before);
                     }
-                    return new INDArray[][] {averaged, broadcast};
                 });
         List<double[][]> averages = new ArrayList<>();
         List<double[][]> broadcasts = new ArrayList<>();
         INDArray[] shapes = callTensors(type, 0, count);
-        for (Ranks.Outcome<INDArray[][]> outcome : outcomes) {
-            INDArray[][] results = outcome.valueOrFail();
-            averages.add(ClosedForm.check("reduceGradients", outcome.rank, results[0], shapes, type,
-                    (t, i) -> average(worldSize, t, i)));
-            broadcasts.add(ClosedForm.check("broadcastParams", outcome.rank, results[1], shapes, type,
-                    (t, i) -> value(0, t, i)));
+        try {
+            for (Ranks.Outcome<INDArray[][]> outcome : outcomes) {
+                INDArray[][] results = outcome.valueOrFail();
+                averages.add(ClosedForm.check("reduceGradients", outcome.rank, results[0], shapes, type,
+                        (t, i) -> average(worldSize, t, i)));
+                broadcasts.add(ClosedForm.check("broadcastParams", outcome.rank, results[1], shapes, type,
+                        (t, i) -> value(0, t, i)));
+            }
+        } finally {
+            TensorMemory.close(shapes);
+            for (Ranks.Outcome<INDArray[][]> outcome : outcomes) {
+                if (outcome.value != null) {
+                    TensorMemory.close(outcome.value[0]);
+                    TensorMemory.close(outcome.value[1]);
+                }
+            }
         }
         for (int rank = 1; rank < worldSize; rank++) {
             for (int t = 0; t < shapes.length; t++) {
@@ -333,10 +351,10 @@ public abstract class AggregatorConformanceTest {
                         }
                         return null;
                     } finally {
-                        io.ringstar.tensor.TensorMemory.close(inputs);
-                        io.ringstar.tensor.TensorMemory.close(before);
-                        io.ringstar.tensor.TensorMemory.close(averaged);
-                        io.ringstar.tensor.TensorMemory.close(broadcast);
+                        TensorMemory.close(inputs);
+                        TensorMemory.close(before);
+                        TensorMemory.close(averaged);
+                        TensorMemory.close(broadcast);
                     }
                 });
         outcomes.forEach(Ranks.Outcome::valueOrFail);
@@ -359,11 +377,11 @@ public abstract class AggregatorConformanceTest {
                         INDArray input = filled(DataType.FLOAT, rank, 0, count);
                         long id = Thread.currentThread().getId();
                         for (int i = 0; i < 3 * calls; i++) {
-                            io.ringstar.tensor.TensorMemory.close(aggregator.reduceGradients(input));
+                            TensorMemory.close(aggregator.reduceGradients(input));
                         }
                         long before = threads.getThreadAllocatedBytes(id);
                         for (int i = 0; i < calls; i++) {
-                            io.ringstar.tensor.TensorMemory.close(aggregator.reduceGradients(input));
+                            TensorMemory.close(aggregator.reduceGradients(input));
                         }
                         long perCall = (threads.getThreadAllocatedBytes(id) - before) / calls;
                         // What the result alone costs: the same array made, viewed and freed as a call does.
@@ -396,7 +414,7 @@ public abstract class AggregatorConformanceTest {
         INDArray result = io.ringstar.tensor.TensorBucket.newResult(io.ringstar.tensor.ElementType.FLOAT,
                 shape.clone());
         io.ringstar.tensor.TensorMemory.bytes(result, 0, count * Float.BYTES);
-        io.ringstar.tensor.TensorMemory.close(result);
+        TensorMemory.close(result);
     }
 
     @ParameterizedTest
