@@ -26,15 +26,20 @@ import io.ringstar.GradientAggregator;
 import io.ringstar.ParameterServer;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
+import io.ringstar.Transports;
+import io.ringstar.tensor.TensorMemory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -46,11 +51,34 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * that a subclass supplies: closed-form results on every world size and awkward element counts,
  * several tensors of every shape per call, bit-identical results across ranks, untouched inputs,
  * and one test for each failure rule.
+ *
+ * <p>A subclass chooses the {@link Sweep}: the full one for the in-process transport, the reduced
+ * one for a network transport, where every case costs real I/O. Cases that leave the group as they
+ * found it (every call completes on every rank) share one formed group per world size across the
+ * class, {@link ReusedGroup}; cases that fail a call, close a rank or change the transport's timeout
+ * form their own.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 public abstract class AggregatorConformanceTest {
     /** Watchdog for each group of ranks. */
     protected static final Duration LIMIT = Duration.ofSeconds(60);
+    /** The transports' timeout in a reused group, and the aggregators' in most cases. */
+    private static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
+
+    /** How much of the correctness sweep a subclass runs. */
+    protected enum Sweep {
+        /** World sizes 1 to 8, element counts from 0 to a million and three: for the in-process transport. */
+        FULL,
+        /**
+         * World sizes 2 (the pair exchange), 3 and 5, element counts 0, 1, 7, 1009 (prime, not a multiple
+         * of any of them) and 100 003 in 64 KiB chunks: every path of the algorithms at a fraction
+         * of the bytes, for the network transports. Every failure case still runs in full.
+         */
+        REDUCED
+    }
+
+    private final ReusedGroup reused = new ReusedGroup(this::createGroup, CALL_TIMEOUT);
 
     /** The two topologies. */
     public enum Algorithm {
@@ -64,14 +92,36 @@ public abstract class AggregatorConformanceTest {
     /** A group of {@code worldSize} connected transports, element {@code r} for rank {@code r}. */
     protected abstract List<Transport> createGroup(int worldSize, Duration timeout);
 
-    /** World sizes the correctness sweep covers; a slow transport may narrow it. */
-    protected int[] worldSizes() {
-        return new int[] {1, 2, 3, 4, 5, 6, 7, 8};
+    /** The sweep this class runs; the full one unless a subclass says otherwise. */
+    protected Sweep sweep() {
+        return Sweep.FULL;
     }
 
-    /** Element counts the correctness sweep covers. */
+    /** World sizes the correctness sweep covers, by {@link #sweep()}; a subclass may narrow them further. */
+    protected int[] worldSizes() {
+        return sweep() == Sweep.FULL ? new int[] {1, 2, 3, 4, 5, 6, 7, 8} : new int[] {2, 3, 5};
+    }
+
+    /** Element counts the correctness sweep covers, by {@link #sweep()}. */
     protected int[] elementCounts() {
-        return new int[] {0, 1, 2, 7, 1000, 1_000_003};
+        return sweep() == Sweep.FULL ? new int[] {0, 1, 2, 7, 1000, 1_000_003} : new int[] {0, 1, 7, 1009, 100_003};
+    }
+
+    /**
+     * The chunk size for a sweep case of {@code count} elements: tiny for small counts, so that every
+     * run of a few elements crosses many chunks and the pipeline window; for the large count the
+     * default 1 MiB in the full sweep, 64 KiB in the reduced one (several chunks per segment still).
+     */
+    private int sweepChunkBytes(int count) {
+        if (count <= 1009) {
+            return 16;
+        }
+        return sweep() == Sweep.FULL ? 1 << 20 : 1 << 16;
+    }
+
+    @AfterAll
+    void closeReusedGroup() {
+        reused.close();
     }
 
     /**
@@ -89,7 +139,42 @@ public abstract class AggregatorConformanceTest {
         return builder;
     }
 
-    /** Runs {@code body} on every rank with its own aggregator, closing them all at the end. */
+    /**
+     * Runs {@code body} on every rank with its own aggregator over a group of the class's
+     * {@link ReusedGroup}: for cases in which every call completes on every rank. If any rank fails
+     * (or the watchdog fires) the group is discarded, so that a bug shows in its own case only.
+     */
+    private <T> List<Ranks.Outcome<T>> withReusedGroup(Algorithm algorithm, int worldSize, Duration timeout,
+            Map<String, String> options, AggregatorBody<T> body) {
+        List<Transport> transports = reused.of(worldSize);
+        List<GradientAggregator> aggregators = new ArrayList<>();
+        boolean clean = false;
+        try {
+            for (int rank = 0; rank < worldSize; rank++) {
+                DistributedConfig.Builder builder = configBuilder(worldSize, rank, timeout);
+                options.forEach(builder::option);
+                aggregators.add(algorithm.create(builder.build(), Transports.borrowed(transports.get(rank))));
+            }
+            List<Ranks.Outcome<T>> outcomes = Ranks.run(worldSize, LIMIT,
+                    rank -> body.run(rank, aggregators.get(rank)));
+            clean = outcomes.stream().allMatch(outcome -> outcome.error == null);
+            return outcomes;
+        } finally {
+            aggregators.forEach(GradientAggregator::close);
+            if (!clean) {
+                reused.discard();
+            }
+        }
+    }
+
+    /** Like {@link #withReusedGroup} with a chunk size. */
+    private <T> List<Ranks.Outcome<T>> withReusedGroup(Algorithm algorithm, int worldSize, int chunkBytes,
+            AggregatorBody<T> body) {
+        return withReusedGroup(algorithm, worldSize, CALL_TIMEOUT, Map.of("chunkBytes", Integer.toString(chunkBytes)),
+                body);
+    }
+
+    /** Runs {@code body} on every rank with its own aggregator over a group of its own, closing them all at the end. */
     protected <T> List<Ranks.Outcome<T>> withAggregators(Algorithm algorithm, int worldSize, Duration timeout,
             int chunkBytes, AggregatorBody<T> body) {
         return withAggregators(algorithm, worldSize, timeout, Map.of("chunkBytes", Integer.toString(chunkBytes)), body);
@@ -124,9 +209,10 @@ public abstract class AggregatorConformanceTest {
 
     @TestFactory
     Stream<DynamicTest> averagesAndBroadcastsAreExactOnEveryRank() {
+        // World size outermost: the cases of one size share one group.
         List<DynamicTest> tests = new ArrayList<>();
-        for (Algorithm algorithm : Algorithm.values()) {
-            for (int worldSize : worldSizes()) {
+        for (int worldSize : worldSizes()) {
+            for (Algorithm algorithm : Algorithm.values()) {
                 for (DataType type : new DataType[] {DataType.FLOAT, DataType.DOUBLE}) {
                     for (int count : elementCounts()) {
                         String name = algorithm + " n=" + worldSize + " " + type + " count=" + count;
@@ -139,10 +225,7 @@ public abstract class AggregatorConformanceTest {
     }
 
     private void checkExact(Algorithm algorithm, int worldSize, DataType type, int count) {
-        // Small chunks for small counts, so that every run of a few elements crosses many chunks
-        // and the pipeline window; the default 1 MiB for the large count.
-        int chunkBytes = count <= 1000 ? 16 : 1 << 20;
-        checkExact(algorithm, worldSize, type, count, Map.of("chunkBytes", Integer.toString(chunkBytes)));
+        checkExact(algorithm, worldSize, type, count, Map.of("chunkBytes", Integer.toString(sweepChunkBytes(count))));
     }
 
     @ParameterizedTest
@@ -159,29 +242,46 @@ public abstract class AggregatorConformanceTest {
     }
 
     private void checkExact(Algorithm algorithm, int worldSize, DataType type, int count, Map<String, String> options) {
-        List<Ranks.Outcome<INDArray[][]>> outcomes = withAggregators(algorithm, worldSize, Duration.ofSeconds(30),
+        // Every array is closed once checked: ND4J frees native memory only when told (or when the
+        // collector happens to run), and a sweep makes gigabytes of them.
+        List<Ranks.Outcome<INDArray[][]>> outcomes = withReusedGroup(algorithm, worldSize, CALL_TIMEOUT,
                 options, (rank, aggregator) -> {
                     INDArray[] inputs = callTensors(type, rank, count);
                     INDArray[] before = copies(inputs);
-                    INDArray[] averaged = aggregator.reduceGradients(inputs);
-                    INDArray[] broadcast = aggregator.broadcastParams(inputs);
-                    for (int t = 0; t < inputs.length; t++) {
-                        assertArrayEquals(values(before[t]), values(inputs[t]), "rank " + rank + " input " + t
-                                + " was modified");
-                        assertNotSame(inputs[t], averaged[t], "reduceGradients result " + t + " is a new array");
-                        assertNotSame(inputs[t], broadcast[t], "broadcastParams result " + t + " is a new array");
+                    try {
+                        INDArray[] averaged = aggregator.reduceGradients(inputs);
+                        INDArray[] broadcast = aggregator.broadcastParams(inputs);
+                        for (int t = 0; t < inputs.length; t++) {
+                            assertArrayEquals(values(before[t]), values(inputs[t]), "rank " + rank + " input " + t
+                                    + " was modified");
+                            assertNotSame(inputs[t], averaged[t], "reduceGradients result " + t + " is a new array");
+                            assertNotSame(inputs[t], broadcast[t], "broadcastParams result " + t + " is a new array");
+                        }
+                        return new INDArray[][] {averaged, broadcast};
+                    } finally {
+                        TensorMemory.close(inputs);
+                        TensorMemory.close(before);
                     }
-                    return new INDArray[][] {averaged, broadcast};
                 });
         List<double[][]> averages = new ArrayList<>();
         List<double[][]> broadcasts = new ArrayList<>();
         INDArray[] shapes = callTensors(type, 0, count);
-        for (Ranks.Outcome<INDArray[][]> outcome : outcomes) {
-            INDArray[][] results = outcome.valueOrFail();
-            averages.add(ClosedForm.check("reduceGradients", outcome.rank, results[0], shapes, type,
-                    (t, i) -> average(worldSize, t, i)));
-            broadcasts.add(ClosedForm.check("broadcastParams", outcome.rank, results[1], shapes, type,
-                    (t, i) -> value(0, t, i)));
+        try {
+            for (Ranks.Outcome<INDArray[][]> outcome : outcomes) {
+                INDArray[][] results = outcome.valueOrFail();
+                averages.add(ClosedForm.check("reduceGradients", outcome.rank, results[0], shapes, type,
+                        (t, i) -> average(worldSize, t, i)));
+                broadcasts.add(ClosedForm.check("broadcastParams", outcome.rank, results[1], shapes, type,
+                        (t, i) -> value(0, t, i)));
+            }
+        } finally {
+            TensorMemory.close(shapes);
+            for (Ranks.Outcome<INDArray[][]> outcome : outcomes) {
+                if (outcome.value != null) {
+                    TensorMemory.close(outcome.value[0]);
+                    TensorMemory.close(outcome.value[1]);
+                }
+            }
         }
         for (int rank = 1; rank < worldSize; rank++) {
             for (int t = 0; t < shapes.length; t++) {
@@ -207,9 +307,10 @@ public abstract class AggregatorConformanceTest {
         // The path that works in the result array itself (no bucket): one 'c'-order tensor of each
         // type, at awkward counts, whole and cut into windows by a tiny bucket.
         List<DynamicTest> tests = new ArrayList<>();
-        for (Algorithm algorithm : Algorithm.values()) {
-            // The subclass's world sizes, up to 5: the larger ones add time and no other path.
-            for (int worldSize : Arrays.stream(worldSizes()).filter(n -> n <= 5).toArray()) {
+        // The subclass's world sizes, up to 5 (3 in the reduced sweep): the larger ones add time and no other path.
+        int largest = sweep() == Sweep.FULL ? 5 : 3;
+        for (int worldSize : Arrays.stream(worldSizes()).filter(n -> n <= largest).toArray()) {
+            for (Algorithm algorithm : Algorithm.values()) {
                 for (int count : new int[] {1, 2, 7, 1009, 100_003}) {
                     for (String bucketBytes : new String[] {"1073741824", "40"}) {
                         if (count > 1009 && bucketBytes.equals("40")) {
@@ -229,7 +330,7 @@ public abstract class AggregatorConformanceTest {
         // Every array is closed in the rank's own body: ND4J frees native memory only when told
         // (or when the collector happens to run), and these are tens of MB a rank. Each result is
         // checked bit for bit against its closed form, so the ranks' results are identical too.
-        List<Ranks.Outcome<Object>> outcomes = withAggregators(algorithm, worldSize, Duration.ofSeconds(30),
+        List<Ranks.Outcome<Object>> outcomes = withReusedGroup(algorithm, worldSize, CALL_TIMEOUT,
                 options, (rank, aggregator) -> {
                     INDArray[] inputs = {filled(DataType.FLOAT, rank, 0, count), filled(DataType.DOUBLE, rank, 1, 3,
                             count)};
@@ -245,14 +346,15 @@ public abstract class AggregatorConformanceTest {
                                     new INDArray[] {inputs[t]}, inputs[t].dataType(),
                                     (unused, i) -> average(worldSize, tensor, i));
                             ClosedForm.check("broadcastParams", rank, new INDArray[] {broadcast[t]},
-                                    new INDArray[] {inputs[t]}, inputs[t].dataType(), (unused, i) -> value(0, tensor, i));
+                                    new INDArray[] {inputs[t]}, inputs[t].dataType(),
+                                    (unused, i) -> value(0, tensor, i));
                         }
                         return null;
                     } finally {
-                        io.ringstar.tensor.TensorMemory.close(inputs);
-                        io.ringstar.tensor.TensorMemory.close(before);
-                        io.ringstar.tensor.TensorMemory.close(averaged);
-                        io.ringstar.tensor.TensorMemory.close(broadcast);
+                        TensorMemory.close(inputs);
+                        TensorMemory.close(before);
+                        TensorMemory.close(averaged);
+                        TensorMemory.close(broadcast);
                     }
                 });
         outcomes.forEach(Ranks.Outcome::valueOrFail);
@@ -270,16 +372,16 @@ public abstract class AggregatorConformanceTest {
         assumeTrue(threads.isThreadAllocatedMemoryEnabled(), "per-thread allocation counting is off");
         for (int count : new int[] {256, 1 << 20}) {
             int calls = count < 1000 ? 400 : 24;
-            List<Ranks.Outcome<long[]>> outcomes = withAggregators(algorithm, 3, Duration.ofSeconds(60), Map.of(),
+            List<Ranks.Outcome<long[]>> outcomes = withReusedGroup(algorithm, 3, Duration.ofSeconds(60), Map.of(),
                     (rank, aggregator) -> {
                         INDArray input = filled(DataType.FLOAT, rank, 0, count);
                         long id = Thread.currentThread().getId();
                         for (int i = 0; i < 3 * calls; i++) {
-                            io.ringstar.tensor.TensorMemory.close(aggregator.reduceGradients(input));
+                            TensorMemory.close(aggregator.reduceGradients(input));
                         }
                         long before = threads.getThreadAllocatedBytes(id);
                         for (int i = 0; i < calls; i++) {
-                            io.ringstar.tensor.TensorMemory.close(aggregator.reduceGradients(input));
+                            TensorMemory.close(aggregator.reduceGradients(input));
                         }
                         long perCall = (threads.getThreadAllocatedBytes(id) - before) / calls;
                         // What the result alone costs: the same array made, viewed and freed as a call does.
@@ -309,16 +411,17 @@ public abstract class AggregatorConformanceTest {
     private static final long MAX_CALL_ALLOCATION_BYTES = 512;
 
     private static void makeResult(long[] shape, int count) {
-        INDArray result = io.ringstar.tensor.TensorBucket.newResult(io.ringstar.tensor.ElementType.FLOAT, shape.clone());
+        INDArray result = io.ringstar.tensor.TensorBucket.newResult(io.ringstar.tensor.ElementType.FLOAT,
+                shape.clone());
         io.ringstar.tensor.TensorMemory.bytes(result, 0, count * Float.BYTES);
-        io.ringstar.tensor.TensorMemory.close(result);
+        TensorMemory.close(result);
     }
 
     @ParameterizedTest
     @EnumSource(Algorithm.class)
     void floatAndDoubleTensorsMixInOneCall(Algorithm algorithm) {
         int worldSize = 3;
-        List<Ranks.Outcome<INDArray[]>> outcomes = withAggregators(algorithm, worldSize, Duration.ofSeconds(30), 64,
+        List<Ranks.Outcome<INDArray[]>> outcomes = withReusedGroup(algorithm, worldSize, 64,
                 (rank, aggregator) -> aggregator.reduceGradients(filled(DataType.DOUBLE, rank, 0, 101),
                         filled(DataType.FLOAT, rank, 1, 7, 11), filled(DataType.DOUBLE, rank, 2, 3)));
         for (Ranks.Outcome<INDArray[]> outcome : outcomes) {
@@ -328,7 +431,8 @@ public abstract class AggregatorConformanceTest {
                 assertEquals(types[t], results[t].dataType());
                 double[] actual = values(results[t]);
                 for (int i = 0; i < actual.length; i++) {
-                    double want = types[t] == DataType.FLOAT ? (float) average(worldSize, t, i) : average(worldSize, t, i);
+                    double exact = average(worldSize, t, i);
+                    double want = types[t] == DataType.FLOAT ? (float) exact : exact;
                     assertEquals(want, actual[i], 0.0, "tensor " + t + " element " + i);
                 }
             }
@@ -338,7 +442,7 @@ public abstract class AggregatorConformanceTest {
     @ParameterizedTest
     @EnumSource(Algorithm.class)
     void callsWithNoTensorsStillMeet(Algorithm algorithm) {
-        List<Ranks.Outcome<Integer>> outcomes = withAggregators(algorithm, 3, Duration.ofSeconds(30), 1 << 20,
+        List<Ranks.Outcome<Integer>> outcomes = withReusedGroup(algorithm, 3, 1 << 20,
                 (rank, aggregator) -> aggregator.reduceGradients().length + aggregator.broadcastParams().length);
         outcomes.forEach(outcome -> assertEquals(0, outcome.valueOrFail()));
         // They meet: a rank that passes a tensor while the others pass none is caught by all.
@@ -352,7 +456,7 @@ public abstract class AggregatorConformanceTest {
     @EnumSource(Algorithm.class)
     void manyCallsInARowStayInStep(Algorithm algorithm) {
         int worldSize = 4;
-        List<Ranks.Outcome<Object>> outcomes = withAggregators(algorithm, worldSize, Duration.ofSeconds(30), 256,
+        List<Ranks.Outcome<Object>> outcomes = withReusedGroup(algorithm, worldSize, 256,
                 (rank, aggregator) -> {
                     for (int step = 0; step < 20; step++) {
                         int count = 1 + step * 37;
@@ -377,7 +481,7 @@ public abstract class AggregatorConformanceTest {
         int[] worldSizes = {2, 7};
         for (int w = 0; w < 2; w++) {
             int worldSize = worldSizes[w];
-            List<Ranks.Outcome<Long>> outcomes = withAggregators(algorithm, worldSize, Duration.ofSeconds(30), 1 << 16,
+            List<Ranks.Outcome<Long>> outcomes = withReusedGroup(algorithm, worldSize, 1 << 16,
                     (rank, aggregator) -> {
                         aggregator.reduceGradients(filled(DataType.FLOAT, rank, 0, 300_000));
                         return aggregator instanceof AllReduceAggregator
@@ -386,7 +490,8 @@ public abstract class AggregatorConformanceTest {
                     });
             serverBytes[w] = outcomes.get(0).valueOrFail();
             for (Ranks.Outcome<Long> outcome : outcomes) {
-                assertEquals(serverBytes[w], outcome.valueOrFail(), "rank " + outcome.rank + " holds as much as rank 0");
+                assertEquals(serverBytes[w], outcome.valueOrFail(),
+                        "rank " + outcome.rank + " holds as much as rank 0");
             }
         }
         assertEquals(serverBytes[0], serverBytes[1], "rank 0's buffers at world size 2 and 7");
@@ -412,11 +517,14 @@ public abstract class AggregatorConformanceTest {
     void differentTensorCountsAreAMismatchOnEveryRank(Algorithm algorithm) {
         List<Ranks.Outcome<Object>> outcomes = withAggregators(algorithm, 4, Duration.ofSeconds(30), 64,
                 (rank, aggregator) -> rank == 2
-                        ? aggregator.reduceGradients(filled(DataType.FLOAT, rank, 0, 10), filled(DataType.FLOAT, rank, 1, 3))
+                        ? aggregator.reduceGradients(filled(DataType.FLOAT, rank, 0, 10),
+                                filled(DataType.FLOAT, rank, 1, 3))
                         : aggregator.reduceGradients(filled(DataType.FLOAT, rank, 0, 10)));
         assertAllFailWith(CollectiveMismatchException.class, "reduceGradients", outcomes);
-        assertTrue(outcomes.stream().anyMatch(o -> o.error.getMessage().contains("2 tensors")),
-                "some rank names the tensor counts");
+        assertTrue(outcomes.stream().anyMatch(
+                o -> o.error.getMessage().matches("(?s).*\\bpassed 2 tensors, this rank 1\\b.*")
+                        || o.error.getMessage().matches("(?s).*\\bpassed 1 tensors, this rank 2\\b.*")),
+                "some rank names both tensor counts: " + outcomes.stream().map(o -> o.error.getMessage()).toList());
     }
 
     @ParameterizedTest
@@ -432,10 +540,13 @@ public abstract class AggregatorConformanceTest {
     @EnumSource(Algorithm.class)
     void differentSizesAreAMismatchOnEveryRank(Algorithm algorithm) {
         List<Ranks.Outcome<Object>> outcomes = withAggregators(algorithm, 3, Duration.ofSeconds(30), 1 << 20,
-                (rank, aggregator) -> aggregator.broadcastParams(filled(DataType.DOUBLE, rank, 0, rank == 0 ? 1003 : 1000)));
+                (rank, aggregator) -> aggregator.broadcastParams(
+                        filled(DataType.DOUBLE, rank, 0, rank == 0 ? 1003 : 1000)));
         assertAllFailWith(CollectiveMismatchException.class, "broadcastParams", outcomes);
-        assertTrue(outcomes.stream().anyMatch(o -> o.error.getMessage().contains("1003")
-                && o.error.getMessage().contains("1000")), "some rank names both element counts");
+        // As counts of elements, not bare numbers that a port or a byte count could match.
+        assertTrue(outcomes.stream().anyMatch(o -> o.error.getMessage().matches("(?s).*\\b1003 DOUBLE elements\\b.*")
+                && o.error.getMessage().matches("(?s).*\\b1000 DOUBLE elements\\b.*")),
+                "some rank names both element counts: " + outcomes.stream().map(o -> o.error.getMessage()).toList());
     }
 
     @ParameterizedTest
@@ -467,13 +578,19 @@ public abstract class AggregatorConformanceTest {
     @EnumSource(Algorithm.class)
     void aRankThatNeverArrivesTimesTheOthersOut(Algorithm algorithm) {
         Duration timeout = Duration.ofSeconds(1);
+        // Rank 2 stays away until the others have given up (or three timeouts have passed), then leaves.
+        CountDownLatch othersDone = new CountDownLatch(2);
         List<Ranks.Outcome<Object>> outcomes = withAggregators(algorithm, 3, timeout, 1 << 20,
                 (rank, aggregator) -> {
                     if (rank == 2) {
-                        Thread.sleep(timeout.toMillis() * 3);
+                        othersDone.await(timeout.toMillis() * 3, TimeUnit.MILLISECONDS);
                         return null;
                     }
-                    return aggregator.reduceGradients(filled(DataType.FLOAT, rank, 0, 1000));
+                    try {
+                        return aggregator.reduceGradients(filled(DataType.FLOAT, rank, 0, 1000));
+                    } finally {
+                        othersDone.countDown();
+                    }
                 });
         for (int rank = 0; rank < 2; rank++) {
             Ranks.Outcome<Object> outcome = outcomes.get(rank);
@@ -519,7 +636,9 @@ public abstract class AggregatorConformanceTest {
                 });
         for (Ranks.Outcome<Object> outcome : outcomes) {
             assertNotNull(outcome.error, "rank " + outcome.rank + " should have failed");
-            assertInstanceOf(CollectiveException.class, outcome.error, "rank " + outcome.rank + ": " + outcome.error);
+            CollectiveException e = assertInstanceOf(CollectiveException.class, outcome.error,
+                    "rank " + outcome.rank + ": " + outcome.error);
+            assertEquals(outcome.rank, e.rank(), e.getMessage());
             assertTrue(outcome.elapsed.compareTo(Duration.ofSeconds(10)) < 0,
                     "rank " + outcome.rank + " took " + outcome.elapsed + " against a " + timeout + " timeout");
         }
@@ -548,7 +667,7 @@ public abstract class AggregatorConformanceTest {
                 assertInstanceOf(PeerFailureException.class, outcome.error, "rank " + rank + ": " + outcome.error);
                 assertTrue(outcome.elapsed.compareTo(Duration.ofSeconds(10)) < 0,
                         "rank " + rank + " took " + outcome.elapsed + " against a 30 s timeout");
-                assertTrue(outcome.error.getMessage().contains("rank 1"), outcome.error.getMessage());
+                assertTrue(outcome.error.getMessage().matches("(?s).*\\brank 1\\b.*"), outcome.error.getMessage());
             }
         } finally {
             aggregators.forEach(GradientAggregator::close);
@@ -559,7 +678,7 @@ public abstract class AggregatorConformanceTest {
     @EnumSource(Algorithm.class)
     void unsupportedDataTypesAreRefusedBeforeAnythingIsSent(Algorithm algorithm) {
         int worldSize = 3;
-        List<Ranks.Outcome<Object>> outcomes = withAggregators(algorithm, worldSize, Duration.ofSeconds(30), 1 << 20,
+        List<Ranks.Outcome<Object>> outcomes = withReusedGroup(algorithm, worldSize, 1 << 20,
                 (rank, aggregator) -> {
                     IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
                             () -> aggregator.reduceGradients(filled(DataType.FLOAT, rank, 0, 4),

@@ -60,7 +60,8 @@ public final class ChildProcess {
     }
 
     private void readOutput() {
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(),
+                StandardCharsets.UTF_8))) {
             String text;
             while ((text = in.readLine()) != null) {
                 synchronized (lines) {
@@ -275,7 +276,8 @@ public final class ChildProcess {
             Files.createDirectories(file.getParent());
             Files.writeString(file, transcript(), StandardCharsets.UTF_8);
         } catch (IOException e) {
-            // Only a diagnostic; the test result does not depend on it.
+            // Only a diagnostic; the test result does not depend on it, but say that it is missing.
+            System.err.println("could not save the transcript of " + name + " to " + file + ": " + e);
         }
     }
 }

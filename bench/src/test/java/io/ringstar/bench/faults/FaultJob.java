@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.testing.ChildProcess;
+import io.ringstar.testing.RankMain;
 import io.ringstar.testing.ShortCommand;
 import java.io.IOException;
 import java.net.DatagramSocket;
@@ -27,7 +28,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * The {@link FaultRank} JVMs of one test, and the checks that a fault left nothing behind:
+ * The {@link RankMain} JVMs of one test, and the checks that a fault left nothing behind:
  * {@link #close()} kills what still runs, then fails the test if any child or descendant of a
  * child is alive, if a port a child listened on cannot be bound again (unless a process that is
  * none of the job's has taken it meanwhile), or if an Aeron driver
@@ -83,9 +84,9 @@ final class FaultJob implements AutoCloseable {
     /** Starts a child and returns it once it has loaded ND4J and printed READY. */
     ChildProcess start(String name, List<String> prefix) {
         List<String> command = new ArrayList<>(prefix);
-        command.addAll(ChildProcess.javaCommand(FaultRank.class));
-        command.add(name);
-        command.add("150");
+        command.addAll(ChildProcess.javaCommand(RankMain.class));
+        command.add("name=" + name);
+        command.add("max-seconds=150");
         ChildProcess child = ChildProcess.start(name, command, Map.of("OMP_NUM_THREADS", "1"));
         children.put(name, child);
         return child;
@@ -175,7 +176,8 @@ final class FaultJob implements AutoCloseable {
         for (ChildProcess child : children.values()) {
             Long pid = pids.get(child);
             if (pid != null) {
-                ProcessHandle.of(pid).ifPresent(process -> process.descendants().forEach(d -> descendants.add(d.pid())));
+                ProcessHandle.of(pid).ifPresent(
+                        process -> process.descendants().forEach(d -> descendants.add(d.pid())));
             }
         }
         List<String> problems = new ArrayList<>();

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.testing.ChildProcess;
 import io.ringstar.testing.Ports;
+import io.ringstar.testing.RankMain;
 import io.ringstar.testing.VethPair;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -30,7 +31,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The fault suite: the same cases over Netty and Aeron (UDP, an embedded driver per process), each
- * with three {@link FaultRank} JVMs (and impostors), each stating what the other ranks must see and
+ * with three {@link RankMain} JVMs (and impostors), each stating what the other ranks must see and
  * how soon. A fault that ends a rank ends it within its bound with an exception naming the rank,
  * the peer and the operation, and an exit status for its kind; garbage and a late coordinator must
  * not end anything. {@link FaultJob#close()} then checks that no process, port or driver directory
@@ -132,7 +133,7 @@ class FaultSuiteTest {
         detected("kill " + phase, transport, slowest);
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             if (rank != victim) {
-                job.awaitExit(ranks.get(rank), FaultRank.EXIT_PEER_FAILURE, LONG);
+                job.awaitExit(ranks.get(rank), RankMain.EXIT_PEER_FAILURE, LONG);
             }
         }
         assertEquals(137, ranks.get(victim).awaitExit(LONG), "SIGKILL's exit status");
@@ -174,20 +175,22 @@ class FaultSuiteTest {
         detected("sigstop", transport, slowest);
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             if (rank != victim) {
-                job.awaitExit(ranks.get(rank), FaultRank.EXIT_TIMEOUT, LONG);
+                job.awaitExit(ranks.get(rank), RankMain.EXIT_TIMEOUT, LONG);
             }
         }
         ranks.get(victim).signal("CONT");
         ranks.get(victim).awaitPrefix("FAIL rank=" + victim + " ", LONG);
         int code = ranks.get(victim).awaitExit(LONG);
-        assertTrue(code == FaultRank.EXIT_TIMEOUT || code == FaultRank.EXIT_PEER_FAILURE,
-                "a thawed rank ends with a timeout or a peer failure, not " + code + "\n" + ranks.get(victim).transcript());
+        assertTrue(code == RankMain.EXIT_TIMEOUT || code == RankMain.EXIT_PEER_FAILURE,
+                "a thawed rank ends with a timeout or a peer failure, not " + code + "\n"
+                        + ranks.get(victim).transcript());
     }
 
     /**
      * SIGSTOP of rank 2 for 7 s, shorter than the 20 s timeout, in the middle of a loop of both
      * algorithms, then SIGCONT: a long garbage-collection pause, say. The job goes on with exact
-     * results on every rank (each iteration checks them) and ends normally. Over Aeron this needs
+     * results on every rank (each reduction and every fifth broadcast checks them) and ends normally;
+     * over Aeron no pair takes the IPC path (a driver per process). Over Aeron this needs
      * the default liveness timeout (the collective timeout): deaths are told apart from pauses by
      * the sentinel connections, which a stopped process keeps open.
      */
@@ -201,6 +204,8 @@ class FaultSuiteTest {
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             Map<String, Object> settings = stoppable(transport, rank, coordinator, timeout, 20);
             settings.remove("option.aeron.livenessTimeoutMs");
+            // Broadcasts too: this is the suite's case of a whole job between processes with exact results.
+            settings.put("broadcast-every", 5);
             FaultJob.run(ranks.get(rank), settings);
         }
         awaitFormed(ranks);
@@ -211,10 +216,17 @@ class FaultSuiteTest {
         ranks.get(victim).signal("CONT");
         double paused = (System.nanoTime() - frozenAt) / 1e9;
         awaitIteration(ranks, 30);
+        if (transport.equals("aeron")) {
+            // An embedded driver per process: no pair may take the IPC path, or UDP would go untested.
+            for (int rank = 0; rank < WORLD_SIZE; rank++) {
+                assertEquals("IPC " + rank + " []", ranks.get(rank).awaitPrefix("IPC " + rank + " ", LONG).text(),
+                        "rank " + rank + " talks UDP to every peer");
+            }
+        }
         ranks.get(0).send("STOP");
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             ranks.get(rank).awaitPrefix("OK " + rank + " ", LONG);
-            job.awaitExit(ranks.get(rank), FaultRank.EXIT_OK, LONG);
+            job.awaitExit(ranks.get(rank), RankMain.EXIT_OK, LONG);
             assertTrue(ranks.get(rank).find(line -> line.startsWith("FAIL ")).isEmpty(),
                     "rank " + rank + " failed although the pause was shorter than the timeout:\n"
                             + ranks.get(rank).transcript());
@@ -263,7 +275,7 @@ class FaultSuiteTest {
             detected("partition", transport, slowest);
             for (int rank = 0; rank < WORLD_SIZE; rank++) {
                 int code = ranks.get(rank).awaitExit(LONG);
-                assertTrue(code == FaultRank.EXIT_TIMEOUT || code == FaultRank.EXIT_PEER_FAILURE,
+                assertTrue(code == RankMain.EXIT_TIMEOUT || code == RankMain.EXIT_PEER_FAILURE,
                         "exit status " + code + "\n" + ranks.get(rank).transcript());
             }
         }
@@ -308,7 +320,8 @@ class FaultSuiteTest {
                     String line = failure.text();
                     lines.add(line);
                     assertNamesPeerAndOperation(line);
-                    assertTrue(line.contains(" CollectiveMismatchException ") || line.contains(" PeerFailureException "),
+                    assertTrue(line.contains(" CollectiveMismatchException ")
+                            || line.contains(" PeerFailureException "),
                             line);
                     if (rank != 2) {
                         assertTrue(line.contains("rank 2"), "rank " + rank + " should name rank 2: " + line);
@@ -329,7 +342,7 @@ class FaultSuiteTest {
         }
         for (ChildProcess child : ranks) {
             int code = child.awaitExit(LONG);
-            assertTrue(code == FaultRank.EXIT_MISMATCH || code == FaultRank.EXIT_PEER_FAILURE, "exit " + code);
+            assertTrue(code == RankMain.EXIT_MISMATCH || code == RankMain.EXIT_PEER_FAILURE, "exit " + code);
         }
     }
 
@@ -389,7 +402,7 @@ class FaultSuiteTest {
             assertTrue(took < IMPOSTOR_TIMEOUT.toSeconds(), entry.getKey() + " was refused only after " + took + " s");
         }
         impostor.send("EXIT");
-        assertEquals(FaultRank.EXIT_REFUSED, impostor.awaitExit(LONG), impostor.transcript());
+        assertEquals(RankMain.EXIT_REFUSED, impostor.awaitExit(LONG), impostor.transcript());
 
         // Two processes claim rank 1 while rank 0 still waits for rank 2, so both reach it: the first wins.
         long claimedAt = System.nanoTime();
@@ -436,9 +449,9 @@ class FaultSuiteTest {
         winner.send("EXIT");
         loser.send("EXIT");
         for (ChildProcess member : members) {
-            job.awaitExit(member, FaultRank.EXIT_OK, LONG);
+            job.awaitExit(member, RankMain.EXIT_OK, LONG);
         }
-        int lateStatus = transport.equals("netty") ? FaultRank.EXIT_REFUSED : FaultRank.EXIT_TIMEOUT;
+        int lateStatus = transport.equals("netty") ? RankMain.EXIT_REFUSED : RankMain.EXIT_TIMEOUT;
         job.awaitExit(loser, lateStatus, LONG);
     }
 
@@ -547,11 +560,14 @@ class FaultSuiteTest {
         ranks.get(0).send("STOP");
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             ranks.get(rank).awaitPrefix("OK " + rank + " ", LONG);
-            job.awaitExit(ranks.get(rank), FaultRank.EXIT_OK, LONG);
+            job.awaitExit(ranks.get(rank), RankMain.EXIT_OK, LONG);
         }
     }
 
-    /** Sends every TCP payload to {@code port} at once (half-closing after each); returns the slowest close in seconds. */
+    /**
+     * Sends every TCP payload to {@code port} at once (half-closing after each); returns the slowest
+     * close in seconds.
+     */
     private static double probeTcp(String transport, InetAddress host, int port) throws Exception {
         Map<String, Thread> probes = new LinkedHashMap<>();
         Map<String, Object> outcomes = new ConcurrentHashMap<>();
@@ -572,7 +588,8 @@ class FaultSuiteTest {
         for (Map.Entry<String, Thread> probe : probes.entrySet()) {
             probe.getValue().join(TimeUnit.SECONDS.toMillis(40));
             Object outcome = outcomes.get(probe.getKey());
-            assertTrue(outcome instanceof Duration, transport + " port " + port + ", " + probe.getKey() + ": " + outcome);
+            assertTrue(outcome instanceof Duration,
+                    transport + " port " + port + ", " + probe.getKey() + ": " + outcome);
             slowest = Math.max(slowest, ((Duration) outcome).toMillis() / 1000.0);
         }
         return slowest;
@@ -601,7 +618,8 @@ class FaultSuiteTest {
         for (int rank = 1; rank < WORLD_SIZE; rank++) {
             String line = awaitFailure(ranks.get(rank), rank, "CollectiveTimeoutException", sentAt,
                     SHORT.toMillis() - 200, SHORT.plusSeconds(5));
-            assertTrue(line.contains(nowhere), "rank " + rank + " should name the coordinator " + nowhere + ": " + line);
+            assertTrue(line.contains(nowhere),
+                    "rank " + rank + " should name the coordinator " + nowhere + ": " + line);
             System.out.println("[fault] coordinator never comes " + transport + ": " + line);
             slowest = Math.max(slowest, seconds(ranks.get(rank), sentAt));
             ranks.get(rank).awaitPrefix("IDLE ", LONG);
@@ -623,7 +641,7 @@ class FaultSuiteTest {
         }
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             ranks.get(rank).awaitPrefix("OK " + rank + " iterations=6 ", LONG);
-            job.awaitExit(ranks.get(rank), FaultRank.EXIT_OK, LONG);
+            job.awaitExit(ranks.get(rank), RankMain.EXIT_OK, LONG);
         }
     }
 
@@ -660,7 +678,8 @@ class FaultSuiteTest {
     }
 
     private static Map<String, Object> base(String transport, int rank, String coordinator, Duration timeout) {
-        Map<String, Object> settings = FaultJob.rankSettings(transport, rank, WORLD_SIZE, coordinator, timeout, "faults");
+        Map<String, Object> settings = FaultJob.rankSettings(transport, rank, WORLD_SIZE, coordinator, timeout,
+                "faults");
         if (transport.equals("aeron")) {
             settings.put("option.aeron.livenessTimeoutMs", LIVENESS_MS);
         }

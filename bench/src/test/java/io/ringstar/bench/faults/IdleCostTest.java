@@ -3,6 +3,7 @@ package io.ringstar.bench.faults;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.testing.ChildProcess;
+import io.ringstar.testing.RankMain;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -53,7 +54,8 @@ class IdleCostTest {
         List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
         String coordinator = FaultJob.coordinator();
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
-            Map<String, Object> settings = FaultJob.rankSettings(transport, rank, WORLD_SIZE, coordinator, LONG, "idle");
+            Map<String, Object> settings = FaultJob.rankSettings(transport, rank, WORLD_SIZE, coordinator, LONG,
+                    "idle");
             settings.put("algorithms", "ring,ps");
             settings.put("iterations", 20);
             settings.put("report-every", 1);
@@ -84,7 +86,7 @@ class IdleCostTest {
         ranks.get(sleeper).send("RESUME");
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             ranks.get(rank).awaitPrefix("OK " + rank + " ", LONG);
-            job.awaitExit(ranks.get(rank), FaultRank.EXIT_OK, LONG);
+            job.awaitExit(ranks.get(rank), RankMain.EXIT_OK, LONG);
         }
         assertTrue(worst < MAX_CORE_SHARE, transport + ": a waiting rank used more than "
                 + (int) (100 * MAX_CORE_SHARE) + "% of a core:" + report);

@@ -6,10 +6,18 @@ import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** Both algorithms over IPC through one shared driver, the whole sweep of the shared suite. */
+/**
+ * Both algorithms over IPC through one shared driver: the reduced sweep of the shared suite (the
+ * in-process transport runs the full one), every failure case in full.
+ */
 class AeronIpcAggregatorTest extends AggregatorConformanceTest {
     @RegisterExtension
     static final SharedDriver DRIVER = new SharedDriver("ringstar-test-ipc-aggregator");
+
+    @Override
+    protected Sweep sweep() {
+        return Sweep.REDUCED;
+    }
 
     @Override
     protected List<Transport> createGroup(int worldSize, Duration timeout) {

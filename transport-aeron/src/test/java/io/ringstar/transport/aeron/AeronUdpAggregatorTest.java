@@ -6,15 +6,14 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * Both algorithms over UDP on loopback, each rank with its own embedded driver. Every rank starts
- * a media driver here, so a group takes about twice as long to form as over IPC: the sweep keeps
- * every element count but only world sizes 2, 3, 5 and 8 (the IPC run covers 1 to 8), to keep
- * the module's tests within a few minutes on 2 cores.
+ * Both algorithms over UDP on loopback, each rank with its own embedded driver: the reduced sweep
+ * of the shared suite (a group takes about twice as long to form as over IPC, and every rank's
+ * driver is a thread on a 2-core machine), every failure case in full.
  */
 class AeronUdpAggregatorTest extends AggregatorConformanceTest {
     @Override
-    protected int[] worldSizes() {
-        return new int[] {2, 3, 5, 8};
+    protected Sweep sweep() {
+        return Sweep.REDUCED;
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.ringstar.transport.netty.system;
 
 import io.ringstar.testing.ChildProcess;
+import io.ringstar.testing.RankMain;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,7 +13,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The {@link RankProcess} JVMs of one job. {@link #close()} kills every one that still runs, so a
+ * The {@link RankMain} JVMs of one job. {@link #close()} kills every one that still runs, so a
  * test that fails half-way leaves no process behind; a child whose test JVM dies ends by itself
  * when its stdin closes.
  */
@@ -27,7 +28,7 @@ final class RankJob implements AutoCloseable {
         this.testName = testName;
     }
 
-    /** Arguments of one rank, as {@code --name value} pairs in insertion order. */
+    /** Settings of one rank, as {@code key=value} arguments in insertion order. */
     static final class Args {
         private final Map<String, String> values = new LinkedHashMap<>();
         private final Map<String, String> environment = new HashMap<>();
@@ -61,11 +62,9 @@ final class RankJob implements AutoCloseable {
     /** Starts one rank; {@code args} must include {@code rank}. */
     ChildProcess start(Args args) {
         List<String> command = new ArrayList<>(args.prefix);
-        command.addAll(ChildProcess.javaCommand(RankProcess.class));
-        args.values.forEach((name, value) -> {
-            command.add("--" + name);
-            command.add(value);
-        });
+        command.addAll(ChildProcess.javaCommand(RankMain.class));
+        command.add("name=rank" + args.values.get("rank"));
+        args.values.forEach((name, value) -> command.add(name + "=" + value));
         Map<String, String> environment = new HashMap<>();
         environment.put("OMP_NUM_THREADS", "1");
         environment.putAll(args.environment);
@@ -74,15 +73,15 @@ final class RankJob implements AutoCloseable {
         return child;
     }
 
-    /** Waits until every rank has warmed up, then lets them all form their groups at once. */
+    /** Waits until every rank has warmed up, then lets them all form their group at once. */
     void go() {
         awaitReady();
         for (ChildProcess rank : ranks) {
-            rank.send("GO");
+            rank.send("RUN");
         }
     }
 
-    /** Waits until every rank has warmed up and waits for its GO. */
+    /** Waits until every rank has warmed up and waits for its RUN. */
     void awaitReady() {
         for (ChildProcess rank : ranks) {
             rank.awaitPrefix("READY ", STARTUP);
