@@ -248,7 +248,10 @@ abstract class TransportAggregator implements GradientAggregator {
         }
     }
 
-    /** A view of {@code input}'s bytes from {@code fromByte}, the same view as last time if the same array came back. */
+    /**
+     * A view of {@code input}'s bytes from {@code fromByte}, the same view as last time if the same array came
+     * back.
+     */
     private ByteBuffer inputBytes(INDArray input, long fromByte, int length) {
         if (fromByte != 0) {
             return TensorMemory.bytes(input, fromByte, length);

@@ -78,7 +78,8 @@ public final class MessageHeader {
      */
     public MessageHeader wrap(ByteBuffer buffer) {
         if (buffer.limit() < LENGTH) {
-            throw new IllegalArgumentException("header needs " + LENGTH + " bytes, buffer's limit is " + buffer.limit());
+            throw new IllegalArgumentException("header needs " + LENGTH + " bytes, buffer's limit is "
+                    + buffer.limit());
         }
         this.buffer = buffer.order(ByteOrder.LITTLE_ENDIAN);
         return this;

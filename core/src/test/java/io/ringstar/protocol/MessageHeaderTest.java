@@ -212,7 +212,8 @@ class MessageHeaderTest {
         message.put(MessageHeader.RESERVED_OFFSET, (byte) 9);
         assertEquals(expected, header.computeChecksum(crc, message, MessageHeader.LENGTH, MessageHeader.LENGTH + 13));
         // One flipped bit anywhere in the header fields or the payload changes it.
-        for (int bit : new int[] {0, 7 * 8, 47 * 8 + 7, MessageHeader.LENGTH * 8, (MessageHeader.LENGTH + 12) * 8 + 3}) {
+        for (int bit : new int[] {0, 7 * 8, 47 * 8 + 7, MessageHeader.LENGTH * 8,
+                (MessageHeader.LENGTH + 12) * 8 + 3}) {
             bytes[bit / 8] ^= (byte) (1 << (bit % 8));
             assertNotEquals(expected, header.computeChecksum(crc, message, MessageHeader.LENGTH,
                     MessageHeader.LENGTH + 13), "bit " + bit + " flipped");

@@ -23,7 +23,10 @@ public final class TensorFixtures {
         return (worldSize - 1) / 2.0 + tensor / 4.0 + (index % 1021) / 1024.0;
     }
 
-    /** A 'c'-order tensor of {@code shape} whose element at c-order index {@code i} is {@code value(rank, tensor, i)}. */
+    /**
+     * A 'c'-order tensor of {@code shape} whose element at c-order index {@code i} is
+     * {@code value(rank, tensor, i)}.
+     */
     public static INDArray filled(DataType type, int rank, int tensor, long... shape) {
         long length = 1;
         for (long dimension : shape) {

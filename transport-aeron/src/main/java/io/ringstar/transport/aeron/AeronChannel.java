@@ -259,7 +259,8 @@ final class AeronChannel extends PeerChannel implements ControlledFragmentHandle
             if (left < total) {
                 // The receiver joins the chunks by count: whatever went next on this stream would be
                 // read as the rest of this frame. The stream is lost.
-                fail("a message to rank " + peer + " was cut short after " + Math.max(0, total - left - Frame.HEADER_BYTES)
+                fail("a message to rank " + peer + " was cut short after "
+                        + Math.max(0, total - left - Frame.HEADER_BYTES)
                         + " of " + length + " bytes: " + (e.getMessage() != null ? e.getMessage() : e), e);
             }
             throw e;

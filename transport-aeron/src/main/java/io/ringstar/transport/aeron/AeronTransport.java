@@ -85,7 +85,10 @@ public final class AeronTransport extends PeerTransport {
     public static final String DIR_OPTION = "aeron.dir";
     /** Option: where embedded drivers' directories go; {@code /dev/shm} by default, else the temporary directory. */
     public static final String DIR_ROOT_OPTION = "aeron.dirRoot";
-    /** Option: the embedded driver's threading mode, {@code shared} (default), {@code shared_network} or {@code dedicated}. */
+    /**
+     * Option: the embedded driver's threading mode, {@code shared} (default), {@code shared_network} or
+     * {@code dedicated}.
+     */
     public static final String THREADING_OPTION = "aeron.threading";
     /**
      * Option: idle strategy of the embedded driver's threads (and of the waits for the driver
@@ -241,7 +244,8 @@ public final class AeronTransport extends PeerTransport {
         udpEndpoint = new InetSocketAddress(settings.bindAddress(), port);
         Rendezvous.Endpoint self = new Rendezvous.Endpoint(settings.jobId(), worldSize, rank, host, port, sessionBase,
                 driver.driverId());
-        InetSocketAddress coordinator = new InetSocketAddress(settings.coordinatorAddress(), settings.coordinatorPort());
+        InetSocketAddress coordinator = new InetSocketAddress(settings.coordinatorAddress(),
+                settings.coordinatorPort());
         Rendezvous.Formed formed = rank == 0 ? Coordinator.coordinate(coordinator, settings.secret(), self, until)
                 : Rendezvous.register(coordinator, settings.secret(), self, until);
         try {
@@ -304,8 +308,8 @@ public final class AeronTransport extends PeerTransport {
             }
             if (System.nanoTime() - until >= 0) {
                 throw new CollectiveTimeoutException("rendezvous", rank, peer,
-                        "the media driver did not add the subscription for rank " + peer + "'s stream within the timeout of "
-                        + timeout);
+                        "the media driver did not add the subscription for rank " + peer
+                        + "'s stream within the timeout of " + timeout);
             }
             idle.idle(0);
         }

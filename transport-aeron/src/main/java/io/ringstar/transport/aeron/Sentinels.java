@@ -109,7 +109,8 @@ final class Sentinels implements AutoCloseable {
 
     /** Rank 0: tells every other rank that {@code dead} died. */
     private void tellOthers(int dead) {
-        ByteBuffer record = ByteBuffer.allocate(9).order(ByteOrder.LITTLE_ENDIAN).putInt(5).put(DEAD).putInt(dead).flip();
+        ByteBuffer record = ByteBuffer.allocate(9).order(ByteOrder.LITTLE_ENDIAN)
+                .putInt(5).put(DEAD).putInt(dead).flip();
         for (int r = 1; r < sockets.length; r++) {
             if (r != dead && sockets[r] != null && !ended[r]) {
                 // A whole record for each rank, whatever reached the one before.

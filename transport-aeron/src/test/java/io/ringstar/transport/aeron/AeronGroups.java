@@ -68,7 +68,8 @@ public final class AeronGroups {
      */
     public static Path driverDirectory(String name) {
         Path shm = Path.of("/dev/shm");
-        Path root = Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
+        Path root = Files.isDirectory(shm) && Files.isWritable(shm) ? shm
+                : Path.of(System.getProperty("java.io.tmpdir"));
         return root.resolve(name + "-" + ProcessHandle.current().pid());
     }
 }

@@ -53,8 +53,8 @@ class AeronLossTest {
         }
 
         @Override
-        public synchronized boolean shouldDropFrame(java.net.InetSocketAddress address, org.agrona.concurrent.UnsafeBuffer buffer,
-                int length) {
+        public synchronized boolean shouldDropFrame(java.net.InetSocketAddress address,
+                org.agrona.concurrent.UnsafeBuffer buffer, int length) {
             frames.incrementAndGet();
             if (random.nextDouble() < LOSS_RATE) {
                 dropped.incrementAndGet();
@@ -86,7 +86,8 @@ class AeronLossTest {
         };
         Duration timeout = Duration.ofSeconds(60);
         // 8 KiB frames rather than loopback's 64 KiB: more frames, so more gaps for Aeron to repair.
-        List<Transport> transports = AeronGroups.open(worldSize, timeout, Map.of(AeronTransport.MTU_OPTION, "8192"), lossy);
+        List<Transport> transports = AeronGroups.open(worldSize, timeout, Map.of(AeronTransport.MTU_OPTION, "8192"),
+                lossy);
         long start = System.nanoTime();
         long jobNanos;
         try {

@@ -11,8 +11,8 @@ import io.ringstar.AllReduceAggregator;
 import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.Transport;
-import io.ringstar.spi.Frame;
 import io.ringstar.Transports;
+import io.ringstar.spi.Frame;
 import io.ringstar.spi.NetworkOptions;
 import io.ringstar.testing.ClosedForm;
 import io.ringstar.testing.Ports;
@@ -115,7 +115,8 @@ class AeronSecurityTest {
                     + " sending sockets per rank, and nothing else: " + formed);
             averageExactly(group, 2);
             // This group has no secret: by now the process has warned (once) that its job is unauthenticated.
-            assertFalse(NetworkOptions.warnUnauthenticated(System.getLogger("test"), AeronTransport.NAME, 0, "test", null));
+            assertFalse(NetworkOptions.warnUnauthenticated(System.getLogger("test"),
+                    AeronTransport.NAME, 0, "test", null));
         } finally {
             group.forEach(Transport::close);
             for (CompletableFuture<Transport> rank : ranks) {
@@ -132,15 +133,17 @@ class AeronSecurityTest {
     void aStrangersStreamOnARanksChannelAndStreamIdIsNeverTakenAndTheJobStaysExact() throws Exception {
         List<Transport> group = AeronGroups.udp(3, TIMEOUT);
         MediaDriver strangerDriver = MediaDriver.launch(DriverHandle.driverContext(
-                AeronGroups.driverDirectory("ringstar-security-stranger").toString(), io.aeron.driver.ThreadingMode.SHARED,
-                "backoff", AeronGroups.TEST_TERM_LENGTH, Duration.ofSeconds(5)));
+                AeronGroups.driverDirectory("ringstar-security-stranger").toString(),
+                io.aeron.driver.ThreadingMode.SHARED, "backoff", AeronGroups.TEST_TERM_LENGTH, Duration.ofSeconds(5)));
         try (strangerDriver;
-                Aeron stranger = Aeron.connect(new Aeron.Context().aeronDirectoryName(strangerDriver.aeronDirectoryName()))) {
+                Aeron stranger = Aeron.connect(
+                        new Aeron.Context().aeronDirectoryName(strangerDriver.aeronDirectoryName()))) {
             List<ExclusivePublication> publications = new ArrayList<>();
             for (Transport transport : group) {
                 InetSocketAddress endpoint = ((AeronTransport) transport).udpEndpoint();
-                publications.add(stranger.addExclusivePublication("aeron:udp?endpoint=" + endpoint.getHostString() + ":"
-                        + endpoint.getPort() + "|term-length=" + AeronGroups.TEST_TERM_LENGTH, AeronTransport.STREAM_ID));
+                publications.add(stranger.addExclusivePublication("aeron:udp?endpoint=" + endpoint.getHostString()
+                        + ":" + endpoint.getPort() + "|term-length=" + AeronGroups.TEST_TERM_LENGTH,
+                        AeronTransport.STREAM_ID));
             }
             // The stranger offers a well-formed message of 64 bytes, over and over, while the job runs.
             java.nio.ByteBuffer frame = java.nio.ByteBuffer.allocate(Frame.HEADER_BYTES + 64)

@@ -31,7 +31,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** What the conformance suite does not cover: options, the rendezvous's checks, chunking paths, bounds and driver directories. */
+/**
+ * What the conformance suite does not cover: options, the rendezvous's checks, chunking paths, bounds and driver
+ * directories.
+ */
 // Above the sum of any one test's watchdogs (ranksMayStartInAnyOrder...: 40 s + 2 x 30 s; the others
 // AeronGroups.open's timeout + 20 s plus at most 40 s of Ranks.run), so that a hang is reported by the
 // watchdog that names the ranks, not by this.
@@ -71,7 +74,8 @@ class AeronTransportTest {
                 AeronTransport.BIND_OPTION, "0.0.0.0",
                 io.ringstar.ConfigSources.TLS_CERT_OPTION, "/cert.pem").entrySet()) {
             InvalidConfigException e = assertThrows(InvalidConfigException.class, () -> new AeronTransport(
-                    AeronGroups.config(2, 1, "127.0.0.1:1", Duration.ofSeconds(1), Map.of(bad.getKey(), bad.getValue()))));
+                    AeronGroups.config(2, 1, "127.0.0.1:1", Duration.ofSeconds(1),
+                            Map.of(bad.getKey(), bad.getValue()))));
             assertTrue(e.getMessage().contains(bad.getKey()), e.getMessage());
         }
     }
@@ -151,7 +155,8 @@ class AeronTransportTest {
                 PeerFailureException failed = assertThrows(PeerFailureException.class, next::run);
                 assertEquals(0, failed.rank());
                 assertEquals(1, failed.peerRank());
-                assertTrue(failed.getMessage().contains("a message to rank 1 was cut short after"), failed.getMessage());
+                assertTrue(failed.getMessage().contains("a message to rank 1 was cut short after"),
+                        failed.getMessage());
                 assertTrue(failed.getMessage().contains("of 1048576 bytes"), failed.getMessage());
             }
             // The message that went whole is still whole.
@@ -230,7 +235,8 @@ class AeronTransportTest {
                 throw new AssertionError("rank " + rank + " sent 8 MiB to a rank that reads nothing but sends");
             });
             for (long bytes : sent) {
-                assertTrue(bytes <= 2 * (64 << 10) + 3 * (64 << 10) + (1 << 20), "sent " + bytes + " bytes before waiting");
+                assertTrue(bytes <= 2 * (64 << 10) + 3 * (64 << 10) + (1 << 20),
+                        "sent " + bytes + " bytes before waiting");
             }
         } finally {
             group.forEach(Transport::close);
@@ -256,8 +262,8 @@ class AeronTransportTest {
                 AeronTransport transport = (AeronTransport) group.get(rank);
                 dirs[rank] = Path.of(transport.driverDirectory());
                 assertTrue(Files.isDirectory(dirs[rank]), dirs[rank].toString());
-                assertTrue(dirs[rank].getFileName().toString().startsWith(DriverHandle.DIR_PREFIX + "dirs-r" + rank + "-p"
-                        + ProcessHandle.current().pid() + "-"), dirs[rank].toString());
+                assertTrue(dirs[rank].getFileName().toString().startsWith(DriverHandle.DIR_PREFIX + "dirs-r" + rank
+                        + "-p" + ProcessHandle.current().pid() + "-"), dirs[rank].toString());
                 assertFalse(transport.usesIpc(1 - rank), "embedded drivers talk UDP");
             }
         } finally {

@@ -25,7 +25,10 @@ import javax.net.ssl.SSLEngine;
  * bytes kept here.
  */
 final class Handover extends ChannelInboundHandlerAdapter {
-    /** Pause between two looks at whether the event loop has flushed the handshake's last bytes (until the deadline). */
+    /**
+     * Pause between two looks at whether the event loop has flushed the handshake's last bytes (until the
+     * deadline).
+     */
     private static final long FLUSH_POLL_MILLIS = 1;
 
     /** What the transport takes over. */
@@ -34,7 +37,10 @@ final class Handover extends ChannelInboundHandlerAdapter {
 
     private final int peer;
     private final Channel channel;
-    /** Plain bytes that came behind the handshake; after the TLS handler is removed, ciphertext goes to {@link #cipher}. */
+    /**
+     * Plain bytes that came behind the handshake; after the TLS handler is removed, ciphertext goes to
+     * {@link #cipher}.
+     */
     private ByteBuffer plain = ByteBuffer.allocate(0);
     private ByteBuffer cipher = ByteBuffer.allocate(0);
     private boolean tlsRemoved;

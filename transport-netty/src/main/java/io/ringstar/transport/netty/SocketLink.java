@@ -126,7 +126,8 @@ final class SocketLink extends PeerChannel {
         if (peerClosed()) {
             fail("rank " + peer + " closed its transport", null);
         } else {
-            fail("the connection to rank " + peer + " was lost" + (inbox().isEmpty() ? "" : " in the middle of a message")
+            fail("the connection to rank " + peer + " was lost"
+                    + (inbox().isEmpty() ? "" : " in the middle of a message")
                     + " (the process died or the network failed)", null);
         }
     }

@@ -15,10 +15,10 @@ import io.ringstar.InvalidConfigException;
 import io.ringstar.Transport;
 import io.ringstar.spi.Frame;
 import io.ringstar.spi.HandshakeProofs;
+import io.ringstar.spi.NetworkOptions;
 import io.ringstar.spi.handshake.HandshakeRecords;
 import io.ringstar.spi.handshake.Identity;
 import io.ringstar.spi.handshake.Table;
-import io.ringstar.spi.NetworkOptions;
 import io.ringstar.testing.ProcessSockets;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -137,7 +137,8 @@ class NettySecurityTest {
         List<ProcessSockets.Socket> before = ProcessSockets.receiving();
         List<Transport> transports = group(3, Map.of());
         List<ProcessSockets.Socket> listening = ProcessSockets.newSince(before);
-        assertTrue(listening.stream().noneMatch(ProcessSockets.Socket::isWildcard), "a wildcard bind among " + listening);
+        assertTrue(listening.stream().noneMatch(ProcessSockets.Socket::isWildcard),
+                "a wildcard bind among " + listening);
         for (Transport transport : transports) {
             int port = ((NettyTransport) transport).listenPort();
             assertTrue(listening.stream().anyMatch(socket -> socket.protocol().equals("tcp") && socket.port() == port
@@ -224,7 +225,8 @@ class NettySecurityTest {
     @Test
     void aPlainRankIsRefusedByATlsGroupAndSaysWhy() {
         String message = rankOneRefused(jobTls, Map.of())[0].getMessage();
-        assertTrue(message.contains("it requires TLS, and this rank has none") && message.contains("tls.cert"), message);
+        assertTrue(message.contains("it requires TLS, and this rank has none")
+                && message.contains("tls.cert"), message);
     }
 
     @Test
@@ -263,7 +265,8 @@ class NettySecurityTest {
                 } catch (CollectiveTimeoutException nothing) {
                     outcome = "(no frame came within 2 s)";
                 }
-                throw new AssertionError("rank 1 joined a rank 0 that spoke plain text after announcing TLS " + outcome);
+                throw new AssertionError("rank 1 joined a rank 0 that spoke plain text after announcing TLS "
+                        + outcome);
             } catch (HandshakeException refused) {
                 assertEquals(0, refused.peerRank());
                 assertTrue(refused.getMessage().contains("it sent plain-text records after announcing TLS"),

@@ -77,7 +77,8 @@ class AeronMultiProcessTest {
         List<ChildProcess> ranks = new ArrayList<>();
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             List<String> args = new ArrayList<>(List.of("name=" + test + "-rank" + rank,
-                    "transport=" + AeronTransport.NAME, "rank=" + rank, "world-size=" + WORLD_SIZE, "algorithms=" + algorithms,
+                    "transport=" + AeronTransport.NAME, "rank=" + rank, "world-size=" + WORLD_SIZE,
+                    "algorithms=" + algorithms,
                     "coordinator=" + coordinator, "iterations=" + iterations, "counts=" + counts,
                     "timeout-ms=60000", "job=" + test, "report-every=20", "broadcast-every=" + BROADCAST_EVERY,
                     "option.aeron.termLength=" + AeronGroups.TEST_TERM_LENGTH));

@@ -123,7 +123,8 @@ final class Intruder {
     static byte[] hello(byte[] challengeNonce, byte[] helloNonce, short version, boolean claimSecret, byte[] secret) {
         byte[] proof = secret != null ? mac(secret, "ringstar hello", challengeNonce, helloNonce, new byte[0])
                 : claimSecret ? randomBytes(System.nanoTime(), PROOF_BYTES) : new byte[PROOF_BYTES];
-        ByteBuffer out = ByteBuffer.allocate(4 + 1 + 4 + 2 + 1 + NONCE_BYTES + PROOF_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer out = ByteBuffer.allocate(4 + 1 + 4 + 2 + 1 + NONCE_BYTES + PROOF_BYTES)
+                .order(ByteOrder.LITTLE_ENDIAN);
         out.putInt(out.capacity() - 4).put(HELLO).putInt(MAGIC).putShort(version).put((byte) (claimSecret ? 1 : 0))
                 .put(helloNonce).put(proof);
         return out.array();
