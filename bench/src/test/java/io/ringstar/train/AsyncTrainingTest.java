@@ -75,7 +75,7 @@ class AsyncTrainingTest {
                 largestLead.accumulateAndGet(step - started.get(other), Math::max);
             }
             if (rank == 1) {
-                Thread.sleep(3);
+                Thread.sleep(10);
             }
         };
         TrainSummary bounded = TrainGroup.run(4, TIMEOUT,
