@@ -13,15 +13,15 @@ import io.ringstar.PeerFailureException;
 import io.ringstar.spi.Deadline;
 import io.ringstar.spi.Frame;
 import io.ringstar.spi.Inbox;
-import io.ringstar.spi.PeerChannel;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
- * This rank's two Aeron streams with one peer: the exclusive publication it sends on and the image
- * it receives from. The thread holding the transport's I/O lock polls the image and hands each
+ * Moves the bytes over this rank's two Aeron streams with one peer: the exclusive publication it
+ * sends on and the image it receives from ({@link PeerStreams} holds them, with the peer's state
+ * besides the bytes). The thread holding the transport's I/O lock polls the image and hands each
  * fragment to the peer's {@link Inbox} as a view of Aeron's term buffer, so the bytes a waiting
  * receiver wants go to its handler without a copy; a frame is written straight into the term with
  * {@code tryClaim} (or {@code offer} for chunks longer than a frame).
@@ -30,20 +30,12 @@ import org.agrona.concurrent.UnsafeBuffer;
  * stays in the term for the next receive to take without a copy. A fragment the inbox has no room
  * for stays in the term too, and Aeron's flow control holds the sender back.
  */
-final class AeronChannel extends PeerChannel implements ControlledFragmentHandler {
-    /** Sent once the sender sees every stream of the group connected; ends forming the group. */
-    static final int READY = Frame.FIRST_TRANSPORT_TYPE;
-    /** The sender has read the peer's goodbye, so everything sent before it has arrived. */
-    static final int GOODBYE_ACK = Frame.FIRST_TRANSPORT_TYPE + 1;
+final class AeronChannel extends PeerStreams implements ControlledFragmentHandler {
     /** Fragments read per poll of the image. */
     static final int FRAGMENT_LIMIT = 64;
     private static final byte[] EMPTY = new byte[0];
 
-    private final int sessionIn;
-    private final boolean ipc;
-    private final ExclusivePublication publication;
     private final int chunkBytes;
-    private volatile Image image;
 
     private final BufferClaim claim = new BufferClaim();
     private final UnsafeBuffer frameBytes = new UnsafeBuffer(
@@ -71,52 +63,13 @@ final class AeronChannel extends PeerChannel implements ControlledFragmentHandle
     /** For a term that is no {@link ByteBuffer} (never, as Aeron maps them): fragments are copied here. */
     private ByteBuffer copied;
 
-    private boolean ready;
-    private boolean goodbyeAcknowledged;
-    /** The peer said goodbye and has not been told yet that it arrived. */
-    private boolean acknowledgementOwed;
-    /** The peer's death was reported (its sentinel connection closed): fail it once its image is drained. */
-    private String deathReported;
     /** The last poll stopped at a fragment the inbox had no room for: the image is not drained. */
     private boolean heldBack;
-    /** When the publication was first seen without a subscriber, or 0 while it has one. */
-    private long unconnectedSince;
 
     AeronChannel(AeronTransport transport, int peer, int sessionIn, boolean ipc, ExclusivePublication publication,
             int chunkBytes, long receiveBufferBytes) {
-        super(transport, peer, 64 << 10, receiveBufferBytes);
-        this.sessionIn = sessionIn;
-        this.ipc = ipc;
-        this.publication = publication;
+        super(transport, peer, sessionIn, ipc, publication, receiveBufferBytes);
         this.chunkBytes = chunkBytes > 0 ? chunkBytes : publication.maxPayloadLength();
-    }
-
-    int sessionIn() {
-        return sessionIn;
-    }
-
-    boolean ipc() {
-        return ipc;
-    }
-
-    boolean hasImage() {
-        return image != null;
-    }
-
-    void image(Image arrived) {
-        this.image = arrived;
-    }
-
-    boolean publicationConnected() {
-        return publication.isConnected();
-    }
-
-    boolean ready() {
-        return ready;
-    }
-
-    boolean goodbyeAcknowledged() {
-        return goodbyeAcknowledged;
     }
 
     // ---- reading ----
@@ -184,20 +137,6 @@ final class AeronChannel extends PeerChannel implements ControlledFragmentHandle
         return viewOf(term);
     }
 
-    @Override
-    protected void onTransportRecord(int type, long value) {
-        switch (type) {
-            case READY -> ready = true;
-            case GOODBYE_ACK -> goodbyeAcknowledged = true;
-            default -> super.onTransportRecord(type, value);
-        }
-    }
-
-    @Override
-    protected void onGoodbye() {
-        acknowledgementOwed = true;
-    }
-
     /** Tells the peer that its goodbye arrived, when no frame is half written; never waits. */
     private void acknowledgeGoodbye() {
         if (!acknowledgementOwed || frameInProgress || failure() != null) {
@@ -209,20 +148,6 @@ final class AeronChannel extends PeerChannel implements ControlledFragmentHandle
             claim.buffer().putBytes(claim.offset(), frameBytes, 0, Frame.HEADER_BYTES);
             claim.commit();
             acknowledgementOwed = false;
-        }
-    }
-
-    /** The peer's image went away: it closed, died, or was unreachable for the liveness timeout. */
-    void onImageGone(String livenessTimeout) {
-        fail(peerClosed() ? "rank " + peer + " closed its transport"
-                : "rank " + peer + "'s stream went away (its process or media driver stopped, or it was unreachable"
-                        + " for longer than " + livenessTimeout + ")", null);
-    }
-
-    /** The peer died (its sentinel connection closed): it is failed once what it sent is read. */
-    void deathReported(String why) {
-        if (deathReported == null && !peerClosed()) {
-            deathReported = why;
         }
     }
 
@@ -384,28 +309,8 @@ final class AeronChannel extends PeerChannel implements ControlledFragmentHandle
         return new PeerFailureException(writing(), rank, peer, failure());
     }
 
-    /** Checks the publication still has a subscriber; gone for the liveness timeout means the peer is. */
-    void checkConnected(long now, long livenessNanos) {
-        if (failure() != null || peerClosed()) {
-            return;
-        }
-        if (publication.isConnected()) {
-            unconnectedSince = 0;
-        } else if (unconnectedSince == 0) {
-            unconnectedSince = now;
-        } else if (now - unconnectedSince > livenessNanos) {
-            fail("the stream to rank " + peer + " stayed unconnected for longer than the liveness timeout of "
-                    + livenessNanos / 1_000_000 + " ms", null);
-        }
-    }
-
-    @Override
-    protected void closeChannel() {
-        // The publication and image belong to the Aeron client, which the transport closes after.
-    }
-
     @Override
     public String toString() {
-        return "AeronChannel{rank=" + rank + ", peer=" + peer + ", " + (ipc ? "ipc" : "udp") + '}';
+        return "AeronChannel{rank=" + rank + ", peer=" + peer + ", " + (ipc() ? "ipc" : "udp") + '}';
     }
 }

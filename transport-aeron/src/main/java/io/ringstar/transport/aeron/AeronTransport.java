@@ -1,7 +1,5 @@
 package io.ringstar.transport.aeron;
 
-import io.aeron.ChannelUri;
-import io.aeron.ExclusivePublication;
 import io.aeron.Image;
 import io.aeron.Subscription;
 import io.aeron.driver.MediaDriver;
@@ -10,20 +8,14 @@ import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
 import io.ringstar.PeerFailureException;
 import io.ringstar.spi.Deadline;
-import io.ringstar.spi.MessageCopy;
 import io.ringstar.spi.NetworkOptions;
 import io.ringstar.spi.PeerChannel;
 import io.ringstar.spi.PeerTransport;
-import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.UnaryOperator;
-import org.agrona.concurrent.IdleStrategy;
 
 /**
  * Aeron between processes: IPC between ranks that share a media driver, UDP unicast between the
@@ -39,20 +31,20 @@ import org.agrona.concurrent.IdleStrategy;
  * {@code aeron:ipc}, all other pairs over UDP.
  *
  * <p><b>Forming the group.</b> The constructor blocks until this rank's streams to and from every
- * other rank are connected, or fails after the configuration's timeout naming the ranks that
- * never came. The ranks meet over TCP at {@link DistributedConfig#coordinatorAddr()}
- * ({@link Rendezvous}), start-up order free, with the same handshake as the Netty transport: magic,
- * version, job id ({@value #JOB_ID_OPTION}), world size, rank, and an optional shared secret
- * (option {@value #SECRET_OPTION}, a file named by {@value #SECRET_FILE_OPTION}, or the environment
- * variable {@value #SECRET_ENV}) proved without sending it. Rank 0 then hands out every rank's UDP
- * endpoint ({@value #BIND_OPTION}, {@value #PORT_OPTION}), driver identity, and the session ids it
- * takes. A rank subscribes to exactly those sessions of its peers, so its media driver drops any
- * other stream sent to its port (a stranger's) without reading it. Without a secret, the first rank
- * of a process to open logs a WARNING that the job is unauthenticated. Every socket binds the
- * given address, never the wildcard: the UDP endpoint, and the sockets Aeron sends from, which it
- * connects to the peer (bound to the route's source address). The data frames themselves are not
- * authenticated: the secret keeps off-path strangers out, not someone who can read and forge
- * packets on the path.
+ * other rank are connected, or fails after the configuration's timeout naming the ranks that never
+ * came. The ranks meet over TCP at {@link DistributedConfig#coordinatorAddr()}
+ * ({@link GroupFormation}, {@link Rendezvous}), start-up order free, with the same handshake as the Netty
+ * transport: magic, version, job id ({@value #JOB_ID_OPTION}), world size, rank, and an optional
+ * shared secret (option {@value #SECRET_OPTION}, a file named by {@value #SECRET_FILE_OPTION}, or
+ * the environment variable {@value #SECRET_ENV}) proved without sending it. Rank 0 then hands out
+ * every rank's UDP endpoint ({@value #BIND_OPTION}, {@value #PORT_OPTION}), driver identity, and
+ * the session ids it takes. A rank subscribes to exactly those sessions of its peers, so its media
+ * driver drops any other stream sent to its port (a stranger's) without reading it. Without a
+ * secret, the first rank of a process to open logs a WARNING that the job is unauthenticated. Every
+ * socket binds the given address, never the wildcard: the UDP endpoint, and the sockets Aeron sends
+ * from, which it connects to the peer (bound to the route's source address). The data frames
+ * themselves are not authenticated: the secret keeps off-path strangers out, not someone who can
+ * read and forge packets on the path.
  *
  * <p><b>Data.</b> A message goes as a 16-byte {@link io.ringstar.spi.Frame} header and its bytes,
  * cut into chunks of one Aeron frame ({@value #MTU_OPTION}), each written straight into the term
@@ -139,8 +131,6 @@ public final class AeronTransport extends PeerTransport {
 
     /** Every ringstar stream uses this id; session ids tell the pairs apart. */
     static final int STREAM_ID = 0x5253;
-    /** Draws each rank's base of the UDP session ids it takes. */
-    private static final SecureRandom SESSION_BASES = new SecureRandom();
     /** How often the sentinels and the streams' connection are checked. */
     private static final long CHECK_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     /** The longest a waiting thread parks at a time: a polling transport has nothing to wake it. */
@@ -194,7 +184,12 @@ public final class AeronTransport extends PeerTransport {
         Deadline deadline = Deadline.after(timeout);
         try {
             driver = DriverHandle.open(settings, rank, driverCustomizer, this::onImageGone, this::onClientError);
-            formGroup(deadline);
+            GroupFormation group = new GroupFormation(this, rank, worldSize, timeout, settings, driver, peers,
+                    subscriptions);
+            sentinels = group.form(deadline);
+            udpEndpoint = group.udpEndpoint();
+            start(peers);
+            group.confirm(deadline);
         } catch (RuntimeException | Error e) {
             // What stopped the group forming is the failure to report; a failure to clean up only goes with it.
             try {
@@ -206,188 +201,17 @@ public final class AeronTransport extends PeerTransport {
         }
     }
 
-    // ---- forming the group ----
-
-    /** A host as an Aeron channel URI wants it: an IPv6 address in brackets. */
-    private static String uriHost(String host) {
-        return host.indexOf(':') >= 0 ? "[" + host + "]" : host;
-    }
-
-    private void formGroup(Deadline deadline) {
-        long until = System.nanoTime() + deadline.remainingNanos();
-        String host = settings.bindAddress().getHostAddress();
-        // Before the rendezvous, so that no peer's stream can arrive before this rank takes it: one
-        // subscription per peer, each to the one session id that peer will send UDP as. The ids are
-        // this rank's random base plus the peer's rank; the base reaches the peers only through the
-        // authenticated rendezvous. The driver drops every other session sent to this port without
-        // making an image of it, so a stranger's bytes are never read. The first subscription binds
-        // the port; the tag makes the others share its socket (port 0 would open another).
-        int sessionBase = SESSION_BASES.nextInt();
-        long tag = driver.aeron().nextCorrelationId();
-        int first = rank == 0 ? 1 : 0;
-        subscriptions[first] = driver.aeron().addSubscription(udpChannel(host, settings.port()) + "|tags=" + tag
-                + "|session-id=" + (sessionBase + first), STREAM_ID);
-        int port = resolvedPort(subscriptions[first], until);
-        // The others at once, and then awaited together: one round trip to the driver, not one per peer.
-        long[] registrations = new long[worldSize];
-        for (int peer = first + 1; peer < worldSize; peer++) {
-            if (peer != rank) {
-                registrations[peer] = driver.aeron().asyncAddSubscription("aeron:udp?tags=" + tag + "|session-id="
-                        + (sessionBase + peer), STREAM_ID);
-            }
-        }
-        for (int peer = first + 1; peer < worldSize; peer++) {
-            if (peer != rank) {
-                subscriptions[peer] = awaitSubscription(peer, registrations[peer], until);
-            }
-        }
-        udpEndpoint = new InetSocketAddress(settings.bindAddress(), port);
-        Rendezvous.Endpoint self = new Rendezvous.Endpoint(settings.jobId(), worldSize, rank, host, port, sessionBase,
-                driver.driverId());
-        InetSocketAddress coordinator = new InetSocketAddress(settings.coordinatorAddress(),
-                settings.coordinatorPort());
-        Rendezvous.Formed formed = rank == 0 ? Coordinator.coordinate(coordinator, settings.secret(), self, until)
-                : Rendezvous.register(coordinator, settings.secret(), self, until);
-        try {
-            sentinels = new Sentinels(rank, formed.connections());
-        } catch (IOException e) {
-            for (java.nio.channels.SocketChannel connection : formed.connections()) {
-                closeQuietly(connection);
-            }
-            throw new CollectiveException("rendezvous", rank, CollectiveException.NO_RANK,
-                    "cannot keep the rendezvous connections: " + e, e);
-        }
-        Rendezvous.Table table = formed.table();
-        for (int peer = 0; peer < worldSize; peer++) {
-            if (peer == rank) {
-                continue;
-            }
-            Rendezvous.Endpoint there = table.endpoints().get(peer);
-            boolean ipc = there.driverId().equals(driver.driverId());
-            // IPC session ids must be unique on the shared driver, so they come from rank 0's nonce.
-            int sessionOut = ipc ? sessionId(table.nonce(), rank, peer) : there.sessionBase() + rank;
-            int sessionIn = ipc ? sessionId(table.nonce(), peer, rank) : sessionBase + peer;
-            int mtu = Math.min(ipc ? AeronSettings.MAX_MTU : settings.mtu(), settings.termLength() / 8);
-            String common = "term-length=" + settings.termLength() + "|mtu=" + mtu + "|session-id=" + sessionOut;
-            // Aeron connects the UDP socket it sends from to the peer's endpoint: it is bound to the
-            // route's source address (never the wildcard) and takes datagrams from that peer only.
-            ExclusivePublication publication = driver.aeron().addExclusivePublication(ipc ? "aeron:ipc?" + common
-                    : udpChannel(there.host(), there.port()) + "|" + common, STREAM_ID);
-            if (ipc) {
-                subscriptions[peer].close();
-                subscriptions[peer] = driver.aeron().addSubscription("aeron:ipc?session-id=" + sessionIn, STREAM_ID);
-            }
-            peers[peer] = new AeronChannel(this, peer, sessionIn, ipc, publication, settings.chunkBytes(),
-                    settings.receiveBufferBytes());
-        }
-        start(peers);
-        awaitConnected(deadline);
+    /** Runs {@code action} under the I/O lock: the steps of forming the group that touch the streams. */
+    void withIoLock(Runnable action) {
         lockIo();
         try {
-            for (AeronChannel peer : peers) {
-                if (peer != null) {
-                    peer.writeFrame(AeronChannel.READY, 0, MessageCopy.NO_BYTES, MessageCopy.NO_BYTES, deadline);
-                }
-            }
+            action.run();
         } finally {
             unlockIo();
         }
-        List<Integer> missing = awaitAll(AeronChannel::ready, deadline);
-        if (!missing.isEmpty()) {
-            throw new CollectiveTimeoutException("rendezvous", rank, missing.get(0), "ranks " + missing
-                    + " did not confirm their Aeron streams within the timeout of " + timeout);
-        }
     }
 
-    private Subscription awaitSubscription(int peer, long registration, long until) {
-        IdleStrategy idle = settings.newIdleStrategy();
-        while (true) {
-            Subscription subscription = driver.aeron().getSubscription(registration);
-            if (subscription != null) {
-                return subscription;
-            }
-            if (System.nanoTime() - until >= 0) {
-                throw new CollectiveTimeoutException("rendezvous", rank, peer,
-                        "the media driver did not add the subscription for rank " + peer
-                        + "'s stream within the timeout of " + timeout);
-            }
-            idle.idle(0);
-        }
-    }
-
-    /** Session ids unique within the group and, through rank 0's random nonce, apart from other groups'. */
-    private int sessionId(int nonce, int from, int to) {
-        return nonce + from * worldSize + to;
-    }
-
-    private int resolvedPort(Subscription subscription, long until) {
-        IdleStrategy idle = settings.newIdleStrategy();
-        while (true) {
-            String resolved = subscription.tryResolveChannelEndpointPort();
-            if (resolved != null) {
-                String endpoint = ChannelUri.parse(resolved).get("endpoint");
-                return Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
-            }
-            if (System.nanoTime() - until >= 0) {
-                throw new CollectiveTimeoutException("rendezvous", rank, CollectiveException.NO_RANK,
-                        "the media driver did not bind a UDP port on " + settings.bindAddress().getHostAddress()
-                        + " within the timeout of " + timeout);
-            }
-            idle.idle(0);
-        }
-    }
-
-    /** Waits until every publication has a subscriber and every peer's image is here. */
-    private void awaitConnected(Deadline deadline) {
-        List<Integer> missing = awaitAll(peer -> peer.hasImage() && peer.publicationConnected(), deadline);
-        if (!missing.isEmpty()) {
-            throw new CollectiveTimeoutException("rendezvous", rank, missing.get(0), "the Aeron streams with ranks "
-                    + missing + " did not connect within the timeout of " + timeout);
-        }
-    }
-
-    /**
-     * Polls (taking the I/O lock for each round) until {@code done} holds for every peer or the
-     * deadline passes; a failed peer fails the set-up at once.
-     *
-     * @return the peers for which it does not hold at the deadline
-     */
-    private List<Integer> awaitAll(java.util.function.Predicate<AeronChannel> done, Deadline deadline) {
-        while (true) {
-            lockIo();
-            try {
-                progress(0);
-            } finally {
-                unlockIo();
-            }
-            List<Integer> missing = new ArrayList<>();
-            for (AeronChannel peer : peers) {
-                if (peer == null) {
-                    continue;
-                }
-                if (peer.failure() != null) {
-                    throw new PeerFailureException("rendezvous", rank, peer.peer(), peer.failure());
-                }
-                if (!done.test(peer)) {
-                    missing.add(peer.peer());
-                }
-            }
-            if (missing.isEmpty() || deadline.passed()) {
-                return missing;
-            }
-            LockSupport.parkNanos(100_000);
-        }
-    }
-
-    /** The peer's image, once its stream is here. */
-    private Image imageOf(AeronChannel peer) {
-        return subscriptions[peer.peer()].imageBySessionId(peer.sessionIn());
-    }
-
-    /** An Aeron UDP channel with this endpoint. */
-    private static String udpChannel(String host, int port) {
-        return "aeron:udp?endpoint=" + uriHost(host) + ":" + port;
-    }
+    // ---- failures the driver and the sentinels report ----
 
     private void onImageGone(Image image) {
         for (AeronChannel peer : peers) {
@@ -406,11 +230,6 @@ public final class AeronTransport extends PeerTransport {
         }
     }
 
-    /** Where this rank receives UDP, or null for a group of one. */
-    InetSocketAddress udpEndpoint() {
-        return udpEndpoint;
-    }
-
     private void onClientError(Throwable error) {
         LOG.log(System.Logger.Level.WARNING, "rank " + rank + "'s Aeron client: " + error);
         if (error instanceof io.aeron.exceptions.DriverTimeoutException) {
@@ -418,7 +237,7 @@ public final class AeronTransport extends PeerTransport {
         }
     }
 
-    // ---- the data path ----
+    // ---- the group as formed ----
 
     /** True if this rank talks to {@code peer} over IPC through a shared driver, false for UDP. */
     public boolean usesIpc(int peer) {
@@ -433,6 +252,13 @@ public final class AeronTransport extends PeerTransport {
     public String driverDirectory() {
         return driver == null ? null : driver.directory();
     }
+
+    /** Where this rank receives UDP, or null for a group of one. */
+    InetSocketAddress udpEndpoint() {
+        return udpEndpoint;
+    }
+
+    // ---- the data path ----
 
     @Override
     protected int progress(long blockNanos) {
@@ -471,6 +297,11 @@ public final class AeronTransport extends PeerTransport {
         return work;
     }
 
+    /** The peer's image, once its stream is here. */
+    private Image imageOf(AeronChannel peer) {
+        return subscriptions[peer.peer()].imageBySessionId(peer.sessionIn());
+    }
+
     @Override
     protected int poll(PeerChannel awaited) {
         AeronChannel peer = (AeronChannel) awaited;
@@ -488,57 +319,18 @@ public final class AeronTransport extends PeerTransport {
         }
     }
 
-    /**
-     * Waits (a few seconds at most) until every peer told goodbye has read everything this rank
-     * sent, which it says with an acknowledgement: the driver must keep the streams until then.
-     * Then tells the sentinels this is a goodbye, not a death.
-     */
+    // ---- closing ----
+
+    /** Waits until every peer acknowledged this rank's goodbye, then says BYE on the sentinels. */
     @Override
     protected void beforeChannelsClose(Deadline deadline) {
-        long waitStart = System.nanoTime();
-        while (!deadline.passed()) {
-            boolean all = true;
-            for (AeronChannel peer : peers) {
-                if (peer != null && !peer.goodbyeAcknowledged() && !peer.gone()) {
-                    all = false;
-                }
-            }
-            if (all) {
-                break;
-            }
-            if (awaitRound(waitStart, deadline, null, null) > 0) {
-                waitStart = System.nanoTime();
-            }
-        }
-        if (sentinels != null) {
-            sentinels.sayBye();
-        }
+        Closing.finishGoodbyes(this, peers, sentinels, deadline);
     }
 
-    /**
-     * Closes the sentinels, then the client and the driver once no caller is inside a stream's
-     * buffers: the client unmaps them, and a thread polling an image or inside a claim would then
-     * touch unmapped memory and crash the JVM. A thread that did not leave in time gets the
-     * client's close linger instead, so it finishes in mapped memory and sees the streams closed.
-     */
+    /** Closes the sentinels, the client and the driver (see {@link Closing#release}). */
     @Override
     protected void release(boolean othersMayBeInside) {
-        if (sentinels != null) {
-            sentinels.close();
-        }
-        if (driver != null) {
-            driver.close(othersMayBeInside);
-        }
-    }
-
-    private static void closeQuietly(java.nio.channels.SocketChannel socket) {
-        if (socket != null) {
-            try {
-                socket.close();
-            } catch (IOException e) {
-                // Closing only fails for a socket already gone.
-            }
-        }
+        Closing.release(sentinels, driver, othersMayBeInside);
     }
 
     @Override

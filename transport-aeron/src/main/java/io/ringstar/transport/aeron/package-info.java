@@ -4,6 +4,7 @@
  * (its option names), {@link io.ringstar.transport.aeron.AeronTransportProvider}, which opens it as
  * {@code "aeron"} through {@link io.ringstar.Transports#open}, and {@link
  * io.ringstar.transport.aeron.SharedMediaDriver}, a program that runs one driver for several ranks.
- * Everything else here (rendezvous, sentinels, driver handle, channels, settings) is package-private.
+ * Everything else here (group formation, streams, rendezvous, sentinels, driver handle, channels,
+ * closing, settings) is package-private.
  */
 package io.ringstar.transport.aeron;

@@ -1,0 +1,159 @@
+package io.ringstar.transport.aeron;
+
+import io.aeron.Subscription;
+import io.ringstar.CollectiveException;
+import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.PeerFailureException;
+import io.ringstar.spi.Deadline;
+import io.ringstar.spi.MessageCopy;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
+
+/**
+ * Forms an {@link AeronTransport}'s group, in two steps around the transport's {@code start}.
+ * {@link #form} binds this rank's UDP endpoint ({@link Streams}), meets the other ranks at the
+ * coordinator address ({@link Coordinator} on rank 0, {@link Rendezvous} on the others), keeps the
+ * rendezvous connections as the {@link Sentinels}, and makes a channel per peer from rank 0's
+ * table. {@link #confirm} then waits until every stream is connected, says READY on each, and
+ * waits until every peer has said the same. Used once, by the constructing thread.
+ */
+final class GroupFormation {
+    private final AeronTransport transport;
+    private final int rank;
+    private final int worldSize;
+    private final Duration timeout;
+    private final AeronSettings settings;
+    private final DriverHandle driver;
+    private final Streams streams;
+    /** The transport's channels, by peer, which {@link #form} fills. */
+    private final AeronChannel[] peers;
+    /** One poll of every stream, which the waits below run under the I/O lock. */
+    private final Runnable pollAll;
+    private InetSocketAddress udpEndpoint;
+
+    GroupFormation(AeronTransport transport, int rank, int worldSize, Duration timeout, AeronSettings settings,
+            DriverHandle driver, AeronChannel[] peers, Subscription[] subscriptions) {
+        this.transport = transport;
+        this.rank = rank;
+        this.worldSize = worldSize;
+        this.timeout = timeout;
+        this.settings = settings;
+        this.driver = driver;
+        this.peers = peers;
+        this.streams = new Streams(transport, rank, worldSize, timeout, settings, driver, subscriptions);
+        this.pollAll = () -> transport.progress(0);
+    }
+
+    /** Where this rank receives UDP, once {@link #form} has bound it. */
+    InetSocketAddress udpEndpoint() {
+        return udpEndpoint;
+    }
+
+    /**
+     * Binds this rank's streams, meets the others at the rendezvous and makes the channels.
+     *
+     * @return the sentinels, which the caller owns from here on
+     * @throws CollectiveTimeoutException if the group did not meet by the deadline
+     * @throws CollectiveException if rank 0 refused this rank, or the driver failed
+     */
+    Sentinels form(Deadline deadline) {
+        long until = System.nanoTime() + deadline.remainingNanos();
+        int port = streams.bind(until);
+        udpEndpoint = new InetSocketAddress(settings.bindAddress(), port);
+        Rendezvous.Endpoint self = new Rendezvous.Endpoint(settings.jobId(), worldSize, rank,
+                settings.bindAddress().getHostAddress(), port, streams.sessionBase(), driver.driverId());
+        InetSocketAddress coordinator = new InetSocketAddress(settings.coordinatorAddress(),
+                settings.coordinatorPort());
+        Rendezvous.Formed formed = rank == 0 ? Coordinator.coordinate(coordinator, settings.secret(), self, until)
+                : Rendezvous.register(coordinator, settings.secret(), self, until);
+        Sentinels sentinels;
+        try {
+            sentinels = new Sentinels(rank, formed.connections());
+        } catch (IOException e) {
+            for (SocketChannel connection : formed.connections()) {
+                closeQuietly(connection);
+            }
+            throw new CollectiveException("rendezvous", rank, CollectiveException.NO_RANK,
+                    "cannot keep the rendezvous connections: " + e, e);
+        }
+        try {
+            streams.connect(formed.table(), peers);
+        } catch (RuntimeException | Error e) {
+            // Not started yet, so the transport's close says no BYE: the sentinels just close, as they would there.
+            sentinels.close();
+            throw e;
+        }
+        return sentinels;
+    }
+
+    /**
+     * Once the transport has started its channels: waits until every publication has a subscriber
+     * and every peer's image is here, says READY to every peer, and waits for every peer's READY.
+     *
+     * @throws CollectiveTimeoutException naming the ranks whose streams did not connect or confirm
+     * @throws PeerFailureException if a peer failed meanwhile
+     */
+    void confirm(Deadline deadline) {
+        List<Integer> missing = awaitAll(peer -> peer.hasImage() && peer.publicationConnected(), deadline);
+        if (!missing.isEmpty()) {
+            throw new CollectiveTimeoutException("rendezvous", rank, missing.get(0), "the Aeron streams with ranks "
+                    + missing + " did not connect within the timeout of " + timeout);
+        }
+        transport.withIoLock(() -> {
+            for (AeronChannel peer : peers) {
+                if (peer != null) {
+                    peer.writeFrame(PeerStreams.READY, 0, MessageCopy.NO_BYTES, MessageCopy.NO_BYTES, deadline);
+                }
+            }
+        });
+        missing = awaitAll(AeronChannel::ready, deadline);
+        if (!missing.isEmpty()) {
+            throw new CollectiveTimeoutException("rendezvous", rank, missing.get(0), "ranks " + missing
+                    + " did not confirm their Aeron streams within the timeout of " + timeout);
+        }
+    }
+
+    /**
+     * Polls (taking the I/O lock for each round) until {@code done} holds for every peer or the
+     * deadline passes; a failed peer fails the set-up at once.
+     *
+     * @return the peers for which it does not hold at the deadline
+     */
+    private List<Integer> awaitAll(Predicate<AeronChannel> done, Deadline deadline) {
+        while (true) {
+            transport.withIoLock(pollAll);
+            List<Integer> missing = new ArrayList<>();
+            for (AeronChannel peer : peers) {
+                if (peer == null) {
+                    continue;
+                }
+                if (peer.failure() != null) {
+                    throw new PeerFailureException("rendezvous", rank, peer.peer(), peer.failure());
+                }
+                if (!done.test(peer)) {
+                    missing.add(peer.peer());
+                }
+            }
+            if (missing.isEmpty() || deadline.passed()) {
+                return missing;
+            }
+            LockSupport.parkNanos(100_000);
+        }
+    }
+
+    private static void closeQuietly(SocketChannel socket) {
+        if (socket != null) {
+            try {
+                socket.close();
+            } catch (IOException e) {
+                // Closing only fails for a socket already gone.
+            }
+        }
+    }
+}
