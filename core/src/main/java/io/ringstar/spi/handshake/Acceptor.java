@@ -15,7 +15,7 @@ import java.nio.ByteBuffer;
  * {@link Admission} (a rank already taken, a purpose this rank does not serve). Not thread-safe:
  * one connection, one thread (or event loop) at a time.
  */
-public final class Acceptor {
+public final class Acceptor implements HandshakeSide {
 
     /** The transport's part of admitting a peer whose proof and identity hold. */
     @FunctionalInterface
@@ -50,6 +50,7 @@ public final class Acceptor {
     }
 
     /** The longest record to read from the peer now. */
+    @Override
     public int recordLimit() {
         return HandshakeRecords.MAX_UNTRUSTED_RECORD;
     }
@@ -65,6 +66,7 @@ public final class Acceptor {
      *
      * @param body the record after its type byte, little-endian; read by this call only
      */
+    @Override
     public Step onRecord(byte type, ByteBuffer body) {
         HandshakeRecords.order(body);
         try {
@@ -82,6 +84,7 @@ public final class Acceptor {
     }
 
     /** What to do with bytes that are not a record at all (a length out of bounds): drop the connection. */
+    @Override
     public Step onGarbage(String what) {
         return drop(what);
     }

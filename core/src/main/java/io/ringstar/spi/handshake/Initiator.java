@@ -14,7 +14,7 @@ import java.nio.ByteBuffer;
  * is {@link Outcome#REFUSED}: what answers is no ringstar rank of this job, and retrying will not
  * change that. Not thread-safe: one connection, one thread (or event loop) at a time.
  */
-public final class Initiator {
+public final class Initiator implements HandshakeSide {
 
     private enum State { AWAIT_CHALLENGE, AWAIT_PROOF, AWAIT_WELCOME, AWAIT_TABLE, OVER }
 
@@ -38,6 +38,7 @@ public final class Initiator {
     }
 
     /** The longest record to read from the acceptor now: longer once it proved itself and a table is due. */
+    @Override
     public int recordLimit() {
         return state == State.AWAIT_TABLE ? HandshakeRecords.MAX_RECORD : HandshakeRecords.MAX_UNTRUSTED_RECORD;
     }
@@ -52,6 +53,7 @@ public final class Initiator {
      *
      * @param body the record after its type byte, little-endian; read by this call only
      */
+    @Override
     public Step onRecord(byte type, ByteBuffer body) {
         HandshakeRecords.order(body);
         if (state == State.OVER) {
@@ -85,6 +87,7 @@ public final class Initiator {
     }
 
     /** What to do with bytes that are not a record at all (a length out of bounds): refuse. */
+    @Override
     public Step onGarbage(String what) {
         return refuse("it sent " + what);
     }

@@ -140,16 +140,7 @@ final class Coordinator {
         long until = Math.min(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Rendezvous.HANDSHAKE_MILLIS), deadline);
         RecordSocket.send(socket, handshake.challenge());
         while (true) {
-            Step step;
-            try {
-                RecordSocket.Received record = RecordSocket.read(socket, handshake.recordLimit(), until);
-                step = handshake.onRecord(record.type(), record.body());
-            } catch (IllegalArgumentException e) {
-                step = handshake.onGarbage(e.getMessage());
-            }
-            if (step.reply() != null) {
-                RecordSocket.send(socket, step.reply());
-            }
+            Step step = RecordSocket.step(socket, handshake, until);
             switch (step.outcome()) {
                 case CONTINUE -> {
                 }

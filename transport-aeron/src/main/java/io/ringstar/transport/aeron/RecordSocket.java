@@ -1,6 +1,8 @@
 package io.ringstar.transport.aeron;
 
 import io.ringstar.spi.handshake.HandshakeRecords;
+import io.ringstar.spi.handshake.HandshakeSide;
+import io.ringstar.spi.handshake.Step;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -27,6 +29,27 @@ final class RecordSocket {
         OutputStream out = socket.getOutputStream();
         out.write(record.array(), record.arrayOffset() + record.position(), record.remaining());
         out.flush();
+    }
+
+    /**
+     * One turn of a handshake: reads the peer's next record by {@code until} (System.nanoTime),
+     * hands it (or the garbage found in its place) to {@code side}, and sends the step's reply, if
+     * any, before returning the step for the caller to act on.
+     *
+     * @throws IOException if the connection closed or the record did not arrive in time
+     */
+    static Step step(Socket socket, HandshakeSide side, long until) throws IOException {
+        Step step;
+        try {
+            Received record = read(socket, side.recordLimit(), until);
+            step = side.onRecord(record.type(), record.body());
+        } catch (IllegalArgumentException e) {
+            step = side.onGarbage(e.getMessage());
+        }
+        if (step.reply() != null) {
+            send(socket, step.reply());
+        }
+        return step;
     }
 
     /**

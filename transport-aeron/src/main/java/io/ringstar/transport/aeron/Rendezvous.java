@@ -145,17 +145,7 @@ final class Rendezvous {
         Initiator handshake = new Initiator(secret, self.identity(HandshakeRecords.PURPOSE_REGISTER, 0), 0);
         long until = Math.min(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HANDSHAKE_MILLIS), deadline);
         while (true) {
-            Step step;
-            try {
-                RecordSocket.Received record = RecordSocket.read(socket, handshake.recordLimit(),
-                        handshake.welcomed() ? deadline : until);
-                step = handshake.onRecord(record.type(), record.body());
-            } catch (IllegalArgumentException e) {
-                step = handshake.onGarbage(e.getMessage());
-            }
-            if (step.reply() != null) {
-                RecordSocket.send(socket, step.reply());
-            }
+            Step step = RecordSocket.step(socket, handshake, handshake.welcomed() ? deadline : until);
             switch (step.outcome()) {
                 case CONTINUE -> {
                 }
