@@ -4,6 +4,7 @@ import io.ringstar.Transport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -125,13 +126,18 @@ public final class Ranks {
      * even if one close fails; that failure is thrown afterwards, with any later ones suppressed.
      */
     public static void closeValues(List<Outcome<Transport>> outcomes) {
+        closeAll(outcomes.stream().map(outcome -> outcome.value).filter(Objects::nonNull).toList());
+    }
+
+    /**
+     * Closes every transport given. All are closed even if one close fails; that failure is thrown
+     * afterwards, with any later ones suppressed.
+     */
+    public static void closeAll(List<Transport> transports) {
         RuntimeException failure = null;
-        for (Outcome<Transport> outcome : outcomes) {
-            if (outcome.value == null) {
-                continue;
-            }
+        for (Transport transport : transports) {
             try {
-                outcome.value.close();
+                transport.close();
             } catch (RuntimeException e) {
                 if (failure == null) {
                     failure = e;

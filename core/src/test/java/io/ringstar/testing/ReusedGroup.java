@@ -49,20 +49,6 @@ final class ReusedGroup implements AutoCloseable {
         if (closing == null) {
             return;
         }
-        RuntimeException failure = null;
-        for (Transport transport : closing) {
-            try {
-                transport.close();
-            } catch (RuntimeException e) {
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
-            }
-        }
-        if (failure != null) {
-            throw failure;
-        }
+        Ranks.closeAll(closing);
     }
 }

@@ -9,6 +9,7 @@ import io.ringstar.OptionParser;
 import io.ringstar.Transports;
 import io.ringstar.spi.Frame;
 import io.ringstar.spi.NetworkOptions;
+import io.ringstar.spi.NetworkSettings;
 import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,7 +19,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.UnaryOperator;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
@@ -101,23 +101,17 @@ record AeronSettings(String jobId, byte[] secret, InetAddress coordinatorAddress
 
     static AeronSettings from(DistributedConfig config, Map<String, String> environment) {
         Transports.requireKnownOptions(config, OPTIONS);
-        UnaryOperator<String> option = name -> config.option(name).orElse(null);
-        String jobId = NetworkOptions.jobId(option);
-        byte[] secret = NetworkOptions.secret(option, environment);
-        InetAddress coordinator = NetworkOptions.resolve("coordinatorAddr", config.coordinatorHost());
-        int coordinatorPort = config.coordinatorPort();
-        if (coordinatorPort == 0 && config.worldSize() > 1) {
-            throw new InvalidConfigException("coordinatorAddr", config.coordinatorAddr(),
-                    "needs a fixed port, since every rank must find rank 0 there");
-        }
-        String bindText = NetworkOptions.BIND.ifSet(config).orElse(null);
-        InetAddress bind = bindText != null ? NetworkOptions.bindAddress(bindText, coordinator)
-                : config.rank() == 0 ? coordinator : NetworkOptions.routeTo(coordinator, coordinatorPort);
+        NetworkSettings network = NetworkSettings.from(config, environment);
+        String jobId = network.jobId();
+        byte[] secret = network.secret();
+        InetAddress coordinator = network.coordinator();
+        int coordinatorPort = network.coordinatorPort();
+        InetAddress bind = network.bind();
         if (bind.isAnyLocalAddress()) {
-            throw NetworkOptions.BIND.refuse(bindText, "must be one address the other ranks can reach, not the"
-                    + " wildcard", ConfigOption.FROM_CONFIGURATION);
+            throw NetworkOptions.BIND.refuse(network.bindSpec(), "must be one address the other ranks can reach,"
+                    + " not the wildcard", ConfigOption.FROM_CONFIGURATION);
         }
-        int port = NetworkOptions.PORT.value(config);
+        int port = network.port();
         String externalDir = DIR.ifSet(config).orElse(null);
         Path dirRoot = DIR_ROOT.ifSet(config).orElseGet(AeronSettings::defaultDirRoot);
         ThreadingMode threading = THREADING.value(config);
@@ -132,7 +126,7 @@ record AeronSettings(String jobId, byte[] secret, InetAddress coordinatorAddress
             throw CHUNK_BYTES.refuse(config.option(AeronTransport.CHUNK_BYTES_OPTION).orElseThrow(), "must be at most"
                     + " term length / 8 = " + maxMessage, ConfigOption.FROM_CONFIGURATION);
         }
-        long receiveBuffer = NetworkOptions.RECEIVE_BUFFER_BYTES.value(config);
+        long receiveBuffer = network.receiveBufferBytes();
         // As long as the collective timeout by default: a pause shorter than it is survived, and a
         // death is noticed sooner anyway, by the sentinel connections. Aeron's client keep-alive
         // (every 500 ms) must fit well inside it.

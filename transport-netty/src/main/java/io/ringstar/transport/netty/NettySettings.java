@@ -6,13 +6,13 @@ import io.ringstar.InvalidConfigException;
 import io.ringstar.OptionParser;
 import io.ringstar.Transports;
 import io.ringstar.spi.NetworkOptions;
+import io.ringstar.spi.NetworkSettings;
 import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.function.UnaryOperator;
 
 /**
  * The Netty transport's settings, read once from a {@link DistributedConfig}'s options (and the
@@ -48,34 +48,22 @@ record NettySettings(String jobId, byte[] secret, InetAddress coordinatorAddress
 
     static NettySettings from(DistributedConfig config, Map<String, String> environment) {
         Transports.requireKnownOptions(config, OPTIONS);
-        UnaryOperator<String> option = name -> config.option(name).orElse(null);
-        String jobId = NetworkOptions.jobId(option);
-        byte[] secret = NetworkOptions.secret(option, environment);
-        InetAddress coordinator = NetworkOptions.resolve("coordinatorAddr", config.coordinatorHost());
-        int coordinatorPort = config.coordinatorPort();
-        if (coordinatorPort == 0) {
+        NetworkSettings network = NetworkSettings.from(config, environment);
+        if (network.coordinatorPort() == 0) {
+            // Even alone: a Netty rank 0 always listens where others could look for it.
             throw new InvalidConfigException("coordinatorAddr", config.coordinatorAddr(),
                     "needs a fixed port, since every rank must find rank 0 there");
         }
-        String bindSpec = NetworkOptions.BIND.ifSet(config).orElse(null);
-        InetAddress bind;
-        if (config.rank() == 0) {
-            // Rank 0 listens where the others look for it, unless told to listen more widely.
-            bind = bindSpec == null ? coordinator : NetworkOptions.bindAddress(bindSpec, coordinator);
-        } else {
-            bind = bindSpec == null ? NetworkOptions.routeTo(coordinator, coordinatorPort)
-                    : NetworkOptions.bindAddress(bindSpec, coordinator);
-        }
-        String advertised = (bind.isAnyLocalAddress() ? NetworkOptions.routeTo(coordinator, coordinatorPort) : bind)
-                .getHostAddress();
-        int port = NetworkOptions.PORT.value(config);
+        InetAddress bind = network.bind();
+        // A rank 0 told to listen on every interface (bind 0.0.0.0) still gives the others one address.
+        String advertised = (bind.isAnyLocalAddress()
+                ? NetworkOptions.routeTo(network.coordinator(), network.coordinatorPort()) : bind).getHostAddress();
         int ioThreads = IO_THREADS.value(config);
-        long pauseReading = NetworkOptions.RECEIVE_BUFFER_BYTES.value(config);
         Duration handshake = config.timeout().compareTo(MAX_HANDSHAKE_TIME) < 0 ? config.timeout() : MAX_HANDSHAKE_TIME;
         List.of(TLS_CERT, TLS_KEY, TLS_TRUST).forEach(file -> file.ifSet(config));
-        TlsContexts tls = TlsContexts.from(option);
-        return new NettySettings(jobId, secret, coordinator, coordinatorPort, bind, advertised, port, ioThreads,
-                pauseReading, handshake, tls);
+        TlsContexts tls = TlsContexts.from(name -> config.option(name).orElse(null));
+        return new NettySettings(network.jobId(), network.secret(), network.coordinator(), network.coordinatorPort(),
+                bind, advertised, network.port(), ioThreads, network.receiveBufferBytes(), handshake, tls);
     }
 
     private static ConfigOption<Path> tlsFile(String name, String flag, String variable, String description) {
