@@ -104,7 +104,8 @@ final class Coordinator {
         SocketChannel[] connections = new SocketChannel[worldSize];
         for (int r = 1; r < worldSize; r++) {
             try {
-                RecordSocket.send(sockets[r], handshakes[r].table(sent));
+                RecordSocket.send(sockets[r], handshakes[r].table(sent),
+                        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Rendezvous.HANDSHAKE_MILLIS));
                 connections[r] = sockets[r].getChannel();
             } catch (IOException e) {
                 abandon(sockets, "rank " + r + " went away before the table was sent");
@@ -138,7 +139,7 @@ final class Coordinator {
      */
     private static Endpoint accept(Socket socket, Acceptor handshake, long deadline) throws IOException {
         long until = Math.min(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Rendezvous.HANDSHAKE_MILLIS), deadline);
-        RecordSocket.send(socket, handshake.challenge());
+        RecordSocket.send(socket, handshake.challenge(), until);
         while (true) {
             Step step = RecordSocket.step(socket, handshake, until);
             switch (step.outcome()) {
@@ -156,7 +157,9 @@ final class Coordinator {
         for (Socket socket : sockets) {
             if (socket != null) {
                 try {
-                    RecordSocket.send(socket, HandshakeRecords.abandon(reason));
+                    // Best effort, and brief: the group is failing already.
+                    RecordSocket.send(socket, HandshakeRecords.abandon(reason),
+                            System.nanoTime() + TimeUnit.SECONDS.toNanos(1));
                 } catch (IOException e) {
                     // the rank is gone already; nothing to tell it
                 }

@@ -6,10 +6,12 @@ import io.ringstar.spi.handshake.Step;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -25,10 +27,34 @@ final class RecordSocket {
     private RecordSocket() {
     }
 
-    static void send(Socket socket, ByteBuffer record) throws IOException {
-        OutputStream out = socket.getOutputStream();
-        out.write(record.array(), record.arrayOffset() + record.position(), record.remaining());
-        out.flush();
+    /**
+     * Writes one whole record by {@code until} (System.nanoTime). A blocking socket's write has no
+     * timeout of its own, and a peer that stops reading would hold it forever once the socket's send
+     * buffer is full (a table is up to 1 MiB): so the record is written with the channel briefly
+     * non-blocking, waiting for room at most until {@code until}.
+     *
+     * @throws SocketTimeoutException if the peer did not take the record in time
+     */
+    static void send(Socket socket, ByteBuffer record, long until) throws IOException {
+        SocketChannel channel = socket.getChannel();
+        ByteBuffer bytes = record.duplicate();
+        channel.configureBlocking(false);
+        try (Selector selector = Selector.open()) {
+            channel.register(selector, SelectionKey.OP_WRITE);
+            while (bytes.hasRemaining()) {
+                if (channel.write(bytes) > 0) {
+                    continue;
+                }
+                long left = TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime());
+                if (left <= 0) {
+                    throw new SocketTimeoutException("the peer did not take a handshake record in time");
+                }
+                selector.select(left);
+            }
+        } finally {
+            // The selector is closed by now, so the channel is deregistered and may block again.
+            channel.configureBlocking(true);
+        }
     }
 
     /**
@@ -47,7 +73,7 @@ final class RecordSocket {
             step = side.onGarbage(e.getMessage());
         }
         if (step.reply() != null) {
-            send(socket, step.reply());
+            send(socket, step.reply(), until);
         }
         return step;
     }
