@@ -23,18 +23,25 @@ final class OptionCatalog {
         this.byTransport = new TreeMap<>(byTransport);
     }
 
-    /** The transports on the class path and the options each declares. */
+    /**
+     * The transports on the class path and the options each declares; found once, since the class
+     * path does not change (each lookup would otherwise load and make every provider again).
+     */
     static OptionCatalog ofClassPath() {
-        Map<String, List<ConfigOption<?>>> options = new LinkedHashMap<>();
-        for (TransportProvider provider : Transports.available().values()) {
-            options.put(provider.name(), List.copyOf(provider.options()));
-        }
-        return new OptionCatalog(options);
+        return ClassPath.CATALOG;
     }
 
-    /** Whether a transport of this name is known. */
-    boolean knows(String transport) {
-        return byTransport.containsKey(transport);
+    /** Holds the class path's catalog, made on first use. */
+    private static final class ClassPath {
+        static final OptionCatalog CATALOG = scan();
+
+        private static OptionCatalog scan() {
+            Map<String, List<ConfigOption<?>>> options = new LinkedHashMap<>();
+            for (TransportProvider provider : Transports.available().values()) {
+                options.put(provider.name(), List.copyOf(provider.options()));
+            }
+            return new OptionCatalog(options);
+        }
     }
 
     /**

@@ -70,18 +70,6 @@ public final class Transports {
     }
 
     /**
-     * Checks what {@link #open} checks about options, without opening anything: every option of
-     * {@code config} is one that its transport or core declares, and its value is allowed.
-     *
-     * @throws InvalidConfigException naming the first option that is unknown or whose value is not allowed
-     */
-    public static void checkOptions(DistributedConfig config) {
-        List<ConfigOption<?>> declared = options(config.transport());
-        OptionCatalog.ofClassPath().requireKnown(config, declared);
-        declared.forEach(option -> option.ifSet(config));
-    }
-
-    /**
      * For a transport's own constructor, so that it refuses what {@link #open} refuses when it is
      * called directly: an option of {@code config} that neither {@code transportOptions} nor
      * {@link AggregatorOptions#ALL} declare.
