@@ -100,7 +100,8 @@ if [ "$report_only" = 0 ]; then
   parts=()
   for type in float double; do [ ! -s "$results/sweep-$type.csv" ] || parts+=("$results/sweep-$type.csv"); done
   if [ ${#parts[@]} -gt 0 ]; then
-    report merge --out "$results/sweep.csv" "${parts[@]}"
+    # A step like the others: a failed merge is shown in the report, not an exit before it.
+    step merge-sweep report merge --out "$results/sweep.csv" "${parts[@]}" || true
     rm -f "${parts[@]}"
   fi
 

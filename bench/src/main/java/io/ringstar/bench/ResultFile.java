@@ -5,6 +5,7 @@ import com.google.gson.GsonBuilder;
 import com.google.gson.TypeAdapter;
 import com.google.gson.stream.JsonReader;
 import com.google.gson.stream.JsonWriter;
+import io.ringstar.bench.report.CsvFile;
 import java.io.IOException;
 import java.io.Writer;
 import java.math.BigDecimal;
@@ -67,7 +68,7 @@ final class ResultFile {
         for (BenchRow row : rows) {
             List<String> cells = new ArrayList<>();
             for (Object value : fields(run, row).values()) {
-                cells.add(csvCell(String.valueOf(value)));
+                cells.add(CsvFile.quote(String.valueOf(value)));
             }
             text.append(String.join(",", cells)).append('\n');
         }
@@ -116,13 +117,6 @@ final class ResultFile {
     /** Six significant digits in plain notation ({@code 0.0000412345}, not {@code 4.12345E-5}). */
     private static BigDecimal significant(double value) {
         return new BigDecimal(value).round(SIGNIFICANT).stripTrailingZeros();
-    }
-
-    private static String csvCell(String value) {
-        if (value.contains(",") || value.contains("\"") || value.contains("\n") || value.contains("\r")) {
-            return "\"" + value.replace("\"", "\"\"") + "\"";
-        }
-        return value;
     }
 
     /** Writes a {@link BigDecimal} as the plain number it is; the JSON form is only ever written. */

@@ -135,7 +135,7 @@ public record CsvFile(Path file, List<String> header, List<Row> rows) {
     }
 
     /** {@code value} as a CSV field: quoted only when it holds a comma, a quote or a line end. */
-    static String quote(String value) {
+    public static String quote(String value) {
         if (value.indexOf(',') < 0 && value.indexOf('"') < 0 && value.indexOf('\n') < 0 && value.indexOf('\r') < 0) {
             return value;
         }

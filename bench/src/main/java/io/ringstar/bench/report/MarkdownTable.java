@@ -35,11 +35,6 @@ public final class MarkdownTable {
         return this;
     }
 
-    /** How many rows were added. */
-    public int size() {
-        return rows.size();
-    }
-
     /** The table, one line per row, each ending with a line feed. */
     public String render() {
         StringBuilder text = new StringBuilder();

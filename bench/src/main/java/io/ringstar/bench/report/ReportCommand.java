@@ -23,11 +23,6 @@ public final class ReportCommand implements Callable<Integer> {
     @Spec
     private CommandSpec spec;
 
-    /** Runs {@code ringstar report args...} with this process's output and returns the exit status. */
-    public static int run(String... args) {
-        return new CommandLine(new ReportCommand()).execute(args);
-    }
-
     /** Without a subcommand: the usage, and a usage error. */
     @Override
     public Integer call() {
