@@ -46,7 +46,7 @@ import org.w3c.dom.NodeList;
  * the class-path check, and so does a version the parent POM pins for this build that a user would not
  * get.
  */
-@Timeout(value = 300, unit = TimeUnit.SECONDS)
+@Timeout(value = 420, unit = TimeUnit.SECONDS)
 class ConsumerProjectIT {
 
     /** The modules the consumer depends on, in the order their jars are packaged. */

@@ -50,16 +50,23 @@ class IoLockTest {
             lock.lock();
             try {
                 holding.complete(null);
-                done.join();
+                done.get(10, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
             } finally {
                 lock.unlock();
             }
         });
+        holder.setDaemon(true);
         holder.start();
-        holding.get(10, TimeUnit.SECONDS);
-        assertFalse(lock.tryBriefly());
-        done.complete(null);
+        try {
+            holding.get(10, TimeUnit.SECONDS);
+            assertFalse(lock.tryBriefly());
+        } finally {
+            done.complete(null);
+        }
         holder.join(Duration.ofSeconds(10).toMillis());
+        assertFalse(holder.isAlive(), "the holder still holds the lock");
         assertTrue(lock.tryBriefly());
         assertTrue(lock.isHeldByCurrentThread());
     }
