@@ -38,7 +38,7 @@ public final class LocalAggregator implements GradientAggregator {
         if (closed) {
             throw new IllegalStateException(operation + ": the aggregator is closed");
         }
-        TensorLayout.of(operation, 0, tensors);
+        TensorLayout.of(operation, 0, tensors, TensorLayout.FLOATING_POINT);
         INDArray[] results = new INDArray[tensors.length];
         for (int i = 0; i < tensors.length; i++) {
             results[i] = TensorCopy.of(tensors[i]);

@@ -2,6 +2,7 @@ package io.ringstar;
 
 import io.ringstar.algorithm.CollectiveCall;
 import io.ringstar.algorithm.Failures;
+import io.ringstar.protocol.MessageHeader;
 import io.ringstar.spi.Deadline;
 import io.ringstar.tensor.ElementType;
 import io.ringstar.tensor.TensorBucket;
@@ -128,7 +129,7 @@ abstract class TransportAggregator implements GradientAggregator {
             throw Failures.again(failure, operation, rank);
         }
         TensorLayout layout = lastLayout != null && lastLayout.matches(tensors) ? lastLayout
-                : TensorLayout.of(operation, rank, tensors);
+                : TensorLayout.of(operation, rank, tensors, TensorLayout.FLOATING_POINT);
         lastLayout = layout;
         Deadline deadline = Deadline.after(timeout);
         List<TensorLayout.Group> groups = layout.groups();
@@ -200,8 +201,9 @@ abstract class TransportAggregator implements GradientAggregator {
     private void run(String operation, TensorLayout layout, TensorLayout.Group group, TensorBucket bucket,
             INDArray[] tensors, INDArray[] results, long from, long to, Deadline deadline) {
         ElementType type = group.type();
-        call.begin(operation, sequence++, type, to - from, layout.fingerprint(), layout.tensorCount(), layout,
-                deadline);
+        boolean reducing = operation.equals(REDUCE);
+        call.begin(operation, sequence++, reducing ? ReduceOp.AVG : null, reducing ? MessageHeader.NO_ROOT : 0, type,
+                to - from, layout.fingerprint(), layout.tensorCount(), layout, deadline);
         int maxChunkElements = Math.max(1, chunkBytes / type.bytes());
         try {
             if (from == 0) {
@@ -221,7 +223,7 @@ abstract class TransportAggregator implements GradientAggregator {
                 result = TensorMemory.bytes(results[index], from * type.bytes(), length);
                 source = inputBytes(tensors[index], from * type.bytes(), length);
             }
-            if (operation.equals(REDUCE)) {
+            if (reducing) {
                 reduce(call, source, result, maxChunkElements);
             } else {
                 broadcast(call, source, result, maxChunkElements);

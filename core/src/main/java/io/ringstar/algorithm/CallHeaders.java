@@ -4,6 +4,7 @@ import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveMismatchException;
 import io.ringstar.DistributedConfig;
 import io.ringstar.PayloadCorruptionException;
+import io.ringstar.ReduceOp;
 import io.ringstar.protocol.MessageHeader;
 import io.ringstar.protocol.MessageKind;
 import io.ringstar.tensor.ElementType;
@@ -14,7 +15,7 @@ import java.util.zip.CRC32C;
 
 /**
  * What every message of one collective says and must say: the call's identity (operation,
- * sequence number, element type and count, layout fingerprint, tensor count), written into each
+ * sequence number, reduce op, root, element type and count, layout fingerprint, tensor count), written into each
  * outgoing header, and every check of an incoming header against it and against the message this
  * rank expects, with the wording of each disagreement. The header half of {@link CollectiveCall},
  * which extends it and owns it: a superclass rather than a field, so that the per-message code
@@ -39,6 +40,10 @@ abstract class CallHeaders {
     // ---- the call ----
     String operation;
     long sequence;
+    /** The call's reduce op, or null for a collective that reduces nothing. */
+    ReduceOp op;
+    /** The call's root rank, or {@link MessageHeader#NO_ROOT}. */
+    int root;
     ElementType type;
     long elementCount;
     long fingerprint;
@@ -69,7 +74,7 @@ abstract class CallHeaders {
      */
     final void writeHeader(MessageKind messageKind, int index, ByteBuffer payload, int from, int to) {
         outgoing.write(messageKind, type.code(), flags, rank, index, sequence, elementCount, fingerprint, tensorCount,
-                to - from);
+                to - from, MessageHeader.opCode(op), root);
         if (checksummed) {
             outgoing.checksum(outgoing.computeChecksum(crc, payload, from, to));
         }
@@ -117,6 +122,13 @@ abstract class CallHeaders {
         if (incoming.sequence() != sequence) {
             throw fail(mismatch("rank " + src + " is at collective #" + incoming.sequence()
                     + " of this aggregator, this rank at #" + sequence + " (a rank skipped or repeated a call)"));
+        }
+        if (incoming.reduceOpCode() != MessageHeader.opCode(op)) {
+            throw fail(mismatch("rank " + src + " reduces with " + describeOp(incoming.reduceOpCode())
+                    + ", this rank with " + describeOp(MessageHeader.opCode(op))));
+        }
+        if (incoming.root() != root) {
+            throw fail(mismatch("rank " + src + " has root " + incoming.root() + ", this rank root " + root));
         }
         if (incoming.tensorCount() != tensorCount) {
             throw fail(mismatch("rank " + src + " passed " + incoming.tensorCount() + " tensors, this rank "
@@ -170,6 +182,11 @@ abstract class CallHeaders {
 
     final CollectiveMismatchException mismatch(String detail) {
         return new CollectiveMismatchException(operation, rank, src, detail);
+    }
+
+    private static String describeOp(int code) {
+        ReduceOp named = MessageHeader.op(code);
+        return named != null ? named.toString() : code == 0 ? "no op" : "unknown op " + code;
     }
 
     static String describe(MessageKind kind, int messageIndex, int srcRank) {

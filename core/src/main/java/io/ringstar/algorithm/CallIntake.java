@@ -10,16 +10,16 @@ import java.nio.ByteOrder;
 /**
  * Taking one message in, as the transport's {@link Transport.MessageHandler}: gathering the
  * header, having it checked ({@link CallHeaders}) before any payload byte is believed, and then
- * adding or copying the payload into the algorithm's buffer as the pieces arrive, keeping the bytes
- * of an element a piece ended inside of for the next piece; or, where a message must be seen
- * whole (the checksum on, an abort notice), gathering it first. The receiving half of
+ * combining (with the call's reduce op) or copying the payload into the algorithm's buffer as the
+ * pieces arrive, keeping the bytes of an element a piece ended inside of for the next piece; or,
+ * where a message must be seen whole (the checksum on, an abort notice), gathering it first. The receiving half of
  * {@link CollectiveCall}, which extends it, owns it and sets the message expected before each
  * receive: a superclass rather than a field, so that the per-piece code reaches this state as
  * directly as when it was one class. Not thread-safe: one receive at a time.
  */
 abstract class CallIntake extends CallHeaders implements Transport.MessageHandler {
     /** What a receive does with the payload. */
-    enum Action { NONE, COPY, ADD }
+    enum Action { NONE, COPY, COMBINE }
 
     private enum Mode { HEADER, STREAM, COLLECT }
 
@@ -127,8 +127,8 @@ abstract class CallIntake extends CallHeaders implements Transport.MessageHandle
                 verifyChecksum(collected, messageLength);
             }
             check(messageLength, collected);
-            if (action == Action.ADD) {
-                Reduction.sumAndDivide(type, target, targetOffset, operand, targetOffset, collected,
+            if (action == Action.COMBINE) {
+                Reduction.combine(op, type, target, targetOffset, operand, targetOffset, collected,
                         MessageHeader.LENGTH, payloadBytes / type.bytes(), divisor);
             } else if (action == Action.COPY) {
                 Reduction.copy(target, targetOffset, collected, MessageHeader.LENGTH, payloadBytes);
@@ -147,7 +147,7 @@ abstract class CallIntake extends CallHeaders implements Transport.MessageHandle
             Reduction.copy(target, targetOffset + payloadOffset, piece, at, end - at);
             return;
         }
-        if (action != Action.ADD) {
+        if (action != Action.COMBINE) {
             return;
         }
         int size = type.bytes();
@@ -161,13 +161,13 @@ abstract class CallIntake extends CallHeaders implements Transport.MessageHandle
             if (carryHave < size) {
                 return;
             }
-            Reduction.sumAndDivide(type, target, targetOffset + position - size, operand,
+            Reduction.combine(op, type, target, targetOffset + position - size, operand,
                     targetOffset + position - size, carry, 0, 1, divisor);
             carryHave = 0;
         }
         int whole = (end - at) / size;
         if (whole > 0) {
-            Reduction.sumAndDivide(type, target, targetOffset + position, operand, targetOffset + position, piece, at,
+            Reduction.combine(op, type, target, targetOffset + position, operand, targetOffset + position, piece, at,
                     whole, divisor);
             at += whole * size;
         }

@@ -5,6 +5,7 @@ import io.ringstar.CollectiveMismatchException;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
 import io.ringstar.PayloadCorruptionException;
+import io.ringstar.ReduceOp;
 import io.ringstar.Transport;
 import io.ringstar.protocol.MessageHeader;
 import io.ringstar.protocol.MessageKind;
@@ -69,12 +70,17 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
     /**
      * Starts the next collective: what its messages must say, and the deadline of all its waits.
      *
+     * @param op how received values are combined ({@link #receiveReduce}), null for a collective
+     *     that reduces nothing; checked in every header, as is {@code root}
+     * @param root the root rank of a broadcast or reduce, or {@link MessageHeader#NO_ROOT}
      * @param layout the call's tensors, named in mismatch messages
      */
-    public CollectiveCall begin(String operation, long sequence, ElementType type, long elementCount,
-            long fingerprint, int tensorCount, TensorLayout layout, Deadline deadline) {
+    public CollectiveCall begin(String operation, long sequence, ReduceOp op, int root, ElementType type,
+            long elementCount, long fingerprint, int tensorCount, TensorLayout layout, Deadline deadline) {
         this.operation = operation;
         this.sequence = sequence;
+        this.op = op;
+        this.root = root;
         this.type = type;
         this.elementCount = elementCount;
         this.fingerprint = fingerprint;
@@ -97,6 +103,16 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
 
     public ElementType type() {
         return type;
+    }
+
+    /** The call's reduce op, or null. */
+    public ReduceOp op() {
+        return op;
+    }
+
+    /** The call's root rank, or {@link MessageHeader#NO_ROOT}. */
+    public int root() {
+        return root;
     }
 
     public long elementCount() {
@@ -140,10 +156,11 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
 
     /**
      * Receives message {@code index} of {@code messageKind} from {@code srcRank}, whose payload is
-     * {@code count} elements, and writes {@code (plus + received) / divideBy} elementwise into
+     * {@code count} elements, and writes {@code (plus op received) / divideBy} elementwise into
      * {@code into} at {@code byteOffset}, in one pass, with {@code plus} read at the same offset
-     * ({@code plus} may be {@code into} itself, an in-place sum).
-     * Lets an algorithm add a rank's input to what it receives and write the sum where the result
+     * ({@code plus} may be {@code into} itself, an in-place reduction); {@code op} is the call's
+     * (see {@link io.ringstar.tensor.Reduction#combine}), and only SUM and AVG may divide.
+     * Lets an algorithm combine a rank's input with what it receives and write the result where it
      * belongs, with no copy of the input first.
      *
      * @throws CollectiveMismatchException if the message disagrees with this rank's call
@@ -151,13 +168,13 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
      * @throws CollectiveException of the reported kind if the peer sent an abort notice
      * @throws CollectiveTimeoutException if it did not come by the call's deadline
      */
-    public void receiveSum(int srcRank, MessageKind messageKind, int index, ByteBuffer into, int byteOffset,
+    public void receiveReduce(int srcRank, MessageKind messageKind, int index, ByteBuffer into, int byteOffset,
             ByteBuffer plus, int count, int divideBy) {
-        receive(srcRank, messageKind, index, count * type.bytes(), Action.ADD, into, plus, byteOffset, divideBy);
+        receive(srcRank, messageKind, index, count * type.bytes(), Action.COMBINE, into, plus, byteOffset, divideBy);
     }
 
     /**
-     * Like {@link #receiveSum}, but copies the payload's {@code byteLength} bytes into {@code into}
+     * Like {@link #receiveReduce}, but copies the payload's {@code byteLength} bytes into {@code into}
      * at {@code byteOffset}.
      */
     public void receiveCopy(int srcRank, MessageKind messageKind, int index, ByteBuffer into, int byteOffset,
@@ -165,7 +182,7 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
         receive(srcRank, messageKind, index, byteLength, Action.COPY, into, null, byteOffset, 1);
     }
 
-    /** Like {@link #receiveSum}, for a message that is a header alone (a notice). */
+    /** Like {@link #receiveReduce}, for a message that is a header alone (a notice). */
     public void receiveNotice(int srcRank, MessageKind messageKind, int index) {
         receive(srcRank, messageKind, index, 0, Action.NONE, null, null, 0, 1);
     }

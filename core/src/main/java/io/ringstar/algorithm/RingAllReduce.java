@@ -1,11 +1,12 @@
 package io.ringstar.algorithm;
 
+import io.ringstar.ReduceOp;
 import io.ringstar.protocol.MessageKind;
 import io.ringstar.tensor.ElementType;
 import java.nio.ByteBuffer;
 
 /**
- * Bandwidth-optimal ring all-reduce (average), chunked and pipelined.
+ * Bandwidth-optimal ring all-reduce with the call's reduce op, chunked and pipelined.
  *
  * <p>The bucket is cut into {@code n} segments and each segment into {@code K} chunks of at most
  * the configured chunk size. Rank {@code r} sends only to {@code r+1} and receives only from
@@ -42,7 +43,7 @@ public final class RingAllReduce {
     }
 
     /**
-     * Writes into {@code result} the average over all ranks of each rank's {@code source}; both
+     * Writes into {@code result} the reduction (the call's op) over all ranks of each rank's {@code source}; both
      * hold {@link CollectiveCall#elementCount()} elements from byte 0, and may be one buffer.
      * {@code source} is only read.
      */
@@ -85,8 +86,8 @@ public final class RingAllReduce {
                 // A segment reaches this rank once in the reduce-scatter: its partial sum plus this
                 // rank's input goes straight into the result. The last step finishes the segment,
                 // and its sums are divided in the same pass.
-                call.receiveSum(prev, MessageKind.RING_ALL_REDUCE, m, result, bytes(start, type), source, count,
-                        step == worldSize - 2 ? worldSize : 1);
+                call.receiveReduce(prev, MessageKind.RING_ALL_REDUCE, m, result, bytes(start, type), source, count,
+                        step == worldSize - 2 ? divisor(call) : 1);
             } else {
                 call.receiveCopy(prev, MessageKind.RING_ALL_REDUCE, m, result, bytes(start, type), bytes(count, type));
             }
@@ -117,8 +118,14 @@ public final class RingAllReduce {
             }
             int start = ChunkLayout.partStartByte(total, chunks, chunk, type.bytes());
             int count = (ChunkLayout.partStartByte(total, chunks, chunk + 1, type.bytes()) - start) / type.bytes();
-            call.receiveSum(peer, MessageKind.RING_PAIR_EXCHANGE, chunk, result, start, source, count, 2);
+            call.receiveReduce(peer, MessageKind.RING_PAIR_EXCHANGE, chunk, result, start, source, count,
+                    divisor(call));
         }
+    }
+
+    /** What the finished reduction is divided by: the world size for an average, else 1. */
+    static int divisor(CollectiveCall call) {
+        return call.op() == ReduceOp.AVG ? call.worldSize() : 1;
     }
 
     /** First element of chunk {@code chunk} of {@code segment}; chunk {@code K} gives the segment's end. */

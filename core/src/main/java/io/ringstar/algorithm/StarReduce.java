@@ -26,8 +26,8 @@ public final class StarReduce {
     }
 
     /**
-     * Writes into {@code result} the average over all ranks of each rank's {@code source} (the two
-     * may be one buffer; {@code source} is only read).
+     * Writes into {@code result} the reduction (the call's op; the average for the aggregators) over
+     * all ranks of each rank's {@code source} (the two may be one buffer; {@code source} is only read).
      */
     public static void run(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
         int worldSize = call.worldSize();
@@ -47,8 +47,9 @@ public final class StarReduce {
                 // In rank order: rank 0's input plus the first worker's chunk into the result, then
                 // the others added there, the last with the division in the same pass.
                 for (int worker = 1; worker < worldSize; worker++) {
-                    call.receiveSum(worker, MessageKind.STAR_REDUCE, chunk, result, start,
-                            worker == 1 ? source : result, count, worker == worldSize - 1 ? worldSize : 1);
+                    call.receiveReduce(worker, MessageKind.STAR_REDUCE, chunk, result, start,
+                            worker == 1 ? source : result, count,
+                            worker == worldSize - 1 ? RingAllReduce.divisor(call) : 1);
                 }
                 for (int worker = 1; worker < worldSize; worker++) {
                     call.send(worker, MessageKind.STAR_REDUCE_RESULT, chunk, result, start, length);

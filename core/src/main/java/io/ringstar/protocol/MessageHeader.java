@@ -1,12 +1,13 @@
 package io.ringstar.protocol;
 
+import io.ringstar.ReduceOp;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.zip.CRC32C;
 
 /**
- * Flyweight over the fixed 56-byte header that starts every collective message. Little-endian,
- * fixed offsets; the payload follows at byte 56 (8-byte aligned, so doubles stay aligned).
+ * Flyweight over the fixed 64-byte header that starts every collective message. Little-endian,
+ * fixed offsets; the payload follows at byte 64 (8-byte aligned, so doubles stay aligned).
  *
  * <pre>
  *  0                   1                   2                   3
@@ -30,27 +31,38 @@ import java.util.zip.CRC32C;
  * +---------------------------------------------------------------+
  * |                         payload bytes                         | 44
  * +---------------------------------------------------------------+
- * |          CRC32C of bytes 0..47 and the payload, or 0          | 48
+ * |   CRC32C of bytes 0..47, 52..63 and the payload, or 0         | 48
  * +---------------------------------------------------------------+
- * |                        reserved, zero                         | 52
+ * |   reduce op   |               reserved, zero                  | 52
+ * +---------------+-----------------------------------------------+
+ * |                 root rank, or -1 for none                     | 56
+ * +---------------------------------------------------------------+
+ * |                        reserved, zero                         | 60
  * +---------------------------------------------------------------+
  * </pre>
  *
  * The sequence number counts the collectives of one aggregator, so a rank that skipped a call is
  * caught. The message index numbers the messages of one collective between one pair of ranks.
+ * The reduce op (0 for a collective that reduces nothing, else {@link #opCode}) and the root (of a
+ * broadcast or a reduce) are checked by every receiver, so ranks that disagree on them fail with a
+ * mismatch that says so.
  *
  * <p>Flag {@link #FLAG_CHECKSUM} says that the checksum field holds the CRC32C (Castagnoli) of the
- * header's first {@link #CHECKSUM_OFFSET} bytes followed by the payload. The header is covered too,
+ * header's first {@link #CHECKSUM_OFFSET} bytes, then its bytes from {@link #REDUCE_OP_OFFSET} to its end,
+ * then the payload: every header byte but the checksum's own four. The header is covered too,
  * so a flipped bit there is reported as corruption rather than as a disagreement between ranks
  * that never happened. Without the flag the checksum field is zero and nobody reads it; the
  * receiver compares the flag with its own setting, so ranks configured differently fail with a
  * mismatch instead of one side trusting data the other never checked.
  */
 public final class MessageHeader {
-    public static final int LENGTH = 56;
+    public static final int LENGTH = 64;
     public static final int MAGIC = 0x52545352;
-    /** 3: the header grew from 48 to 56 bytes for the checksum, and byte 7 became the flags. */
-    public static final int VERSION = 3;
+    /**
+     * 4: the header grew from 56 to 64 bytes for the reduce op and the root of the general
+     * collectives. (3: from 48 to 56 bytes for the checksum, and byte 7 became the flags.)
+     */
+    public static final int VERSION = 4;
     /** Bit of the flags byte: the checksum field holds a CRC32C (see the class comment). */
     public static final int FLAG_CHECKSUM = 1;
 
@@ -66,9 +78,15 @@ public final class MessageHeader {
     public static final int FINGERPRINT_OFFSET = 32;
     public static final int TENSOR_COUNT_OFFSET = 40;
     public static final int PAYLOAD_BYTES_OFFSET = 44;
-    /** Also the number of header bytes that the checksum covers: every field before it. */
+    /** The checksum covers every header byte but these four. */
     public static final int CHECKSUM_OFFSET = 48;
-    public static final int RESERVED_OFFSET = 52;
+    public static final int REDUCE_OP_OFFSET = 52;
+    public static final int ROOT_OFFSET = 56;
+    public static final int RESERVED_OFFSET = 60;
+    /** The root field of a collective that has none. */
+    public static final int NO_ROOT = -1;
+
+    private static final ReduceOp[] OPS = ReduceOp.values();
 
     private ByteBuffer buffer;
 
@@ -90,7 +108,8 @@ public final class MessageHeader {
      * the payload is known); magic and version are implied.
      */
     public MessageHeader write(MessageKind kind, int elementTypeCode, int flags, int senderRank, int messageIndex,
-            long sequence, long elementCount, long fingerprint, int tensorCount, int payloadBytes) {
+            long sequence, long elementCount, long fingerprint, int tensorCount, int payloadBytes, int reduceOpCode,
+            int root) {
         buffer.putInt(MAGIC_OFFSET, MAGIC);
         buffer.put(VERSION_OFFSET, (byte) VERSION);
         buffer.put(KIND_OFFSET, (byte) kind.code());
@@ -104,6 +123,8 @@ public final class MessageHeader {
         buffer.putInt(TENSOR_COUNT_OFFSET, tensorCount);
         buffer.putInt(PAYLOAD_BYTES_OFFSET, payloadBytes);
         buffer.putInt(CHECKSUM_OFFSET, 0);
+        buffer.putInt(REDUCE_OP_OFFSET, reduceOpCode & 0xFF);
+        buffer.putInt(ROOT_OFFSET, root);
         buffer.putInt(RESERVED_OFFSET, 0);
         return this;
     }
@@ -115,13 +136,15 @@ public final class MessageHeader {
     }
 
     /**
-     * The CRC32C of this header's first {@link #CHECKSUM_OFFSET} bytes followed by bytes
+     * The CRC32C of this header's bytes but the checksum field (first {@link #CHECKSUM_OFFSET}, then
+     * from {@link #REDUCE_OP_OFFSET}) followed by bytes
      * {@code [from, to)} of {@code payload} (which may be the header's own buffer). Resets
      * {@code crc} first; leaves the position and limit of both buffers as they were.
      */
     public int computeChecksum(CRC32C crc, ByteBuffer payload, int from, int to) {
         crc.reset();
         update(crc, buffer, 0, CHECKSUM_OFFSET);
+        update(crc, buffer, REDUCE_OP_OFFSET, LENGTH);
         update(crc, payload, from, to);
         return (int) crc.getValue();
     }
@@ -193,6 +216,26 @@ public final class MessageHeader {
         return buffer.getInt(PAYLOAD_BYTES_OFFSET);
     }
 
+    /** The reduce op's code (see {@link #opCode}), 0 for none. */
+    public int reduceOpCode() {
+        return buffer.get(REDUCE_OP_OFFSET) & 0xFF;
+    }
+
+    /** The root rank, or {@link #NO_ROOT}. */
+    public int root() {
+        return buffer.getInt(ROOT_OFFSET);
+    }
+
+    /** The wire code of {@code op}: 1 + its position in {@link ReduceOp}, 0 for null (no reduction). */
+    public static int opCode(ReduceOp op) {
+        return op == null ? 0 : op.ordinal() + 1;
+    }
+
+    /** The op of a wire code, or {@code null} for 0 or a code no op has. */
+    public static ReduceOp op(int code) {
+        return code >= 1 && code <= OPS.length ? OPS[code - 1] : null;
+    }
+
     /** The checksum field as written; meaningful only if {@link #hasChecksum()}. */
     public int checksum() {
         return buffer.getInt(CHECKSUM_OFFSET);
@@ -203,7 +246,8 @@ public final class MessageHeader {
         return "MessageHeader{kind=" + kind() + ", elementType=" + elementTypeCode() + ", flags=" + flags()
                 + ", sender=" + senderRank()
                 + ", index=" + messageIndex() + ", sequence=" + sequence() + ", elements=" + elementCount()
-                + ", tensors=" + tensorCount() + ", payloadBytes=" + payloadBytes()
+                + ", tensors=" + tensorCount() + ", payloadBytes=" + payloadBytes() + ", op=" + op(reduceOpCode())
+                + ", root=" + root()
                 + (hasChecksum() ? ", checksum=" + Integer.toHexString(checksum()) : "") + '}';
     }
 }

@@ -7,24 +7,36 @@ package io.ringstar.protocol;
  */
 public enum MessageKind {
     /** A chunk of ring all-reduce, reduce-scatter or all-gather phase. */
-    RING_ALL_REDUCE(1, "reduceGradients (ring)"),
+    RING_ALL_REDUCE(1, "all-reduce (ring)"),
     /**
      * A chunk of a two-rank ring all-reduce, which is one exchange of the whole input: a kind of its
      * own, since its chunks cover other elements than a longer ring's.
      */
-    RING_PAIR_EXCHANGE(8, "reduceGradients (ring)"),
-    /** A chunk of ring (chain) broadcast from rank 0. */
-    RING_BROADCAST(2, "broadcastParams (ring)"),
-    /** The last rank's notice to rank 0 that a ring broadcast has reached the end of the chain. */
-    RING_BROADCAST_DONE(3, "broadcastParams (ring)"),
+    RING_PAIR_EXCHANGE(8, "all-reduce (ring)"),
+    /** A chunk of ring (chain) broadcast from the root. */
+    RING_BROADCAST(2, "broadcast (ring)"),
+    /** The last rank's notice to the root that a ring broadcast has reached the end of the chain. */
+    RING_BROADCAST_DONE(3, "broadcast (ring)"),
     /** A chunk of a worker's gradients on its way to rank 0. */
-    STAR_REDUCE(4, "reduceGradients (star)"),
+    STAR_REDUCE(4, "all-reduce (star)"),
     /** A chunk of the averaged gradients on its way from rank 0 to a worker. */
-    STAR_REDUCE_RESULT(5, "reduceGradients (star)"),
+    STAR_REDUCE_RESULT(5, "all-reduce (star)"),
     /** A worker's notice to rank 0 that it has entered a broadcast, with its tensor layout. */
-    STAR_BROADCAST_READY(6, "broadcastParams (star)"),
+    STAR_BROADCAST_READY(6, "broadcast (star)"),
     /** A chunk of rank 0's parameters on its way to a worker. */
-    STAR_BROADCAST(7, "broadcastParams (star)"),
+    STAR_BROADCAST(7, "broadcast (star)"),
+    /** A chunk of a recursive-doubling all-reduce, its fold-in or its fold-out. */
+    DOUBLING_ALL_REDUCE(9, "all-reduce (recursive doubling)"),
+    /** A chunk of a ring all-gather: one rank's block on its way around the ring. */
+    RING_ALL_GATHER(10, "all-gather (ring)"),
+    /** A chunk of a ring reduce-scatter: a partial reduction on its way around the ring. */
+    RING_REDUCE_SCATTER(11, "reduce-scatter (ring)"),
+    /** A round of a barrier (a recursive doubling of no elements). */
+    BARRIER(12, "barrier"),
+    /** A chunk of a rank's values on its way to the root of a reduce. */
+    DIRECT_REDUCE(13, "reduce (direct)"),
+    /** The root's notice to every rank that a reduce is complete. */
+    DIRECT_REDUCE_DONE(14, "reduce (direct)"),
     /** A rank failed; the payload says why (see {@code io.ringstar.algorithm.AbortNotice}). */
     ABORT(15, "abort");
 

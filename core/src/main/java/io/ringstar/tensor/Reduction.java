@@ -1,5 +1,6 @@
 package io.ringstar.tensor;
 
+import io.ringstar.ReduceOp;
 import java.lang.ref.Reference;
 import java.lang.reflect.Field;
 import java.nio.Buffer;
@@ -41,6 +42,9 @@ public final class Reduction {
     static final int ADD = 0;
     static final int ADD_AND_DIVIDE = 1;
     static final int DIVIDE = 2;
+    static final int MULTIPLY = 3;
+    static final int MINIMUM = 4;
+    static final int MAXIMUM = 5;
 
     private static final sun.misc.Unsafe UNSAFE;
     /** Offsets of {@code Buffer.address} and {@code ByteBuffer.hb}, or -1 when unusable. */
@@ -127,6 +131,43 @@ public final class Reduction {
         apply(DIVIDE, type, buffer, offset, buffer, offset, null, 0, count, divisor, ACCELERATED);
     }
 
+    /**
+     * {@code dst[i] = (a[i] op b[i]) / divisor} for {@code count} elements of {@code type}: the
+     * kernel of every reducing collective. {@link ReduceOp#AVG} combines as {@link ReduceOp#SUM};
+     * the divisor, which only SUM and AVG of a floating-point type may take, makes the average, in
+     * the same pass and rounded once (a divisor of 1 divides nothing). HALF and BFLOAT16 are
+     * combined and divided in float32 and rounded to their type once. Integer sums and products
+     * wrap around. {@code a} may be {@code dst} itself at the same offset; otherwise no region may
+     * overlap another.
+     *
+     * @throws IllegalArgumentException for a divisor other than 1 with another op or an integer type
+     */
+    public static void combine(ReduceOp op, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer a,
+            int aOffset, ByteBuffer b, int bOffset, int count, int divisor) {
+        int kernel = kernel(op, type, divisor);
+        apply(kernel, type, dst, dstOffset, a, aOffset, b, bOffset, count, divisor, ACCELERATED);
+    }
+
+    private static int kernel(ReduceOp op, ElementType type, int divisor) {
+        boolean sum = op == ReduceOp.SUM || op == ReduceOp.AVG;
+        if (divisor != 1 && (!sum || !type.isFloatingPoint() || divisor < 1)) {
+            throw new IllegalArgumentException("cannot divide a " + op + " of " + type + " by " + divisor);
+        }
+        switch (op) {
+            case SUM:
+            case AVG:
+                return divisor == 1 ? ADD : ADD_AND_DIVIDE;
+            case PROD:
+                return MULTIPLY;
+            case MIN:
+                return MINIMUM;
+            case MAX:
+                return MAXIMUM;
+            default:
+                throw new IllegalArgumentException("unknown reduce op " + op);
+        }
+    }
+
     /** Copies {@code length} bytes; the reference the kernels are measured against. */
     public static void copy(ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset, int length) {
         dst.put(dstOffset, src, srcOffset, length);
@@ -148,7 +189,7 @@ public final class Reduction {
         if (count == 0) {
             return;
         }
-        if (accelerated) {
+        if (accelerated && hasBlockKernel(kernel, type)) {
             accelerated(kernel, type, dst, dstOffset, first, firstOffset, src, srcOffset, (int) bytes, divisor);
         } else {
             ScalarReduction.apply(kernel, type, dst, dstOffset, first, firstOffset, src, srcOffset, count, divisor);
@@ -161,6 +202,11 @@ public final class Reduction {
         long bytes = (long) count * type.bytes();
         Objects.checkFromIndexSize(offset, bytes, (long) buffer.capacity());
         return bytes;
+    }
+
+    /** Whether the block kernels below cover this kernel and type; the others run scalar. */
+    private static boolean hasBlockKernel(int kernel, ElementType type) {
+        return kernel <= DIVIDE && (type == ElementType.FLOAT || type == ElementType.DOUBLE);
     }
 
     private static void accelerated(int kernel, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer first,

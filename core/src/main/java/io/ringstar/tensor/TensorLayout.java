@@ -3,7 +3,10 @@ package io.ringstar.tensor;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
 /**
@@ -30,14 +33,25 @@ public final class TensorLayout {
         this.fingerprint = fingerprint;
     }
 
+    /** The types whose values can be averaged: what the gradient aggregators take. */
+    public static final Set<ElementType> FLOATING_POINT = Collections.unmodifiableSet(
+            EnumSet.of(ElementType.FLOAT, ElementType.DOUBLE, ElementType.HALF, ElementType.BFLOAT16));
+    /** Every type ringstar moves. */
+    public static final Set<ElementType> ALL_TYPES = Collections.unmodifiableSet(EnumSet.allOf(ElementType.class));
+
+    /** {@link #of(String, int, INDArray[], Set)} for tensors of any type ringstar moves. */
+    public static TensorLayout of(String operation, int rank, INDArray[] tensors) {
+        return of(operation, rank, tensors, ALL_TYPES);
+    }
+
     /**
-     * Reads the layout of {@code tensors}.
+     * Reads the layout of {@code tensors}, whose types must be among {@code allowed}.
      *
      * @param operation and {@code rank} only name the call in error messages
-     * @throws IllegalArgumentException for a null array or tensor, or a data type other than FLOAT
-     *     or DOUBLE; nothing has been sent then
+     * @throws IllegalArgumentException for a null array or tensor, or a data type not in
+     *     {@code allowed}; nothing has been sent then
      */
-    public static TensorLayout of(String operation, int rank, INDArray[] tensors) {
+    public static TensorLayout of(String operation, int rank, INDArray[] tensors, Set<ElementType> allowed) {
         if (tensors == null) {
             throw new IllegalArgumentException(operation + " on rank " + rank + ": the tensor array is null");
         }
@@ -56,9 +70,10 @@ public final class TensorLayout {
                 throw new IllegalArgumentException(operation + " on rank " + rank + ": tensor " + i + " is null");
             }
             ElementType type = ElementType.of(tensor.dataType());
-            if (type == null) {
+            if (type == null || !allowed.contains(type)) {
                 throw new IllegalArgumentException(operation + " on rank " + rank + ": tensor " + i + " has data type "
-                        + tensor.dataType() + "; only FLOAT and DOUBLE are supported");
+                        + tensor.dataType() + "; supported: " + allowed.stream().map(String::valueOf)
+                                .collect(Collectors.joining(", ")));
             }
             types[i] = type;
             shapes[i] = tensor.shape().clone();
@@ -117,7 +132,7 @@ public final class TensorLayout {
         return types[index];
     }
 
-    /** The groups by element type, FLOAT before DOUBLE; empty when the call has no tensors. */
+    /** The groups by element type, in the order of {@link ElementType}; empty when the call has no tensors. */
     public List<Group> groups() {
         return groups;
     }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ringstar.ReduceOp;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
@@ -33,14 +34,14 @@ class MessageHeaderTest {
 
     private static MessageHeader written(ByteBuffer buffer) {
         return new MessageHeader().wrap(buffer).write(MessageKind.STAR_REDUCE, 2, MessageHeader.FLAG_CHECKSUM, 7,
-                0x01020304, SEQUENCE, ELEMENTS, FINGERPRINT, 3, 4096);
+                0x01020304, SEQUENCE, ELEMENTS, FINGERPRINT, 3, 4096, MessageHeader.opCode(ReduceOp.MAX), 0x0A0B0C0D);
     }
 
     @Test
     void constantsMatchTheByteDiagram() {
-        assertEquals(56, MessageHeader.LENGTH);
+        assertEquals(64, MessageHeader.LENGTH);
         assertEquals(0x52545352, MessageHeader.MAGIC);
-        assertEquals(3, MessageHeader.VERSION);
+        assertEquals(4, MessageHeader.VERSION);
         assertEquals(1, MessageHeader.FLAG_CHECKSUM);
         assertEquals(0, MessageHeader.MAGIC_OFFSET);
         assertEquals(4, MessageHeader.VERSION_OFFSET);
@@ -55,14 +56,34 @@ class MessageHeaderTest {
         assertEquals(40, MessageHeader.TENSOR_COUNT_OFFSET);
         assertEquals(44, MessageHeader.PAYLOAD_BYTES_OFFSET);
         assertEquals(48, MessageHeader.CHECKSUM_OFFSET);
-        assertEquals(52, MessageHeader.RESERVED_OFFSET);
+        assertEquals(52, MessageHeader.REDUCE_OP_OFFSET);
+        assertEquals(56, MessageHeader.ROOT_OFFSET);
+        assertEquals(60, MessageHeader.RESERVED_OFFSET);
+        assertEquals(-1, MessageHeader.NO_ROOT);
+    }
+
+    @Test
+    void reduceOpCodesArePinned() {
+        // Wire codes: changing one is a protocol version change.
+        assertEquals(0, MessageHeader.opCode(null));
+        assertEquals(1, MessageHeader.opCode(ReduceOp.SUM));
+        assertEquals(2, MessageHeader.opCode(ReduceOp.AVG));
+        assertEquals(3, MessageHeader.opCode(ReduceOp.MIN));
+        assertEquals(4, MessageHeader.opCode(ReduceOp.MAX));
+        assertEquals(5, MessageHeader.opCode(ReduceOp.PROD));
+        for (ReduceOp op : ReduceOp.values()) {
+            assertSame(op, MessageHeader.op(MessageHeader.opCode(op)));
+        }
+        assertNull(MessageHeader.op(0));
+        assertNull(MessageHeader.op(6));
+        assertNull(MessageHeader.op(255));
     }
 
     @Test
     void writeThenReadEveryField() {
         MessageHeader header = written(dirty(MessageHeader.LENGTH));
         assertEquals(MessageHeader.MAGIC, header.magic());
-        assertEquals(3, header.version());
+        assertEquals(4, header.version());
         assertSame(MessageKind.STAR_REDUCE, header.kind());
         assertEquals(4, header.kindCode());
         assertEquals(2, header.elementTypeCode());
@@ -82,9 +103,9 @@ class MessageHeaderTest {
 
     @Test
     void readsBackThroughASecondFlyweightOverACopy() {
-        ByteBuffer first = dirty(72);
+        ByteBuffer first = dirty(80);
         written(first).checksum(0x0BADF00D);
-        ByteBuffer copy = ByteBuffer.wrap(Arrays.copyOf(first.array(), 72));
+        ByteBuffer copy = ByteBuffer.wrap(Arrays.copyOf(first.array(), 80));
         MessageHeader header = new MessageHeader().wrap(copy);
         assertSame(MessageKind.STAR_REDUCE, header.kind());
         assertEquals(SEQUENCE, header.sequence());
@@ -92,7 +113,7 @@ class MessageHeaderTest {
         assertEquals(4096, header.payloadBytes());
         assertEquals(0x0BADF00D, header.checksum());
         // Bytes past the header are not touched.
-        for (int i = MessageHeader.LENGTH; i < 72; i++) {
+        for (int i = MessageHeader.LENGTH; i < 80; i++) {
             assertEquals((byte) 0xEE, copy.get(i), "byte " + i);
         }
     }
@@ -107,7 +128,7 @@ class MessageHeaderTest {
         assertEquals('S', b[1]);
         assertEquals('T', b[2]);
         assertEquals('R', b[3]);
-        assertEquals(3, b[4]);
+        assertEquals(4, b[4]);
         assertEquals(4, b[5]);
         assertEquals(2, b[6]);
         assertEquals(1, b[7], "flags: the checksum bit");
@@ -133,6 +154,12 @@ class MessageHeaderTest {
         assertEquals(0, b[47]);
         assertEquals(0x44, b[48]);
         assertEquals(0x11, b[51]);
+        assertEquals(4, b[52], "MAX");
+        for (int i = 53; i < 56; i++) {
+            assertEquals(0, b[i], "reserved byte " + i + " is zeroed even when the buffer was dirty");
+        }
+        assertEquals(0x0D, b[56]);
+        assertEquals(0x0A, b[59]);
         for (int i = MessageHeader.RESERVED_OFFSET; i < MessageHeader.LENGTH; i++) {
             assertEquals(0, b[i], "reserved byte " + i + " is zeroed even when the buffer was dirty");
         }
@@ -153,7 +180,7 @@ class MessageHeaderTest {
     void worksOverDirectBuffers() {
         ByteBuffer buffer = ByteBuffer.allocateDirect(MessageHeader.LENGTH);
         MessageHeader header = new MessageHeader().wrap(buffer).write(MessageKind.ABORT, 255, 0, Integer.MAX_VALUE,
-                -1, Long.MIN_VALUE, Long.MAX_VALUE, -1L, Integer.MIN_VALUE, 0);
+                -1, Long.MIN_VALUE, Long.MAX_VALUE, -1L, Integer.MIN_VALUE, 0, 0, MessageHeader.NO_ROOT);
         assertSame(MessageKind.ABORT, header.kind());
         assertEquals(15, header.kindCode());
         assertEquals(255, header.elementTypeCode());
@@ -164,6 +191,8 @@ class MessageHeaderTest {
         assertEquals(-1L, header.fingerprint());
         assertEquals(Integer.MIN_VALUE, header.tensorCount());
         assertEquals(0, header.payloadBytes());
+        assertEquals(0, header.reduceOpCode());
+        assertEquals(-1, header.root());
         assertFalse(header.hasChecksum());
         assertEquals((byte) 0x80, buffer.get(23), "most significant byte of Long.MIN_VALUE is last");
     }
@@ -180,24 +209,25 @@ class MessageHeaderTest {
     @Test
     void rejectsABufferShorterThanTheHeader() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> new MessageHeader().wrap(ByteBuffer.allocate(55)));
-        assertEquals("header needs 56 bytes, buffer's limit is 55", e.getMessage());
-        ByteBuffer largeButLimited = ByteBuffer.allocate(64).limit(40);
+                () -> new MessageHeader().wrap(ByteBuffer.allocate(63)));
+        assertEquals("header needs 64 bytes, buffer's limit is 63", e.getMessage());
+        ByteBuffer largeButLimited = ByteBuffer.allocate(80).limit(40);
         assertThrows(IllegalArgumentException.class, () -> new MessageHeader().wrap(largeButLimited));
     }
 
     @Test
-    void checksumIsTheCrc32cOfTheFirst48HeaderBytesAndThePayload() {
+    void checksumIsTheCrc32cOfEveryHeaderByteButItsOwnAndThePayload() {
         ByteBuffer message = dirty(MessageHeader.LENGTH + 13);
         MessageHeader header = written(message);
         for (int i = 0; i < 13; i++) {
             message.put(MessageHeader.LENGTH + i, (byte) (i * 37));
         }
-        message.position(5).limit(60);
+        message.position(5).limit(70);
         // Computed independently: CRC32C over a plain copy of the covered bytes.
         CRC32C reference = new CRC32C();
         byte[] bytes = message.array();
         reference.update(bytes, 0, MessageHeader.CHECKSUM_OFFSET);
+        reference.update(bytes, MessageHeader.REDUCE_OP_OFFSET, MessageHeader.LENGTH - MessageHeader.REDUCE_OP_OFFSET);
         reference.update(bytes, MessageHeader.LENGTH, 13);
         int expected = (int) reference.getValue();
         CRC32C crc = new CRC32C();
@@ -205,14 +235,13 @@ class MessageHeaderTest {
         assertEquals(expected, header.computeChecksum(crc, message, MessageHeader.LENGTH, MessageHeader.LENGTH + 13),
                 "the CRC is reset first and reads past the buffer's limit when told to");
         assertEquals(5, message.position(), "position left alone");
-        assertEquals(60, message.limit(), "limit left alone");
+        assertEquals(70, message.limit(), "limit left alone");
 
-        // The checksum field and the reserved word are not covered, so writing it changes nothing.
+        // The checksum field is not covered, so writing it changes nothing.
         header.checksum(expected);
-        message.put(MessageHeader.RESERVED_OFFSET, (byte) 9);
         assertEquals(expected, header.computeChecksum(crc, message, MessageHeader.LENGTH, MessageHeader.LENGTH + 13));
-        // One flipped bit anywhere in the header fields or the payload changes it.
-        for (int bit : new int[] {0, 7 * 8, 47 * 8 + 7, MessageHeader.LENGTH * 8,
+        // One flipped bit anywhere in the header fields (the op and root too) or the payload changes it.
+        for (int bit : new int[] {0, 7 * 8, 47 * 8 + 7, 52 * 8, 56 * 8 + 1, 63 * 8 + 7, MessageHeader.LENGTH * 8,
                 (MessageHeader.LENGTH + 12) * 8 + 3}) {
             bytes[bit / 8] ^= (byte) (1 << (bit % 8));
             assertNotEquals(expected, header.computeChecksum(crc, message, MessageHeader.LENGTH,
@@ -233,7 +262,7 @@ class MessageHeaderTest {
     void kindCodeRoundTrips(MessageKind kind) {
         assertSame(kind, MessageKind.fromCode(kind.code()));
         ByteBuffer buffer = ByteBuffer.allocate(MessageHeader.LENGTH);
-        MessageHeader header = new MessageHeader().wrap(buffer).write(kind, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+        MessageHeader header = new MessageHeader().wrap(buffer).write(kind, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1);
         assertSame(kind, header.kind());
         assertEquals(kind.code(), buffer.get(MessageHeader.KIND_OFFSET));
     }
@@ -248,18 +277,24 @@ class MessageHeaderTest {
         assertEquals(6, MessageKind.STAR_BROADCAST_READY.code());
         assertEquals(7, MessageKind.STAR_BROADCAST.code());
         assertEquals(8, MessageKind.RING_PAIR_EXCHANGE.code());
+        assertEquals(9, MessageKind.DOUBLING_ALL_REDUCE.code());
+        assertEquals(10, MessageKind.RING_ALL_GATHER.code());
+        assertEquals(11, MessageKind.RING_REDUCE_SCATTER.code());
+        assertEquals(12, MessageKind.BARRIER.code());
+        assertEquals(13, MessageKind.DIRECT_REDUCE.code());
+        assertEquals(14, MessageKind.DIRECT_REDUCE_DONE.code());
         assertEquals(15, MessageKind.ABORT.code());
         Set<Integer> codes = new HashSet<>();
         for (MessageKind kind : MessageKind.values()) {
             assertEquals(true, codes.add(kind.code()), "duplicate code " + kind.code());
             assertEquals(kind.code() & 0xFF, kind.code(), "code fits in one unsigned byte");
         }
-        assertEquals("reduceGradients (ring)", MessageKind.RING_ALL_REDUCE.operation());
-        assertEquals("broadcastParams (star)", MessageKind.STAR_BROADCAST.operation());
+        assertEquals("all-reduce (ring)", MessageKind.RING_ALL_REDUCE.operation());
+        assertEquals("broadcast (star)", MessageKind.STAR_BROADCAST.operation());
     }
 
     @ParameterizedTest
-    @ValueSource(ints = {0, 9, 14, 16, 255, 256, -1, Integer.MIN_VALUE, Integer.MAX_VALUE})
+    @ValueSource(ints = {0, 16, 17, 255, 256, -1, Integer.MIN_VALUE, Integer.MAX_VALUE})
     void unknownCodeIsNull(int code) {
         assertNull(MessageKind.fromCode(code));
     }

@@ -117,7 +117,7 @@ class ReductionTest {
 
     static Stream<Arguments> typesAndCounts() {
         List<Arguments> cases = new ArrayList<>();
-        for (ElementType type : ElementType.values()) {
+        for (ElementType type : new ElementType[] {ElementType.FLOAT, ElementType.DOUBLE}) {
             for (int count : COUNTS) {
                 cases.add(Arguments.of(type, count));
             }

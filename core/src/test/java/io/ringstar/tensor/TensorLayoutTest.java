@@ -146,13 +146,13 @@ class TensorLayoutTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = DataType.class, names = {"INT", "LONG", "HALF", "SHORT", "BYTE", "BOOL", "BFLOAT16"})
+    @EnumSource(value = DataType.class, names = {"INT", "LONG", "SHORT", "BYTE", "BOOL", "UTF8"})
     void unsupportedTypesAreRejectedNamingOperationRankAndIndex(DataType dataType) {
         INDArray[] tensors = {f(2), Nd4j.create(dataType, 3), d(2)};
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> TensorLayout.of("reduceGradients", 3, tensors));
+                () -> TensorLayout.of("reduceGradients", 3, tensors, TensorLayout.FLOATING_POINT));
         assertEquals("reduceGradients on rank 3: tensor 1 has data type " + dataType
-                + "; only FLOAT and DOUBLE are supported", e.getMessage());
+                + "; supported: FLOAT, DOUBLE, HALF, BFLOAT16", e.getMessage());
     }
 
     @Test

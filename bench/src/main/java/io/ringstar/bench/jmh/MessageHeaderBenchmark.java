@@ -1,5 +1,6 @@
 package io.ringstar.bench.jmh;
 
+import io.ringstar.ReduceOp;
 import io.ringstar.Transport;
 import io.ringstar.algorithm.CollectiveCall;
 import io.ringstar.protocol.MessageHeader;
@@ -51,7 +52,7 @@ public class MessageHeaderBenchmark extends BenchmarkDefaults {
     public void open() {
         header.wrap(ByteBuffer.allocateDirect(MessageHeader.LENGTH));
         header.write(MessageKind.RING_ALL_REDUCE, ElementType.FLOAT.code(), NO_FLAGS, 2, 5, 41, ELEMENT_COUNT,
-                FINGERPRINT, TENSOR_COUNT, PAYLOAD_BYTES);
+                FINGERPRINT, TENSOR_COUNT, PAYLOAD_BYTES, MessageHeader.opCode(ReduceOp.AVG), MessageHeader.NO_ROOT);
         Transport[] ranks = OneSlotTransport.pair(MessageHeader.LENGTH + PAYLOAD_BYTES);
         sender = call(ranks[0]);
         receiver = call(ranks[1]);
@@ -63,15 +64,17 @@ public class MessageHeaderBenchmark extends BenchmarkDefaults {
     }
 
     private static CollectiveCall call(Transport transport) {
-        return new CollectiveCall(transport, false, PAYLOAD_BYTES).begin("reduceGradients", 41, ElementType.FLOAT,
-                ELEMENT_COUNT, FINGERPRINT, TENSOR_COUNT, null, Deadline.after(CALL_TIMEOUT));
+        return new CollectiveCall(transport, false, PAYLOAD_BYTES).begin("reduceGradients", 41, ReduceOp.AVG,
+                MessageHeader.NO_ROOT, ElementType.FLOAT, ELEMENT_COUNT, FINGERPRINT, TENSOR_COUNT, null,
+                Deadline.after(CALL_TIMEOUT));
     }
 
     @Benchmark
     public MessageHeader write() {
         // A changing sequence number, so that the stores cannot be hoisted out of the loop.
         return header.write(MessageKind.RING_ALL_REDUCE, ElementType.FLOAT.code(), NO_FLAGS, 2, 5, ++sequence,
-                ELEMENT_COUNT, FINGERPRINT, TENSOR_COUNT, PAYLOAD_BYTES);
+                ELEMENT_COUNT, FINGERPRINT, TENSOR_COUNT, PAYLOAD_BYTES, MessageHeader.opCode(ReduceOp.AVG),
+                MessageHeader.NO_ROOT);
     }
 
     @Benchmark

@@ -1,5 +1,6 @@
 package io.ringstar.bench.faults;
 
+import io.ringstar.ReduceOp;
 import io.ringstar.protocol.MessageHeader;
 import io.ringstar.protocol.MessageKind;
 import java.io.IOException;
@@ -81,7 +82,8 @@ final class Garbage {
     private static byte[] collectiveMessage(long sequence, int payloadBytes) {
         ByteBuffer message = ByteBuffer.allocate(MessageHeader.LENGTH + payloadBytes);
         new MessageHeader().wrap(message).write(MessageKind.RING_ALL_REDUCE, 1, NO_FLAGS, 1, 0, sequence,
-                payloadBytes / 4, 0x1234_5678L, 1, payloadBytes);
+                payloadBytes / 4, 0x1234_5678L, 1, payloadBytes, MessageHeader.opCode(ReduceOp.AVG),
+                MessageHeader.NO_ROOT);
         return message.array();
     }
 
