@@ -6,8 +6,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The options that {@link ParameterServer} and {@link AllReduceAggregator} read, whatever the
- * transport: the checksum, the chunk size and the bucket size. Every configuration may carry them;
+ * The options that {@link ParameterServer}, {@link AllReduceAggregator} and {@link Communicator}
+ * read, whatever the transport: the checksum, the chunk size, the bucket size and the
+ * communicator's all-reduce algorithm. Every configuration may carry them;
  * {@link Transports#options(String)} lists them with the transport's own.
  */
 public final class AggregatorOptions {
@@ -31,8 +32,16 @@ public final class AggregatorOptions {
             .defaultValue(TransportAggregator.DEFAULT_BUCKET_BYTES).defaultText("1G")
             .description("the largest bucket the tensors of one data type are packed into; more goes in windows")
             .build();
+    /** {@value Communicator#ALGORITHM_OPTION}: the communicator's all-reduce algorithm, or auto. */
+    public static final ConfigOption<String> ALL_REDUCE_ALGORITHM = ConfigOption.builder(
+                    Communicator.ALGORITHM_OPTION, OptionParser.choice(Communicator.ALGORITHM_AUTO,
+                    Communicator.ALGORITHM_RING, Communicator.ALGORITHM_DOUBLING, Communicator.ALGORITHM_STAR))
+            .defaultValue(Communicator.ALGORITHM_AUTO)
+            .description("the communicator's all-reduce: auto (by size), ring, doubling or star; equal on every rank")
+            .build();
     /** Every option above, in the order help lists them. */
-    public static final List<ConfigOption<?>> ALL = List.of(CHECKSUM, CHUNK_BYTES, BUCKET_BYTES);
+    public static final List<ConfigOption<?>> ALL = List.of(CHECKSUM, CHUNK_BYTES, BUCKET_BYTES,
+            ALL_REDUCE_ALGORITHM);
 
     private AggregatorOptions() {
     }

@@ -121,7 +121,7 @@ abstract class CallHeaders {
         }
         if (incoming.sequence() != sequence) {
             throw fail(mismatch("rank " + src + " is at collective #" + incoming.sequence()
-                    + " of this aggregator, this rank at #" + sequence + " (a rank skipped or repeated a call)"));
+                    + " of this group, this rank at #" + sequence + " (a rank skipped or repeated a call)"));
         }
         if (incoming.reduceOpCode() != MessageHeader.opCode(op)) {
             throw fail(mismatch("rank " + src + " reduces with " + describeOp(incoming.reduceOpCode())

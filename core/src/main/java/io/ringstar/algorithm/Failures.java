@@ -63,7 +63,7 @@ public final class Failures {
      */
     public static CollectiveException again(CollectiveException first, String operation, int rank) {
         return create(code(first), operation, rank, first.peerRank(),
-                "the group already failed, so this aggregator takes no more calls; first failure: "
+                "the group already failed, so it takes no more calls; first failure: "
                         + first.getMessage(), first);
     }
 }

@@ -76,30 +76,52 @@ public final class TensorBucket implements AutoCloseable {
 
     /**
      * Copies the bucket's window of elements {@code [from, to)} of the group into the result
-     * arrays, which {@link #newResult} made, at the matching positions.
+     * arrays at the matching positions. A result may have any shape, order or stride (a view, when
+     * a collective works in place): one laid out in 'c' order takes the bytes as they are; another
+     * goes through an ND4J assignment; one that straddles windows and is not in 'c' order is
+     * written into the flattened copy {@link #packWindow} made of it (the same array, in place) and
+     * assigned once its last window is in.
      */
     public void unpackWindow(INDArray[] results, TensorLayout.Group group, long from, long to) {
         for (int member = 0; member < group.size(); member++) {
             INDArray result = results[group.tensorIndex(member)];
             long start = group.elementOffset(member);
+            long length = result.length();
             long first = Math.max(from, start);
-            long end = Math.min(to, start + result.length());
+            long end = Math.min(to, start + length);
             if (first >= end) {
                 continue;
             }
-            if (result.rank() == 0) {
-                result.putScalar(0, storage.getDouble(first - from));
-                continue;
-            }
-            if (!TensorMemory.isLinearInCOrder(result)) {
-                throw new IllegalStateException("result array of shape " + java.util.Arrays.toString(result.shape())
-                        + " is not laid out in 'c' order");
-            }
-            ByteBuffer target = linearBytes(result, first - start, end - first);
             int bucketFrom = Math.toIntExact((first - from) * type.bytes());
-            target.put(bytes.duplicate().position(bucketFrom)
-                    .limit(Math.toIntExact(bucketFrom + (end - first) * type.bytes())));
+            ByteBuffer window = bytes.duplicate().position(bucketFrom)
+                    .limit(Math.toIntExact(bucketFrom + (end - first) * type.bytes()));
+            if (TensorMemory.isLinearInCOrder(result)) {
+                linearBytes(result, first - start, end - first).put(window);
+            } else if (first == start && end == start + length) {
+                if (result.rank() == 0) {
+                    result.assign(region(start - from, 1).reshape());
+                } else {
+                    result.assign(region(start - from, length).reshape('c', result.shape()));
+                }
+            } else {
+                INDArray linear = flattened(result);
+                linearBytes(linear, first - start, end - first).put(window);
+                if (end == start + length) {
+                    result.assign(linear);
+                }
+            }
         }
+    }
+
+    /**
+     * The bucket's first {@code elements} elements as bytes (position 0, limit their length), for
+     * an algorithm that needs a buffer of its own; their values are whatever was left there.
+     */
+    public ByteBuffer scratch(long elements) {
+        ensureCapacity(elements);
+        ByteBuffer view = bytes.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        view.position(0).limit(Math.toIntExact(elements * type.bytes()));
+        return view;
     }
 
     /**
@@ -140,7 +162,7 @@ public final class TensorBucket implements AutoCloseable {
             bytes.duplicate().position(Math.toIntExact(offset * type.bytes()))
                     .put(linearBytes(tensor, 0, tensor.length()));
         } else if (tensor.rank() == 0) {
-            storage.putScalar(offset, tensor.getDouble(0));
+            region(offset, 1).assign(tensor.reshape(1));
         } else {
             region(offset, tensor.length()).reshape('c', tensor.shape()).assign(tensor);
         }

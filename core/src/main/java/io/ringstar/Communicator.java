@@ -1,0 +1,406 @@
+package io.ringstar;
+
+import io.ringstar.algorithm.CollectiveCall;
+import io.ringstar.algorithm.DirectReduce;
+import io.ringstar.algorithm.RecursiveDoubling;
+import io.ringstar.algorithm.RingAllGather;
+import io.ringstar.algorithm.RingAllReduce;
+import io.ringstar.algorithm.RingBroadcast;
+import io.ringstar.algorithm.RingReduceScatter;
+import io.ringstar.algorithm.StarReduce;
+import io.ringstar.protocol.MessageHeader;
+import io.ringstar.spi.Deadline;
+import io.ringstar.tensor.ElementType;
+import io.ringstar.tensor.TensorLayout;
+import io.ringstar.tensor.TensorMemory;
+import java.nio.ByteBuffer;
+import java.util.function.Supplier;
+import org.nd4j.linalg.api.ndarray.INDArray;
+
+/**
+ * The general collectives of one rank of a group, in place, as torch.distributed and MPI give
+ * them: all-reduce with any {@link ReduceOp}, broadcast from any root, reduce to a root,
+ * all-gather, reduce-scatter and barrier, blocking or not.
+ *
+ * <p><b>Types and tensors.</b> FLOAT, DOUBLE, HALF, BFLOAT16, INT and LONG, mixed freely in one
+ * call; any shape (scalars and empty arrays too), either order, and views. The tensors of one type
+ * that are one array laid out in 'c' order are worked on where they lie; others are packed into one
+ * buffer per type and copied back. HALF and BFLOAT16 are combined in float32 and rounded to their
+ * type once per value sent (see {@link io.ringstar.tensor.Reduction#combine} for the error bound).
+ * {@link ReduceOp#AVG} of INT or LONG is refused with {@link IllegalArgumentException} before
+ * anything is sent.
+ *
+ * <p><b>Rules.</b> Every rank issues the same collectives in the same order, with the same op,
+ * root, types and shapes; a rank that does not gets a {@link CollectiveMismatchException}, and so
+ * do its peers. Results are bit-identical on every rank. Each call waits at most the configured
+ * timeout; the first failure (a dead peer, a mismatch, a timeout) fails the communicator, and every
+ * later call throws an exception of the same type with that failure as its cause. Errors name the
+ * operation, this rank and the peer. Argument errors ({@link IllegalArgumentException}) are thrown
+ * before anything is sent and leave the communicator usable.
+ *
+ * <p><b>Non-blocking calls</b> ({@link #allReduceAsync}, {@link #broadcastAsync}) return a
+ * {@link CollectiveHandle} at once; the collective runs on the communicator's background thread,
+ * after those issued before it, and its tensors belong to it until the handle is done. A blocking
+ * call issued while non-blocking ones are in flight waits for them, then runs. Issue calls from one
+ * thread at a time.
+ *
+ * <p><b>Algorithms.</b> All-reduce picks by size: {@link #ALGORITHM_DOUBLING} (recursive
+ * doubling: about log2(n) exchanges of the whole message) up to {@link #SMALL_MESSAGE_BYTES}, the
+ * bandwidth-optimal {@link #ALGORITHM_RING} above; option {@value #ALGORITHM_OPTION} forces one
+ * (or {@link #ALGORITHM_STAR}, through rank 0). Broadcast is a pipelined chain from the root,
+ * reduce streams to the root, all-gather and reduce-scatter are rings, barrier is a recursive
+ * doubling of empty messages. {@code ALGORITHMS.md} gives each one's steps and bytes on the wire.
+ *
+ * <p>Owns its transport and closes it in {@link #close()}.
+ */
+public final class Communicator implements AutoCloseable {
+    /** Option naming the all-reduce algorithm: {@value #ALGORITHM_AUTO} (default), or one forced. */
+    public static final String ALGORITHM_OPTION = "allReduceAlgorithm";
+    /** Recursive doubling up to {@link #SMALL_MESSAGE_BYTES} per element type, the ring above. */
+    public static final String ALGORITHM_AUTO = "auto";
+    /** Pipelined ring: reduce-scatter then all-gather; each rank sends 2(n-1)/n of the data. */
+    public static final String ALGORITHM_RING = "ring";
+    /** Recursive doubling: ceil(log2 n) (+2 if n is not a power of two) exchanges of all the data. */
+    public static final String ALGORITHM_DOUBLING = "doubling";
+    /** Through rank 0, which reduces every rank's data and sends the result back. */
+    public static final String ALGORITHM_STAR = "star";
+    /** Largest all-reduce (bytes of one element type) that {@link #ALGORITHM_AUTO} gives recursive doubling. */
+    public static final long SMALL_MESSAGE_BYTES = 64 << 10;
+
+    private static final String ALL_REDUCE = "allReduce";
+    private static final String BROADCAST = "broadcast";
+    private static final String REDUCE = "reduce";
+    private static final String ALL_GATHER = "allGather";
+    private static final String REDUCE_SCATTER = "reduceScatter";
+    private static final String BARRIER = "barrier";
+
+    private final CollectiveEngine engine;
+    private final CollectiveQueue queue;
+    private final Transport transport;
+    private final String algorithm;
+    private boolean closed;
+
+    /**
+     * A communicator over an open transport.
+     *
+     * @param config this rank's configuration; its rank and world size must match the transport's
+     * @param transport an open transport for the group; the communicator owns it from now on
+     * @throws InvalidConfigException if the transport belongs to another rank or world size, or an
+     *     option has a value it does not take
+     */
+    public Communicator(DistributedConfig config, Transport transport) {
+        this.engine = new CollectiveEngine(config, transport, "communicator");
+        this.transport = transport;
+        this.algorithm = AggregatorOptions.ALL_REDUCE_ALGORITHM.value(config);
+        this.queue = new CollectiveQueue(config.rank());
+    }
+
+    /**
+     * Opens the transport that {@code config} names ({@link Transports#open}) and a communicator
+     * over it. Blocks until the group has formed, at most the configured timeout.
+     */
+    public static Communicator open(DistributedConfig config) {
+        Transport transport = Transports.open(config);
+        try {
+            return new Communicator(config, transport);
+        } catch (RuntimeException e) {
+            transport.close();
+            throw e;
+        }
+    }
+
+    /** This rank, in {@code [0, worldSize())}. */
+    public int rank() {
+        return engine.rank();
+    }
+
+    /** Number of ranks in the group. */
+    public int worldSize() {
+        return engine.worldSize();
+    }
+
+    /**
+     * Reduces {@code tensors} over all ranks with {@code op}, in place: on return every rank's
+     * tensors hold the reduction, bit-identical on every rank.
+     *
+     * @throws IllegalArgumentException for a null op or tensor, an unsupported type, or AVG of an integer type
+     */
+    public void allReduce(ReduceOp op, INDArray... tensors) {
+        Deadline deadline = deadlineFromNow();
+        TensorLayout layout = checkedLayout(ALL_REDUCE, op, tensors);
+        blocking(ALL_REDUCE, deadline, () -> runAllReduce(op, layout, tensors, deadline));
+    }
+
+    /** {@link #allReduce} without waiting: the tensors belong to the collective until its handle is done. */
+    public CollectiveHandle allReduceAsync(ReduceOp op, INDArray... tensors) {
+        Deadline deadline = deadlineFromNow();
+        TensorLayout layout = checkedLayout(ALL_REDUCE, op, tensors);
+        return queue.submit(ALL_REDUCE, deadline, () -> runAllReduce(op, layout, tensors, deadline));
+    }
+
+    /**
+     * Copies {@code root}'s tensors into every rank's, in place; the root's are only read.
+     *
+     * @throws IllegalArgumentException for a root out of range, a null tensor or an unsupported type
+     */
+    public void broadcast(int root, INDArray... tensors) {
+        Deadline deadline = deadlineFromNow();
+        TensorLayout layout = checkedLayout(BROADCAST, null, tensors);
+        checkRoot(BROADCAST, root);
+        blocking(BROADCAST, deadline, () -> runBroadcast(root, layout, tensors, deadline));
+    }
+
+    /** {@link #broadcast} without waiting: the tensors belong to the collective until its handle is done. */
+    public CollectiveHandle broadcastAsync(int root, INDArray... tensors) {
+        Deadline deadline = deadlineFromNow();
+        TensorLayout layout = checkedLayout(BROADCAST, null, tensors);
+        checkRoot(BROADCAST, root);
+        return queue.submit(BROADCAST, deadline, () -> runBroadcast(root, layout, tensors, deadline));
+    }
+
+    /**
+     * Reduces {@code tensors} over all ranks with {@code op} into {@code root}'s tensors, in place;
+     * the other ranks' tensors are left unchanged. Returns on every rank once the root has the result.
+     *
+     * @throws IllegalArgumentException as {@link #allReduce}, or for a root out of range
+     */
+    public void reduce(int root, ReduceOp op, INDArray... tensors) {
+        Deadline deadline = deadlineFromNow();
+        TensorLayout layout = checkedLayout(REDUCE, op, tensors);
+        checkRoot(REDUCE, root);
+        blocking(REDUCE, deadline, () -> {
+            engine.run(REDUCE, DirectReduce::run, op, root, layout, tensors, tensors, false, rank() == root,
+                    deadline);
+            return null;
+        });
+    }
+
+    /**
+     * Every rank's {@code tensor}, in rank order: a new 'c'-order array of shape
+     * {@code [worldSize, ...tensor.shape()]} and the tensor's type, owned by the caller.
+     *
+     * @throws IllegalArgumentException for a null tensor, an unsupported type, or a result over 2 GiB
+     */
+    public INDArray allGather(INDArray tensor) {
+        Deadline deadline = deadlineFromNow();
+        INDArray[] tensors = {tensor};
+        TensorLayout layout = checkedLayout(ALL_GATHER, null, tensors);
+        ElementType type = layout.type(0);
+        long[] shape = new long[tensor.rank() + 1];
+        shape[0] = worldSize();
+        System.arraycopy(tensor.shape(), 0, shape, 1, tensor.rank());
+        checkBytes(ALL_GATHER, tensor.length() * worldSize(), type);
+        return blocking(ALL_GATHER, deadline, () -> runAllGather(layout, type, shape, tensor, deadline));
+    }
+
+    /**
+     * This rank's part of the reduction of {@code input} over all ranks: a new 1-D array of
+     * {@code input.length() / worldSize} elements of the input's type, holding elements
+     * {@code [rank·m, (rank+1)·m)} of the reduction in 'c' order; {@code input} is only read.
+     *
+     * @throws IllegalArgumentException as {@link #allReduce}, or if the input's length is not a
+     *     multiple of the world size (the message names both)
+     */
+    public INDArray reduceScatter(ReduceOp op, INDArray input) {
+        Deadline deadline = deadlineFromNow();
+        INDArray[] tensors = {input};
+        TensorLayout layout = checkedLayout(REDUCE_SCATTER, op, tensors);
+        if (input.length() % worldSize() != 0) {
+            throw new IllegalArgumentException(REDUCE_SCATTER + " on rank " + rank() + ": the input's length "
+                    + input.length() + " is not a multiple of the world size " + worldSize());
+        }
+        ElementType type = layout.type(0);
+        checkBytes(REDUCE_SCATTER, input.length(), type);
+        return blocking(REDUCE_SCATTER, deadline, () -> runReduceScatter(op, layout, type, input, deadline));
+    }
+
+    /** Returns once every rank has called it, in its place among the collectives. */
+    public void barrier() {
+        Deadline deadline = deadlineFromNow();
+        blocking(BARRIER, deadline, () -> {
+            CollectiveCall call = engine.begin(BARRIER, null, MessageHeader.NO_ROOT, ElementType.FLOAT, 0, null,
+                    deadline);
+            try {
+                RecursiveDoubling.barrier(call);
+            } catch (RuntimeException e) {
+                throw engine.failed(BARRIER, e);
+            } catch (Error e) {
+                throw engine.failed(BARRIER, e);
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Stops the communicator: closes the transport (collectives in flight fail fast with
+     * {@link IllegalStateException}; peers see this rank gone), waits for the background thread
+     * at most the configured timeout, and frees the buffers. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        transport.close();
+        if (queue.close(deadlineFromNow())) {
+            engine.close();
+        }
+        // Otherwise the background thread still runs in the buffers: leave them to the collector.
+    }
+
+    // ---- running ----
+
+    private Object runAllReduce(ReduceOp op, TensorLayout layout, INDArray[] tensors, Deadline deadline) {
+        CollectiveEngine.Algorithm chosen = allReduceAlgorithm(layout);
+        engine.run(ALL_REDUCE, chosen, op, MessageHeader.NO_ROOT, layout, tensors, tensors, false, true, deadline);
+        return null;
+    }
+
+    private Object runBroadcast(int root, TensorLayout layout, INDArray[] tensors, Deadline deadline) {
+        engine.run(BROADCAST, RingBroadcast::run, null, root, layout, tensors, tensors, false, true, deadline);
+        return null;
+    }
+
+    /** The algorithm for an all-reduce of {@code layout}: the option's, or by the largest type group's size. */
+    private CollectiveEngine.Algorithm allReduceAlgorithm(TensorLayout layout) {
+        switch (algorithm) {
+            case ALGORITHM_RING:
+                return RingAllReduce::run;
+            case ALGORITHM_DOUBLING:
+                return RecursiveDoubling::run;
+            case ALGORITHM_STAR:
+                return StarReduce::run;
+            default:
+                long largest = 0;
+                for (TensorLayout.Group group : layout.groups()) {
+                    largest = Math.max(largest, group.elementCount() * group.type().bytes());
+                }
+                // Two ranks: the ring is one exchange already, with no fold.
+                return worldSize() > 2 && largest <= SMALL_MESSAGE_BYTES ? RecursiveDoubling::run : RingAllReduce::run;
+        }
+    }
+
+    private INDArray runAllGather(TensorLayout layout, ElementType type, long[] shape, INDArray tensor,
+            Deadline deadline) {
+        CollectiveCall call = engine.begin(ALL_GATHER, null, MessageHeader.NO_ROOT, type, tensor.length(), layout,
+                deadline);
+        INDArray result = null;
+        try {
+            result = TensorMemory.newDetached(type, shape);
+            int blockBytes = Math.toIntExact(tensor.length() * type.bytes());
+            ByteBuffer resultBytes = blockBytes == 0 ? ByteBuffer.allocateDirect(0)
+                    : TensorMemory.bytes(result, 0, blockBytes * worldSize());
+            if (blockBytes > 0) {
+                INDArray linear = TensorMemory.linearInCOrder(tensor);
+                try {
+                    resultBytes.put(rank() * blockBytes, TensorMemory.bytes(linear, 0, blockBytes), 0, blockBytes);
+                } finally {
+                    TensorMemory.closeIfCopy(tensor, linear);
+                }
+            }
+            RingAllGather.run(call, resultBytes, engine.maxChunkElements(type));
+            return result;
+        } catch (RuntimeException e) {
+            TensorMemory.close(result);
+            throw engine.failed(ALL_GATHER, e);
+        } catch (Error e) {
+            TensorMemory.close(result);
+            throw engine.failed(ALL_GATHER, e);
+        }
+    }
+
+    private INDArray runReduceScatter(ReduceOp op, TensorLayout layout, ElementType type, INDArray input,
+            Deadline deadline) {
+        CollectiveCall call = engine.begin(REDUCE_SCATTER, op, MessageHeader.NO_ROOT, type, input.length(), layout,
+                deadline);
+        long part = input.length() / worldSize();
+        INDArray result = null;
+        INDArray linear = null;
+        try {
+            result = TensorMemory.newDetached(type, new long[] {part});
+            int totalBytes = Math.toIntExact(input.length() * type.bytes());
+            if (totalBytes > 0) {
+                linear = TensorMemory.linearInCOrder(input);
+                ByteBuffer source = TensorMemory.bytes(linear, 0, totalBytes);
+                ByteBuffer scratch = engine.bucket(type).scratch(input.length());
+                ByteBuffer resultBytes = TensorMemory.bytes(result, 0, Math.toIntExact(part * type.bytes()));
+                RingReduceScatter.run(call, source, scratch, resultBytes, engine.maxChunkElements(type));
+            } else {
+                ByteBuffer empty = ByteBuffer.allocateDirect(0);
+                RingReduceScatter.run(call, empty, empty, empty, engine.maxChunkElements(type));
+            }
+            return result;
+        } catch (RuntimeException e) {
+            TensorMemory.close(result);
+            throw engine.failed(REDUCE_SCATTER, e);
+        } catch (Error e) {
+            TensorMemory.close(result);
+            throw engine.failed(REDUCE_SCATTER, e);
+        } finally {
+            if (linear != null) {
+                TensorMemory.closeIfCopy(input, linear);
+            }
+        }
+    }
+
+    /**
+     * Runs {@code body} on this thread if no non-blocking collective is in flight, else behind them
+     * on the background thread, waiting for it; either way within {@code deadline}.
+     */
+    private <T> T blocking(String operation, Deadline deadline, Supplier<T> body) {
+        if (closed) {
+            throw new IllegalStateException(operation + " on rank " + rank() + ": the communicator is closed");
+        }
+        if (queue.idle()) {
+            return body.get();
+        }
+        return queue.submit(operation, deadline, body).result();
+    }
+
+    // ---- checks, before anything is sent ----
+
+    private TensorLayout checkedLayout(String operation, ReduceOp op, INDArray[] tensors) {
+        if (closed) {
+            throw new IllegalStateException(operation + " on rank " + rank() + ": the communicator is closed");
+        }
+        TensorLayout layout = TensorLayout.of(operation, rank(), tensors, TensorLayout.ALL_TYPES);
+        if (op == null && !operation.equals(BROADCAST) && !operation.equals(ALL_GATHER)) {
+            throw new IllegalArgumentException(operation + " on rank " + rank() + ": the reduce op is null");
+        }
+        if (op == ReduceOp.AVG) {
+            for (TensorLayout.Group group : layout.groups()) {
+                if (!group.type().isFloatingPoint()) {
+                    throw new IllegalArgumentException(operation + " on rank " + rank() + ": AVG of " + group.type()
+                            + " tensors is not defined (an integer mean would round); use SUM and divide, or a "
+                            + "floating-point type");
+                }
+            }
+        }
+        return layout;
+    }
+
+    private void checkRoot(String operation, int root) {
+        if (root < 0 || root >= worldSize()) {
+            throw new IllegalArgumentException(operation + " on rank " + rank() + ": root " + root
+                    + " is not a rank of this group of " + worldSize());
+        }
+    }
+
+    private void checkBytes(String operation, long elements, ElementType type) {
+        if (elements * type.bytes() > TensorLayout.MAX_GROUP_BYTES) {
+            throw new IllegalArgumentException(operation + " on rank " + rank() + ": " + elements + " " + type
+                    + " elements (" + elements * type.bytes() + " bytes) are more than one call moves ("
+                    + TensorLayout.MAX_GROUP_BYTES + " bytes); split the tensor");
+        }
+    }
+
+    private Deadline deadlineFromNow() {
+        return Deadline.after(engine.timeout());
+    }
+
+    @Override
+    public String toString() {
+        return "Communicator{rank " + rank() + " of " + worldSize() + ", allReduce " + algorithm + "}";
+    }
+}
