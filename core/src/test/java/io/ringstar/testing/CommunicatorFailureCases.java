@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveMismatchException;
@@ -45,7 +46,10 @@ public abstract class CommunicatorFailureCases {
     protected enum Sweep {
         /** World sizes 1 to 8, element counts 0 to 100 003 (and a million and three): for the in-process transport. */
         FULL,
-        /** World sizes 2, 3 and 5 and a sample of the combinations, for the network transports; every failure case. */
+        /**
+         * For the network transports: world sizes 2, 3 and 5 and counts 0 to 100 003 on SUM and AVG of
+         * FLOAT, every op and type on 3 ranks, every root; every failure case.
+         */
         REDUCED
     }
 
@@ -145,6 +149,11 @@ public abstract class CommunicatorFailureCases {
 
     /** A mismatch: rank {@code odd} calls {@code oddSide}, the others {@code side}. */
     private record Mismatch(String name, Side side, Side oddSide) {
+        /** Whether a side calls reduce, all-gather, reduce-scatter or barrier: placeholders until the merge. */
+        boolean needsAlgorithmsBranch() {
+            return !name.startsWith("allReduce") && !name.startsWith("broadcast")
+                    && !name.equals("sequence allReduce/broadcast");
+        }
     }
 
     private static List<Mismatch> mismatches() {
@@ -183,6 +192,8 @@ public abstract class CommunicatorFailureCases {
             // and after it.
             for (int odd : sweep() == Sweep.FULL ? new int[] {1, 0} : new int[] {1}) {
                 tests.add(DynamicTest.dynamicTest(mismatch.name() + " on rank " + odd + " of 3", () -> {
+                    assumeTrue(!mismatch.needsAlgorithmsBranch() || groups().algorithmsLanded(),
+                            "needs the algorithms branch");
                     List<Ranks.Outcome<Object>> outcomes = groups().own(3, FAILURE_TIMEOUT, RING,
                             (rank, communicator) -> {
                                 (rank == odd ? mismatch.oddSide() : mismatch.side()).call(communicator, rank);

@@ -133,30 +133,30 @@ public abstract class CommunicatorFailureRules extends CommunicatorFailureCases 
     void aRankThatDiesFailsItsPeersHandlesNamingIt(String call) {
         Map<String, String> options = Map.of(Communicator.ALGORITHM_OPTION, call.endsWith("star") ? "star" : "ring");
         List<Ranks.Outcome<Object>> outcomes = groups().own(3, FAILURE_TIMEOUT, options, (rank, communicator) -> {
-                    if (rank == 1) {
-                        Thread.sleep(300);
-                        communicator.close();
-                        return null;
-                    }
-                    INDArray tensor = vector(ElementType.FLOAT, rank, 100_000);
-                    try {
-                        CollectiveHandle handle = call.startsWith("allReduce")
-                                ? communicator.allReduceAsync(ReduceOp.SUM, tensor)
-                                : communicator.broadcastAsync(0, tensor);
-                        try {
-                            handle.await();
-                        } finally {
-                            assertTrue(handle.isDone(), "a handle whose await threw is done");
-                            ExecutionException viaFuture = assertThrows(ExecutionException.class,
-                                    () -> handle.toCompletableFuture().get(1, TimeUnit.SECONDS));
-                            assertInstanceOf(PeerFailureException.class, viaFuture.getCause(),
-                                    "the future fails as await does");
-                        }
-                        return null;
-                    } finally {
-                        TensorMemory.close(tensor);
-                    }
-                });
+            if (rank == 1) {
+                Thread.sleep(300);
+                communicator.close();
+                return null;
+            }
+            INDArray tensor = vector(ElementType.FLOAT, rank, 100_000);
+            try {
+                CollectiveHandle handle = call.startsWith("allReduce")
+                        ? communicator.allReduceAsync(ReduceOp.SUM, tensor)
+                        : communicator.broadcastAsync(0, tensor);
+                try {
+                    handle.await();
+                } finally {
+                    assertTrue(handle.isDone(), "a handle whose await threw is done");
+                    ExecutionException viaFuture = assertThrows(ExecutionException.class,
+                            () -> handle.toCompletableFuture().get(1, TimeUnit.SECONDS));
+                    assertInstanceOf(PeerFailureException.class, viaFuture.getCause(),
+                            "the future fails as await does");
+                }
+                return null;
+            } finally {
+                TensorMemory.close(tensor);
+            }
+        });
         for (int rank : new int[] {0, 2}) {
             Ranks.Outcome<Object> outcome = outcomes.get(rank);
             assertInstanceOf(PeerFailureException.class, outcome.error, "rank " + rank + ": " + outcome.error);

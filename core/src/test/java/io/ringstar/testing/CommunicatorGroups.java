@@ -2,15 +2,17 @@ package io.ringstar.testing;
 
 import io.ringstar.Communicator;
 import io.ringstar.DistributedConfig;
+import io.ringstar.ReduceOp;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
-import io.ringstar.algorithm.RecursiveDoubling;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BiFunction;
 import org.junit.jupiter.api.Assumptions;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
 
 /**
  * Runs one body per rank, each with its own {@link Communicator}, under the watchdog of
@@ -30,11 +32,10 @@ final class CommunicatorGroups implements AutoCloseable {
     static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
     private static final String PLACEHOLDER = "is not written yet";
 
-    private static Boolean landed;
-
     private final BiFunction<Integer, Duration, List<Transport>> factory;
     private final ReusedGroup reused;
     private final Map<String, String> suiteOptions;
+    private Boolean landed;
 
     /** What one rank does with its communicator. */
     @FunctionalInterface
@@ -110,30 +111,41 @@ final class CommunicatorGroups implements AutoCloseable {
     /** Aborts the case (reported as skipped) if any rank reached an algorithm that is still a placeholder. */
     static void skipIfPlaceholder(List<? extends Ranks.Outcome<?>> outcomes) {
         for (Ranks.Outcome<?> outcome : outcomes) {
-            for (Throwable e = outcome.error; e != null; e = e.getCause()) {
-                if (String.valueOf(e.getMessage()).contains(PLACEHOLDER)) {
-                    Assumptions.abort("needs the algorithms branch: rank " + outcome.rank + ": " + e.getMessage());
-                }
+            if (mentionsPlaceholder(outcome.error)) {
+                Assumptions.abort("needs the algorithms branch: rank " + outcome.rank + ": " + outcome.error);
             }
         }
     }
 
     /**
-     * Whether the algorithms branch has landed, asked of recursive doubling: its placeholder throws
-     * at once, the real one fails on the missing call.
+     * Whether the algorithms branch has landed, asked once of a group of one rank: the placeholder
+     * of recursive doubling throws even there.
      */
-    static synchronized boolean algorithmsLanded() {
+    synchronized boolean algorithmsLanded() {
         if (landed == null) {
-            try {
-                RecursiveDoubling.run(null, null, null, 1);
+            List<Transport> one = factory.apply(1, CALL_TIMEOUT);
+            INDArray scalar = Nd4j.scalar(1.0f);
+            try (Communicator communicator = new Communicator(config(1, 0, CALL_TIMEOUT,
+                    Map.of(Communicator.ALGORITHM_OPTION, Communicator.ALGORITHM_DOUBLING)), one.get(0))) {
+                communicator.allReduce(ReduceOp.SUM, scalar);
                 landed = true;
-            } catch (UnsupportedOperationException e) {
-                landed = !String.valueOf(e.getMessage()).contains(PLACEHOLDER);
             } catch (RuntimeException e) {
-                landed = true;
+                landed = !mentionsPlaceholder(e);
+            } finally {
+                scalar.close();
+                Ranks.closeAll(one);
             }
         }
         return landed;
+    }
+
+    private static boolean mentionsPlaceholder(Throwable error) {
+        for (Throwable e = error; e != null; e = e.getCause()) {
+            if (String.valueOf(e.getMessage()).contains(PLACEHOLDER)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override
