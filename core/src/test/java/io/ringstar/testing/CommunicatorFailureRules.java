@@ -11,8 +11,11 @@ import io.ringstar.CollectiveHandle;
 import io.ringstar.CollectiveMismatchException;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.Communicator;
+import io.ringstar.InvalidConfigException;
 import io.ringstar.PeerFailureException;
 import io.ringstar.ReduceOp;
+import io.ringstar.Transport;
+import io.ringstar.Transports;
 import io.ringstar.tensor.ElementType;
 import io.ringstar.tensor.TensorMemory;
 import java.time.Duration;
@@ -250,6 +253,20 @@ public abstract class CommunicatorFailureRules extends CommunicatorFailureCases 
         });
         assertAllFailWith(CollectiveTimeoutException.class, outcomes.subList(1, 3), timeout.multipliedBy(4),
                 "broadcast without its root");
+    }
+
+    @Test
+    void anUnknownAlgorithmIsRefusedWhenTheCommunicatorIsMade() {
+        List<Transport> transports = createGroup(1, FAILURE_TIMEOUT);
+        try {
+            InvalidConfigException e = assertThrows(InvalidConfigException.class, () -> new Communicator(
+                    groups().config(1, 0, FAILURE_TIMEOUT, Map.of(Communicator.ALGORITHM_OPTION, "butterfly")),
+                    Transports.borrowed(transports.get(0))).close());
+            assertTrue(e.getMessage().contains(Communicator.ALGORITHM_OPTION) && e.getMessage().contains("butterfly"),
+                    e.getMessage());
+        } finally {
+            Ranks.closeAll(transports);
+        }
     }
 
     @Test
