@@ -62,16 +62,16 @@ public final class DirectReduce {
         long total = call.elementCount();
         int chunks = ChunkLayout.chunkCount(total, maxChunkElements);
         MessageKind kind = MessageKind.DIRECT_REDUCE;
-        // Index 0 is the hello, 1..K the chunks, K+1 the root's notice.
-        call.send((rank + 1) % worldSize, kind, 0, EMPTY, 0, 0);
-        call.receiveNotice((rank - 1 + worldSize) % worldSize, kind, 0);
+        // The chunks are messages 0..K-1, the root's notice K, the hello K+1.
+        call.send((rank + 1) % worldSize, kind, chunks + 1, EMPTY, 0, 0);
+        call.receiveNotice((rank - 1 + worldSize) % worldSize, kind, chunks + 1);
         if (rank != root) {
             for (int chunk = 0; chunk < chunks; chunk++) {
                 int start = ChunkLayout.partStartByte(total, chunks, chunk, type.bytes());
                 int end = ChunkLayout.partStartByte(total, chunks, chunk + 1, type.bytes());
-                call.send(root, kind, chunk + 1, source, start, end - start);
+                call.send(root, kind, chunk, source, start, end - start);
             }
-            call.receiveNotice(root, MessageKind.DIRECT_REDUCE_DONE, chunks + 1);
+            call.receiveNotice(root, MessageKind.DIRECT_REDUCE_DONE, chunks);
             return;
         }
         int firstPeer = root == 0 ? 1 : 0;
@@ -81,14 +81,14 @@ public final class DirectReduce {
             int count = (ChunkLayout.partStartByte(total, chunks, chunk + 1, type.bytes()) - start) / type.bytes();
             for (int peer = firstPeer; peer <= lastPeer; peer++) {
                 if (peer != root) {
-                    call.receiveReduce(peer, kind, chunk + 1, result, start, peer == firstPeer ? source : result,
+                    call.receiveReduce(peer, kind, chunk, result, start, peer == firstPeer ? source : result,
                             count, peer == lastPeer ? RingAllReduce.divisor(call) : 1);
                 }
             }
         }
         for (int peer = 0; peer < worldSize; peer++) {
             if (peer != root) {
-                call.send(peer, MessageKind.DIRECT_REDUCE_DONE, chunks + 1, EMPTY, 0, 0);
+                call.send(peer, MessageKind.DIRECT_REDUCE_DONE, chunks, EMPTY, 0, 0);
             }
         }
     }

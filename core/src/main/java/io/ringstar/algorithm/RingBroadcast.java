@@ -62,31 +62,32 @@ public final class RingBroadcast {
         int prev = (rank - 1 + worldSize) % worldSize;
         int last = Math.floorMod(root - 1, worldSize);
         MessageKind kind = MessageKind.RING_BROADCAST;
-        // Index 0 is the hello on every link of the ring, 1..K the chunks, K+1 the closing notice.
-        call.send(next, kind, 0, EMPTY, 0, 0);
+        // The chunks are messages 0..K-1 (as before the hello came), the closing notice K, the hello K+1.
+        int hello = chunks + 1;
+        call.send(next, kind, hello, EMPTY, 0, 0);
         if (position != 0) {
-            call.receiveNotice(prev, kind, 0);
+            call.receiveNotice(prev, kind, hello);
         }
         for (int chunk = 0; chunk < chunks; chunk++) {
             int start = ChunkLayout.partStartByte(total, chunks, chunk, type.bytes());
             int length = ChunkLayout.partStartByte(total, chunks, chunk + 1, type.bytes()) - start;
             if (position != 0) {
-                call.receiveCopy(prev, kind, chunk + 1, result, start, length);
+                call.receiveCopy(prev, kind, chunk, result, start, length);
             }
             if (rank != last) {
-                call.send(next, kind, chunk + 1, position == 0 ? source : result, start, length);
+                call.send(next, kind, chunk, position == 0 ? source : result, start, length);
             }
         }
         if (position == 0) {
             call.copyWhole(source, result);
-            call.receiveNotice(prev, kind, 0);
+            call.receiveNotice(prev, kind, hello);
         }
         if (rank == last) {
             for (int offset = 0; offset < worldSize - 1; offset++) {
-                call.send((root + offset) % worldSize, MessageKind.RING_BROADCAST_DONE, chunks + 1, EMPTY, 0, 0);
+                call.send((root + offset) % worldSize, MessageKind.RING_BROADCAST_DONE, chunks, EMPTY, 0, 0);
             }
         } else {
-            call.receiveNotice(last, MessageKind.RING_BROADCAST_DONE, chunks + 1);
+            call.receiveNotice(last, MessageKind.RING_BROADCAST_DONE, chunks);
         }
     }
 }
