@@ -27,15 +27,20 @@ import org.junit.jupiter.params.provider.ValueSource;
  * in-process groups of 1 to 8 ranks: every element of every result is checked bit for bit against
  * its closed form ({@link Vectors}), and the results that every rank holds are compared across
  * ranks. Element counts include 0 and counts that no chunk or segment divides, and chunks of 3 and
- * 64 elements, so that pipelining and uneven chunks are exercised. Every op runs; SUM and AVG over
- * every count, the others over a sample. Disagreements and the order of operands are tested in
+ * 64 elements, so that pipelining and uneven chunks are exercised. Every op and type runs: SUM and
+ * AVG of FLOAT, DOUBLE and INT over every count, the rest over a sample. Disagreements and the
+ * order of operands are tested in
  * {@link CollectiveAlgorithmsDisagreementTest} and {@link CollectiveAlgorithmsOrderTest}.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class CollectiveAlgorithmsTest {
     static final Duration CALL_TIMEOUT = Duration.ofSeconds(60);
     static final Duration WATCHDOG = Duration.ofSeconds(150);
-    private static final ElementType[] TYPES = {ElementType.FLOAT, ElementType.DOUBLE, ElementType.INT};
+    private static final ElementType[] TYPES = {ElementType.FLOAT, ElementType.DOUBLE, ElementType.INT,
+        ElementType.LONG, ElementType.HALF, ElementType.BFLOAT16};
+    /** The types every count runs for; the others run the sample. */
+    private static final List<ElementType> MAIN_TYPES = List.of(ElementType.FLOAT, ElementType.DOUBLE,
+            ElementType.INT);
     private static final long[] ALL_COUNTS = {0, 1, 2, 7, 1009, 100_003};
     private static final long[] SAMPLE_COUNTS = {0, 1, 7, 1009};
     private static final long LARGE = 100_003;
@@ -50,15 +55,19 @@ class CollectiveAlgorithmsTest {
         }
     }
 
-    /** The sweep: every type and op; SUM and AVG over every count, the others over a sample; chunks of 3 and 64. */
+    /**
+     * The sweep: every type and op (but products of 16-bit floats, which round); FLOAT, DOUBLE and
+     * INT with SUM and AVG over every count, the rest over a sample; chunks of 3 and 64.
+     */
     static List<Case> cases(boolean reducing) {
         List<Case> cases = new ArrayList<>();
         for (ElementType type : TYPES) {
             for (ReduceOp op : reducing ? ReduceOp.values() : new ReduceOp[] {null}) {
-                if (op == ReduceOp.AVG && !type.isFloatingPoint()) {
+                boolean sixteenBits = type.bytes() == 2;
+                if ((op == ReduceOp.AVG && !type.isFloatingPoint()) || (op == ReduceOp.PROD && sixteenBits)) {
                     continue;
                 }
-                boolean full = op == null || op == ReduceOp.SUM || op == ReduceOp.AVG;
+                boolean full = MAIN_TYPES.contains(type) && (op == null || op == ReduceOp.SUM || op == ReduceOp.AVG);
                 for (long count : full ? ALL_COUNTS : SAMPLE_COUNTS) {
                     for (int chunk : count >= LARGE ? new int[] {64} : new int[] {3, 64}) {
                         cases.add(new Case(type, op, count, chunk));

@@ -4,14 +4,16 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.ringstar.ReduceOp;
 import io.ringstar.tensor.ElementType;
+import io.ringstar.tensor.HalfFloats;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.zip.CRC32;
 
 /**
  * The values of the algorithm tests and their closed forms. Rank {@code r}'s element {@code i} is
- * {@link #value} (one of 1, -1, 2, -2, 3, -3), so that every sum, average and product over up to
- * eight ranks is exact in every type, and a result can be checked bit for bit.
+ * {@link #value} (one of 1, -1, 2, -2, 3, -3), so that every sum and average over up to eight
+ * ranks is exact in every type, and every product in FLOAT, DOUBLE, INT and LONG (not in the 16-bit
+ * types, whose products the tests leave out), and a result can be checked bit for bit.
  */
 final class Vectors {
     private Vectors() {
@@ -49,7 +51,8 @@ final class Vectors {
         if (op != ReduceOp.AVG) {
             return acc;
         }
-        return type == ElementType.FLOAT ? (double) ((float) acc / (float) worldSize) : acc / worldSize;
+        // Float and the 16-bit types divide in float (the 16-bit ones then round once); doubles in double.
+        return type == ElementType.DOUBLE ? acc / worldSize : (double) ((float) acc / (float) worldSize);
     }
 
     /** A little-endian direct buffer of {@code count} elements of {@code type}, each {@code fill}. */
@@ -83,6 +86,15 @@ final class Vectors {
             case INT:
                 buffer.putInt(at, (int) value);
                 break;
+            case LONG:
+                buffer.putLong(at, (long) value);
+                break;
+            case HALF:
+                buffer.putShort(at, HalfFloats.floatToHalf((float) value));
+                break;
+            case BFLOAT16:
+                buffer.putShort(at, HalfFloats.floatToBfloat16((float) value));
+                break;
             default:
                 throw new IllegalArgumentException(type.toString());
         }
@@ -98,6 +110,11 @@ final class Vectors {
                 return Double.doubleToRawLongBits(buffer.getDouble(at));
             case INT:
                 return buffer.getInt(at);
+            case LONG:
+                return buffer.getLong(at);
+            case HALF:
+            case BFLOAT16:
+                return buffer.getShort(at);
             default:
                 throw new IllegalArgumentException(type.toString());
         }
@@ -112,6 +129,12 @@ final class Vectors {
                 return Double.doubleToRawLongBits(value);
             case INT:
                 return (int) value;
+            case LONG:
+                return (long) value;
+            case HALF:
+                return HalfFloats.floatToHalf((float) value);
+            case BFLOAT16:
+                return HalfFloats.floatToBfloat16((float) value);
             default:
                 throw new IllegalArgumentException(type.toString());
         }
