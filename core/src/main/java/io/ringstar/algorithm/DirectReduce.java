@@ -33,8 +33,6 @@ import java.nio.ByteBuffer;
  * into the root's result; the input is never copied. The other ranks' results are not written.
  */
 public final class DirectReduce {
-    /** The payload of the hellos and notices. */
-    private static final ByteBuffer EMPTY = ByteBuffer.allocateDirect(0);
 
     private DirectReduce() {
     }
@@ -63,7 +61,7 @@ public final class DirectReduce {
         int chunks = ChunkLayout.chunkCount(total, maxChunkElements);
         MessageKind kind = MessageKind.DIRECT_REDUCE;
         // The chunks are messages 0..K-1, the root's notice K, the hello K+1.
-        call.send((rank + 1) % worldSize, kind, chunks + 1, EMPTY, 0, 0);
+        call.sendNotice((rank + 1) % worldSize, kind, chunks + 1);
         call.receiveNotice((rank - 1 + worldSize) % worldSize, kind, chunks + 1);
         if (rank != root) {
             for (int chunk = 0; chunk < chunks; chunk++) {
@@ -88,7 +86,7 @@ public final class DirectReduce {
         }
         for (int peer = 0; peer < worldSize; peer++) {
             if (peer != root) {
-                call.send(peer, MessageKind.DIRECT_REDUCE_DONE, chunks, EMPTY, 0, 0);
+                call.sendNotice(peer, MessageKind.DIRECT_REDUCE_DONE, chunks);
             }
         }
     }

@@ -39,8 +39,6 @@ import java.nio.ByteBuffer;
 public final class RecursiveDoubling {
     /** Messages a rank may send ahead of the ones it has received. */
     static final int WINDOW = 2;
-    /** The payload of every barrier message. */
-    private static final ByteBuffer EMPTY = ByteBuffer.allocateDirect(0);
 
     private RecursiveDoubling() {
     }
@@ -131,7 +129,7 @@ public final class RecursiveDoubling {
         int extra = worldSize - powerOfTwo;
         MessageKind kind = MessageKind.BARRIER;
         if (rank >= powerOfTwo) {
-            call.send(rank - powerOfTwo, kind, 0, EMPTY, 0, 0);
+            call.sendNotice(rank - powerOfTwo, kind, 0);
             call.receiveNotice(rank - powerOfTwo, kind, 1);
             return;
         }
@@ -139,11 +137,11 @@ public final class RecursiveDoubling {
             call.receiveNotice(rank + powerOfTwo, kind, 0);
         }
         for (int bit = 1; bit < powerOfTwo; bit <<= 1) {
-            call.send(rank ^ bit, kind, 0, EMPTY, 0, 0);
+            call.sendNotice(rank ^ bit, kind, 0);
             call.receiveNotice(rank ^ bit, kind, 0);
         }
         if (rank < extra) {
-            call.send(rank + powerOfTwo, kind, 1, EMPTY, 0, 0);
+            call.sendNotice(rank + powerOfTwo, kind, 1);
         }
     }
 }

@@ -30,8 +30,6 @@ import java.nio.ByteBuffer;
  * bytes.
  */
 public final class RingBroadcast {
-    /** The payload of the notices. */
-    private static final ByteBuffer EMPTY = ByteBuffer.allocateDirect(0);
 
     private RingBroadcast() {
     }
@@ -64,7 +62,7 @@ public final class RingBroadcast {
         MessageKind kind = MessageKind.RING_BROADCAST;
         // The chunks are messages 0..K-1 (as before the hello came), the closing notice K, the hello K+1.
         int hello = chunks + 1;
-        call.send(next, kind, hello, EMPTY, 0, 0);
+        call.sendNotice(next, kind, hello);
         if (position != 0) {
             call.receiveNotice(prev, kind, hello);
         }
@@ -84,7 +82,7 @@ public final class RingBroadcast {
         }
         if (rank == last) {
             for (int offset = 0; offset < worldSize - 1; offset++) {
-                call.send((root + offset) % worldSize, MessageKind.RING_BROADCAST_DONE, chunks, EMPTY, 0, 0);
+                call.sendNotice((root + offset) % worldSize, MessageKind.RING_BROADCAST_DONE, chunks);
             }
         } else {
             call.receiveNotice(last, MessageKind.RING_BROADCAST_DONE, chunks);

@@ -69,8 +69,6 @@ public final class RingReduceScatter {
         int prev = (rank - 1 + worldSize) % worldSize;
         int messages = (worldSize - 1) * chunks;
         int lastStep = worldSize - 2;
-        // The result's other operand at the result's offsets: this rank's own input segment.
-        ByteBuffer ownSegment = source.duplicate().clear().position(rank * segmentBytes).slice();
         MessageKind kind = MessageKind.RING_REDUCE_SCATTER;
         int sent = 0;
         for (int m = 0; m < messages; m++) {
@@ -92,7 +90,9 @@ public final class RingReduceScatter {
                 int at = Math.floorMod(rank - step - 2, worldSize) * segmentBytes + start;
                 call.receiveReduce(prev, kind, m, scratch, at, source, count, 1);
             } else {
-                call.receiveReduce(prev, kind, m, result, start, ownSegment, count, RingAllReduce.divisor(call));
+                // The last step: this rank's own segment, its input read at the segment's offsets.
+                call.receiveReduce(prev, kind, m, result, start, source, rank * segmentBytes + start, count,
+                        RingAllReduce.divisor(call));
             }
         }
     }
