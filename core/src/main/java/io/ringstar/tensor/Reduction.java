@@ -28,19 +28,23 @@ import java.util.Objects;
  * <p>Results: FLOAT and DOUBLE round each operation as Java does. HALF and BFLOAT16 are widened
  * exactly to float32, combined (and divided) there, and rounded to their type once, to nearest
  * even ({@link HalfFloats}). MIN and MAX are {@code Math.min} and {@code Math.max}: a NaN wins,
- * and -0 is below +0. INT and LONG sums and products wrap around. Error bound: a SUM of n
+ * and -0 is below +0; where both operands are NaN, the result is one of them, quieted, and which
+ * one Java leaves to the JIT (C2 swaps the operands of a sum or product as it likes). INT and
+ * LONG sums and products wrap around. Error bound: a SUM of n
  * contributions reduced by n - 1 calls, each rounding its result once (as the ring does hop by
  * hop), is within {@code n * u * (|x_1| + ... + |x_n|)} of the exact sum, where u, the unit
  * roundoff of the type, is 2^-11 for HALF, 2^-8 for BFLOAT16, 2^-24 for FLOAT and 2^-53 for
- * DOUBLE, as long as no partial sum overflows (past 65504 for HALF); an AVG divides the sum by n
- * with at most one rounding more. For HALF and BFLOAT16 this means about 3 and 2 correct decimal
- * digits of a sum of 8 values of one sign, and fewer where the values cancel.
+ * DOUBLE, as long as no partial sum overflows (past 65504 for HALF); an AVG, whose last call
+ * divides by n, is within that bound divided by n (plus half the type's smallest subnormal, where
+ * the average is that small). For 8 values of one sign that is a relative error of at most
+ * 8 * 2^-11, about 0.4 %, for HALF and 8 * 2^-8, about 3 %, for BFLOAT16; where values cancel,
+ * the error is relative to the sum of their magnitudes instead.
  *
  * <p>{@code sun.misc.Unsafe} is in the {@code jdk.unsupported} module, which class-path
  * applications read without any flag. Where it or the JDK fields relied on are missing or mean
  * something else, or on a big-endian machine, the kernels fall back to scalar loops through a
- * little-endian duplicate of each buffer ({@link ScalarReduction}): the same results in every bit,
- * slower, and a few objects a call.
+ * little-endian duplicate of each buffer ({@link ScalarReduction}): the same results in every bit
+ * (but for which of two NaNs), slower, and a few objects a call.
  */
 public final class Reduction {
     static final int ADD = 0;
