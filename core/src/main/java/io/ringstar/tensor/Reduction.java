@@ -66,10 +66,10 @@ public final class Reduction {
     }
 
     /**
-     * {@code dst[i] = (dst[i] + src[i]) / divisor} in one pass over the memory, with the same
-     * result in every bit as {@link #add} followed by {@link #divide}: the sum is rounded to the
-     * type, then the quotient (HALF and BFLOAT16 are rounded once, from float32, as by
-     * {@link #combine}).
+     * {@code dst[i] = (dst[i] + src[i]) / divisor} in one pass over the memory. For FLOAT and
+     * DOUBLE the same result in every bit as {@link #add} followed by {@link #divide}: the sum is
+     * rounded to the type, then the quotient. HALF and BFLOAT16 are rounded once, from float32, as
+     * by {@link #combine}, so they may differ from that in the last bit.
      *
      * @throws IllegalArgumentException for a divisor other than 1 and an integer type
      */
