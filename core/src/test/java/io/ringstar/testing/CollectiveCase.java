@@ -193,41 +193,6 @@ record CollectiveCase(Call call, ReduceOp op, int root, int worldSize, RankTenso
     }
 
     /**
-     * Whether this case, with {@code algorithm} for an all-reduce, reaches code that is a
-     * placeholder until the algorithms branch lands: reduce, all-gather, reduce-scatter, a
-     * broadcast from a root other than 0 (wrong values, not an error), recursive doubling, forced or
-     * chosen by auto (more than 2 ranks, at most {@link Communicator#SMALL_MESSAGE_BYTES} of a type).
-     */
-    boolean needsAlgorithmsBranch(String algorithm) {
-        switch (call) {
-            case REDUCE:
-            case ALL_GATHER:
-            case REDUCE_SCATTER:
-                return true;
-            case BROADCAST:
-            case BROADCAST_ASYNC:
-                return root != 0;
-            default:
-                return needsDoubling(algorithm, worldSize, specs);
-        }
-    }
-
-    /** Whether an all-reduce of {@code specs} with {@code algorithm} runs recursive doubling. */
-    static boolean needsDoubling(String algorithm, int worldSize, RankTensors.Spec... specs) {
-        if (algorithm.equals(Communicator.ALGORITHM_DOUBLING)) {
-            return true;
-        }
-        if (!algorithm.equals(Communicator.ALGORITHM_AUTO) || worldSize <= 2) {
-            return false;
-        }
-        java.util.Map<ElementType, Long> bytes = new java.util.EnumMap<>(ElementType.class);
-        for (RankTensors.Spec spec : specs) {
-            bytes.merge(spec.type(), spec.length() * spec.type().bytes(), Long::sum);
-        }
-        return bytes.values().stream().mapToLong(Long::longValue).max().orElse(0) <= Communicator.SMALL_MESSAGE_BYTES;
-    }
-
-    /**
      * The results every rank must agree on bit for bit: all of them, except a reduce's, where only
      * the root holds the reduction (the others keep their own inputs, checked in {@link #runOnRank}),
      * and reduce-scatter's, where each rank holds its own part.

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.ringstar.CollectiveHandle;
 import io.ringstar.Communicator;
@@ -53,8 +52,6 @@ public abstract class CommunicatorAsyncCases extends CommunicatorFailureRules {
     @ValueSource(strings = {"ring", "star", "doubling", "auto"})
     void handlesCompleteInIssueOrder(String algorithm) {
         int worldSize = 3;
-        assumeTrue(!CollectiveCase.needsDoubling(algorithm, worldSize, CollectiveCase.layouts(ElementType.HALF, 7))
-                || groups().algorithmsLanded(), "needs the algorithms branch");
         List<Ranks.Outcome<Object>> outcomes = groups().reused(worldSize, Map.of(Communicator.ALGORITHM_OPTION,
                 algorithm), (rank, communicator) -> {
                     List<CollectiveCase> cases = sequence(worldSize);
@@ -132,7 +129,6 @@ public abstract class CommunicatorAsyncCases extends CommunicatorFailureRules {
 
     @Test
     void aBarrierReturnsOnlyOnceEveryRankHasCalledIt() {
-        assumeTrue(groups().algorithmsLanded(), "the barrier needs the algorithms branch");
         int worldSize = 3;
         long[] entered = new long[1];
         List<Ranks.Outcome<Long>> outcomes = groups().reused(worldSize, RING, (rank, communicator) -> {
@@ -192,8 +188,6 @@ public abstract class CommunicatorAsyncCases extends CommunicatorFailureRules {
 
     private void checkAccuracy(int worldSize, ElementType type, ReduceOp op, String algorithm) {
         int count = 4099;
-        assumeTrue(!CollectiveCase.needsDoubling(algorithm, worldSize, new RankTensors.Spec(type, RankTensors.Kind.C,
-                count)) || groups().algorithmsLanded(), "needs the algorithms branch");
         // The documented bound: n · u · Σ|x_i| for a sum (u the unit roundoff), that over n for an average.
         double u = type == ElementType.HALF ? 0x1p-11 : 0x1p-8;
         List<Ranks.Outcome<double[]>> outcomes = groups().reused(worldSize, Map.of(Communicator.ALGORITHM_OPTION,

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveMismatchException;
@@ -149,11 +148,6 @@ public abstract class CommunicatorFailureCases {
 
     /** A mismatch: rank {@code odd} calls {@code oddSide}, the others {@code side}. */
     private record Mismatch(String name, Side side, Side oddSide) {
-        /** Whether a side calls reduce, all-gather, reduce-scatter or barrier: placeholders until the merge. */
-        boolean needsAlgorithmsBranch() {
-            return !name.startsWith("allReduce") && !name.startsWith("broadcast")
-                    && !name.equals("sequence allReduce/broadcast");
-        }
     }
 
     private static List<Mismatch> mismatches() {
@@ -192,8 +186,6 @@ public abstract class CommunicatorFailureCases {
             // and after it.
             for (int odd : sweep() == Sweep.FULL ? new int[] {1, 0} : new int[] {1}) {
                 tests.add(DynamicTest.dynamicTest(mismatch.name() + " on rank " + odd + " of 3", () -> {
-                    assumeTrue(!mismatch.needsAlgorithmsBranch() || groups().algorithmsLanded(),
-                            "needs the algorithms branch");
                     List<Ranks.Outcome<Object>> outcomes = groups().own(3, FAILURE_TIMEOUT, RING,
                             (rank, communicator) -> {
                                 (rank == odd ? mismatch.oddSide() : mismatch.side()).call(communicator, rank);

@@ -2,7 +2,6 @@ package io.ringstar.testing;
 
 import io.ringstar.Communicator;
 import io.ringstar.DistributedConfig;
-import io.ringstar.ReduceOp;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
 import java.time.Duration;
@@ -10,32 +9,22 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BiFunction;
-import org.junit.jupiter.api.Assumptions;
-import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.factory.Nd4j;
 
 /**
  * Runs one body per rank, each with its own {@link Communicator}, under the watchdog of
  * {@link Ranks#run}: over a group of a {@link ReusedGroup} (for cases in which every call
  * completes on every rank) or over a group of its own (cases that fail a call, close a rank or
  * need another timeout). Every communicator is closed at the end.
- *
- * <p>Until the algorithms branch lands, recursive doubling, the barrier, reduce, all-gather and
- * reduce-scatter are placeholders that throw "... is not written yet": a case that reaches one is
- * reported as skipped (aborted), not failed, so the suite runs whole today and in full after the
- * merge, with nothing to change.
  */
 final class CommunicatorGroups implements AutoCloseable {
     /** Watchdog for each group of ranks. */
     static final Duration LIMIT = Duration.ofSeconds(60);
     /** The transports' and communicators' timeout in a reused group. */
     static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
-    private static final String PLACEHOLDER = "is not written yet";
 
     private final BiFunction<Integer, Duration, List<Transport>> factory;
     private final ReusedGroup reused;
     private final Map<String, String> suiteOptions;
-    private Boolean landed;
 
     /** What one rank does with its communicator. */
     @FunctionalInterface
@@ -75,7 +64,6 @@ final class CommunicatorGroups implements AutoCloseable {
             List<Ranks.Outcome<T>> outcomes = Ranks.run(worldSize, LIMIT,
                     rank -> body.run(rank, communicators.get(rank)));
             clean = outcomes.stream().allMatch(outcome -> outcome.error == null);
-            skipIfPlaceholder(outcomes);
             return outcomes;
         } finally {
             communicators.forEach(Communicator::close);
@@ -95,7 +83,6 @@ final class CommunicatorGroups implements AutoCloseable {
             }
             List<Ranks.Outcome<T>> outcomes = Ranks.run(worldSize, LIMIT,
                     rank -> body.run(rank, communicators.get(rank)));
-            skipIfPlaceholder(outcomes);
             return outcomes;
         } finally {
             communicators.forEach(Communicator::close);
@@ -106,46 +93,6 @@ final class CommunicatorGroups implements AutoCloseable {
     /** Discards the reused group: a case found it in doubt after its ranks returned (a wrong result, say). */
     void discardReused() {
         reused.discard();
-    }
-
-    /** Aborts the case (reported as skipped) if any rank reached an algorithm that is still a placeholder. */
-    static void skipIfPlaceholder(List<? extends Ranks.Outcome<?>> outcomes) {
-        for (Ranks.Outcome<?> outcome : outcomes) {
-            if (mentionsPlaceholder(outcome.error)) {
-                Assumptions.abort("needs the algorithms branch: rank " + outcome.rank + ": " + outcome.error);
-            }
-        }
-    }
-
-    /**
-     * Whether the algorithms branch has landed, asked once of a group of one rank: the placeholder
-     * of recursive doubling throws even there.
-     */
-    synchronized boolean algorithmsLanded() {
-        if (landed == null) {
-            List<Transport> one = factory.apply(1, CALL_TIMEOUT);
-            INDArray scalar = Nd4j.scalar(1.0f);
-            try (Communicator communicator = new Communicator(config(1, 0, CALL_TIMEOUT,
-                    Map.of(Communicator.ALGORITHM_OPTION, Communicator.ALGORITHM_DOUBLING)), one.get(0))) {
-                communicator.allReduce(ReduceOp.SUM, scalar);
-                landed = true;
-            } catch (RuntimeException e) {
-                landed = !mentionsPlaceholder(e);
-            } finally {
-                scalar.close();
-                Ranks.closeAll(one);
-            }
-        }
-        return landed;
-    }
-
-    private static boolean mentionsPlaceholder(Throwable error) {
-        for (Throwable e = error; e != null; e = e.getCause()) {
-            if (String.valueOf(e.getMessage()).contains(PLACEHOLDER)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     @Override
