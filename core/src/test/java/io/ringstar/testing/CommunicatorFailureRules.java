@@ -132,9 +132,10 @@ public abstract class CommunicatorFailureRules extends CommunicatorFailureCases 
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"allReduceAsync ring", "allReduceAsync star", "broadcastAsync"})
+    @ValueSource(strings = {"allReduceAsync ring", "allReduceAsync doubling", "allReduceAsync star", "broadcastAsync"})
     void aRankThatDiesFailsItsPeersHandlesNamingIt(String call) {
-        Map<String, String> options = Map.of(Communicator.ALGORITHM_OPTION, call.endsWith("star") ? "star" : "ring");
+        String algorithm = call.contains(" ") ? call.substring(call.indexOf(' ') + 1) : Communicator.ALGORITHM_AUTO;
+        Map<String, String> options = Map.of(Communicator.ALGORITHM_OPTION, algorithm);
         List<Ranks.Outcome<Object>> outcomes = groups().own(3, FAILURE_TIMEOUT, options, (rank, communicator) -> {
             if (rank == 1) {
                 Thread.sleep(300);
