@@ -26,7 +26,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -171,10 +170,6 @@ public abstract class CommunicatorFailureRules extends CommunicatorFailureCases 
     }
 
     @Test
-    @Disabled("bug: the handle throws CollectiveException(\"allReduce on rank 1: unexpected failure: "
-            + "java.lang.IllegalStateException: send on rank 1: the transport is closed\"), not the "
-            + "IllegalStateException that CollectiveHandle.await and Communicator.close document: "
-            + "CollectiveEngine.failed wraps every exception that is not a CollectiveException")
     void aHandleOfACommunicatorClosedUnderItThrowsIllegalState() {
         // Rank 1 issues an all-reduce and closes its communicator at once; the peers issue theirs only
         // later, so the collective cannot have completed.
