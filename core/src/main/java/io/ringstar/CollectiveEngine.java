@@ -216,8 +216,11 @@ final class CollectiveEngine implements AutoCloseable {
                         : TensorMemory.bytes(results[index], from * type.bytes(), length);
             }
             algorithm.run(collective, source, result, maxChunkElements(type));
-            if (bucket != null && writeResults) {
-                bucket.unpackWindow(results, group, from, to);
+            if (bucket != null) {
+                if (writeResults) {
+                    bucket.unpackWindow(results, group, from, to);
+                }
+                bucket.forgetFlattenedBefore(sources, group, to);
             }
         } catch (RuntimeException e) {
             throw failed(operation, e);

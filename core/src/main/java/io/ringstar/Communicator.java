@@ -78,6 +78,8 @@ public final class Communicator implements AutoCloseable {
     private final CollectiveQueue queue;
     private final Transport transport;
     private final String algorithm;
+    /** The last call's layout, kept while calls pass the same shapes; read and written by the issuing thread only. */
+    private TensorLayout lastLayout;
     private boolean closed;
 
     /**
@@ -364,7 +366,9 @@ public final class Communicator implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException(operation + " on rank " + rank() + ": the communicator is closed");
         }
-        TensorLayout layout = TensorLayout.of(operation, rank(), tensors, TensorLayout.ALL_TYPES);
+        TensorLayout layout = lastLayout != null && lastLayout.matches(tensors) ? lastLayout
+                : TensorLayout.of(operation, rank(), tensors, TensorLayout.ALL_TYPES);
+        lastLayout = layout;
         if (op == null && !operation.equals(BROADCAST) && !operation.equals(ALL_GATHER)) {
             throw new IllegalArgumentException(operation + " on rank " + rank() + ": the reduce op is null");
         }

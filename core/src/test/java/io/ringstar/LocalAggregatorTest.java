@@ -99,11 +99,11 @@ class LocalAggregatorTest {
             INDArray ints = Nd4j.create(DataType.INT, 2);
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> aggregator.reduceGradients(Nd4j.create(DataType.FLOAT, 2), ints));
-            assertEquals("reduceGradients on rank 0: tensor 1 has data type INT; only FLOAT and DOUBLE are supported",
-                    e.getMessage());
+            assertEquals("reduceGradients on rank 0: tensor 1 has data type INT; supported: FLOAT, DOUBLE, HALF, "
+                    + "BFLOAT16", e.getMessage());
             e = assertThrows(IllegalArgumentException.class, () -> aggregator.broadcastParams(ints));
-            assertEquals("broadcastParams on rank 0: tensor 0 has data type INT; only FLOAT and DOUBLE are supported",
-                    e.getMessage());
+            assertEquals("broadcastParams on rank 0: tensor 0 has data type INT; supported: FLOAT, DOUBLE, HALF, "
+                    + "BFLOAT16", e.getMessage());
         }
     }
 

@@ -2,6 +2,8 @@ package io.ringstar.tensor;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.IdentityHashMap;
+import java.util.Map;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.NDArrayIndex;
@@ -22,9 +24,12 @@ public final class TensorBucket implements AutoCloseable {
     private INDArray storage;
     private ByteBuffer bytes;
     private long capacity;
-    /** A tensor that straddles windows and is not in 'c' order, and its 'c'-order copy. */
-    private INDArray flattenedSource;
-    private INDArray flattenedCopy;
+    /**
+     * The tensors that straddle windows and are not in 'c' order, and their 'c'-order copies: at
+     * most the two at a window's ends, since a copy is freed once its tensor's last window is done
+     * ({@link #forgetFlattenedBefore}).
+     */
+    private final Map<INDArray, INDArray> flattenedCopies = new IdentityHashMap<>();
 
     public TensorBucket(ElementType type) {
         this.type = type;
@@ -43,7 +48,7 @@ public final class TensorBucket implements AutoCloseable {
      * Copies elements {@code [from, to)} of the group (its tensors' elements in 'c' order, one
      * after the other) into the bucket from its start, for groups too large for one bucket. A
      * tensor that straddles windows and is not laid out in 'c' order is flattened once and the
-     * copy kept until {@link #forgetFlattened()}.
+     * copy kept until {@link #forgetFlattenedBefore} passes its end (or {@link #forgetFlattened()}).
      *
      * @return the bucket's bytes for the window, position 0, limit {@code (to - from)} elements
      */
@@ -136,22 +141,33 @@ public final class TensorBucket implements AutoCloseable {
         return TensorMemory.newDetached(type, shape);
     }
 
-    /** Frees the flattened copy that {@link #packWindow} may have kept. */
+    /** Frees every flattened copy that {@link #packWindow} may have kept. */
     public void forgetFlattened() {
-        if (flattenedCopy != null) {
-            flattenedCopy.close();
-            flattenedCopy = null;
-            flattenedSource = null;
+        flattenedCopies.values().forEach(INDArray::close);
+        flattenedCopies.clear();
+    }
+
+    /**
+     * Frees the flattened copies of the group's tensors that end at or before element {@code to}:
+     * call it once a window ending there has been packed and, if it is to be, unpacked.
+     */
+    public void forgetFlattenedBefore(INDArray[] tensors, TensorLayout.Group group, long to) {
+        if (flattenedCopies.isEmpty()) {
+            return;
+        }
+        for (int member = 0; member < group.size(); member++) {
+            INDArray tensor = tensors[group.tensorIndex(member)];
+            if (group.elementOffset(member) + tensor.length() <= to) {
+                INDArray copy = flattenedCopies.remove(tensor);
+                if (copy != null) {
+                    copy.close();
+                }
+            }
         }
     }
 
     private INDArray flattened(INDArray tensor) {
-        if (flattenedSource != tensor) {
-            forgetFlattened();
-            flattenedSource = tensor;
-            flattenedCopy = tensor.dup('c');
-        }
-        return flattenedCopy;
+        return flattenedCopies.computeIfAbsent(tensor, original -> original.dup('c'));
     }
 
     private void packWhole(INDArray tensor, long offset) {

@@ -392,4 +392,84 @@ class TensorBucketTest {
             }
         }
     }
+
+    /**
+     * In place, as the communicator works: pack the tensors, change every element in the bucket
+     * (here: negate it and add 1, in 'c' order), unpack into the same tensors, for every type and
+     * every kind of layout (scalar, empty, 'f' order, strided view, transposed), in one window and
+     * in windows of 5 elements that cut through the tensors.
+     */
+    @Test
+    void unpacksInPlaceIntoEveryLayoutAndType() {
+        for (ElementType type : ElementType.values()) {
+            for (long window : new long[] {Long.MAX_VALUE, 5}) {
+                INDArray base = Nd4j.create(DataType.DOUBLE, 4, 6).castTo(type.dataType());
+                INDArray[] tensors = {Nd4j.scalar(type.dataType(), 7), Nd4j.create(type.dataType(), 0),
+                        Nd4j.create(type.dataType(), new long[] {3, 4}, 'f'),
+                        base.get(NDArrayIndex.all(), NDArrayIndex.interval(1, 4)), Nd4j.create(type.dataType(), 2, 5)
+                        .transpose(), Nd4j.create(type.dataType(), 11)};
+                long k = 0;
+                List<double[]> before = new ArrayList<>();
+                for (INDArray tensor : tensors) {
+                    long[] shape = tensor.shape();
+                    long[] index = new long[shape.length];
+                    for (long e = 0; e < tensor.length(); e++) {
+                        if (shape.length == 0) {
+                            tensor.assign(k++ % 13);
+                        } else {
+                            cIndex(e, shape, index);
+                            tensor.putScalar(index, k++ % 13);
+                        }
+                    }
+                    before.add(cOrderValues(tensor));
+                }
+                TensorLayout layout = TensorLayout.of("test", 0, tensors);
+                TensorLayout.Group group = layout.groups().get(0);
+                try (TensorBucket bucket = new TensorBucket(type)) {
+                    for (long from = 0; from < group.elementCount(); from += Math.min(window, group.elementCount())) {
+                        long to = Math.min(group.elementCount(), from + Math.min(window, group.elementCount()));
+                        ByteBuffer bytes = bucket.packWindow(tensors, group, from, to);
+                        for (int e = 0; e < to - from; e++) {
+                            negatePlusOne(type, bytes, e);
+                        }
+                        bucket.unpackWindow(tensors, group, from, to);
+                        bucket.forgetFlattenedBefore(tensors, group, to);
+                    }
+                }
+                for (int t = 0; t < tensors.length; t++) {
+                    double[] after = cOrderValues(tensors[t]);
+                    for (int e = 0; e < after.length; e++) {
+                        assertEquals(1 - before.get(t)[e], after[e], 0.0, type + " window " + window + " tensor " + t
+                                + " element " + e);
+                    }
+                }
+                assertEquals(0.0, base.getDouble(0, 0), 0.0, "the view's base outside the view is untouched");
+                assertEquals(0.0, base.getDouble(3, 5), 0.0, "the view's base outside the view is untouched");
+            }
+        }
+    }
+
+    private static void negatePlusOne(ElementType type, ByteBuffer bytes, int element) {
+        int at = element * type.bytes();
+        switch (type) {
+            case FLOAT:
+                bytes.putFloat(at, 1 - bytes.getFloat(at));
+                break;
+            case DOUBLE:
+                bytes.putDouble(at, 1 - bytes.getDouble(at));
+                break;
+            case HALF:
+                bytes.putShort(at, HalfFloats.floatToHalf(1 - HalfFloats.halfToFloat(bytes.getShort(at))));
+                break;
+            case BFLOAT16:
+                bytes.putShort(at, HalfFloats.floatToBfloat16(1 - HalfFloats.bfloat16ToFloat(bytes.getShort(at))));
+                break;
+            case INT:
+                bytes.putInt(at, 1 - bytes.getInt(at));
+                break;
+            default:
+                bytes.putLong(at, 1 - bytes.getLong(at));
+                break;
+        }
+    }
 }
