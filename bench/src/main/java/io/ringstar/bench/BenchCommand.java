@@ -1,6 +1,8 @@
 package io.ringstar.bench;
 
+import io.ringstar.AggregatorOptions;
 import io.ringstar.ConfigSources;
+import io.ringstar.InvalidConfigException;
 import io.ringstar.cli.Command;
 import io.ringstar.cli.FlagValues;
 import io.ringstar.cli.Main;
@@ -263,6 +265,12 @@ public final class BenchCommand implements Command {
         if (worldSize > BenchSettings.LARGEST_WORLD_SIZE) {
             throw new UsageException("world size " + worldSize + " is more than this benchmark runs ("
                     + BenchSettings.LARGEST_WORLD_SIZE + ")");
+        }
+        try {
+            // A wrong value would otherwise stop every rank only once the group has formed.
+            AggregatorOptions.ALL_REDUCE_ALGORITHM.value(placements.get(0).config());
+        } catch (InvalidConfigException e) {
+            throw new UsageException(e.getMessage());
         }
         List<Algorithm> algorithms = Algorithm.chosen(algorithm, Algorithm.BOTH, true);
         List<Operation> operations = operations(operation, algorithms.contains(Algorithm.COMM));

@@ -1,5 +1,6 @@
 package io.ringstar.bench;
 
+import io.ringstar.AggregatorOptions;
 import io.ringstar.Communicator;
 import io.ringstar.cli.launch.RankPlacement;
 import io.ringstar.tensor.ElementType;
@@ -86,7 +87,7 @@ public record BenchSettings(List<RankPlacement> placements, List<Algorithm> algo
 
     /** The communicator's all-reduce algorithm: the option's value ({@code auto} when not given). */
     String allReduceAlgorithm() {
-        return placement().config().option(Communicator.ALGORITHM_OPTION).orElse(Communicator.ALGORITHM_AUTO);
+        return AggregatorOptions.ALL_REDUCE_ALGORITHM.value(placement().config());
     }
 
     /**
@@ -176,7 +177,7 @@ public record BenchSettings(List<RankPlacement> placements, List<Algorithm> algo
                 new PlanEntry(CHUNK_BYTES, chunkBytes,
                         value -> value == AUTO ? "default" : ByteSize.format((long) value)),
                 new PlanEntry(ALL_REDUCE_ALGORITHM, ALL_REDUCE_ALGORITHMS.indexOf(allReduceAlgorithm()),
-                        value -> ALL_REDUCE_ALGORITHMS.get((int) value)));
+                        value -> value >= 0 ? ALL_REDUCE_ALGORITHMS.get((int) value) : "unknown"));
     }
 
     private static <E extends Enum<E>> double mask(List<E> chosen) {

@@ -92,7 +92,7 @@ final class OverlappedStep implements AutoCloseable {
         return gradients;
     }
 
-    /** The last step's forward and backward pass, with the buckets' averages running beside it. */
+    /** How long the last step's forward and backward pass took, with the buckets' averages running beside it. */
     long computeNanos() {
         return computeNanos;
     }

@@ -85,6 +85,7 @@ final class SyncTraining {
             long stepNanos = 0;
             long windowComm = 0;
             long windowStep = 0;
+            long windowBackward = 0;
             // Rank 0's progress line at the last step (it always prints one) measures the final
             // parameters; the summary reuses that value instead of evaluating them a second time.
             double lastStepAccuracy = Double.NaN;
@@ -100,6 +101,7 @@ final class SyncTraining {
                     curve[step] = (float) overlapped.step(params, x, y);
                     TensorMemory.close(x, y);
                     comm = overlapped.waitNanos();
+                    windowBackward += overlapped.computeNanos();
                     INDArray[] averaged = overlapped.gradients();
                     for (int i = 0; i < params.length; i++) {
                         // The gradients' arrays are the buckets' own: the next step overwrites them.
@@ -138,7 +140,10 @@ final class SyncTraining {
                         lastStepAccuracy = accuracy;
                     }
                     Trainer.printProgress(out, step + 1, settings.steps(), curve[step], accuracy,
-                            windowStep / 1e6 / stepsInWindow, Trainer.share(windowComm, windowStep), "");
+                            windowStep / 1e6 / stepsInWindow, Trainer.share(windowComm, windowStep),
+                            overlapped == null ? "" : String.format(Locale.ROOT, "  forward+backward %.2f ms",
+                                    windowBackward / 1e6 / stepsInWindow));
+                    windowBackward = 0;
                     windowComm = 0;
                     windowStep = 0;
                 }

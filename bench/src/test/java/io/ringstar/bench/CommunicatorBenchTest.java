@@ -134,6 +134,9 @@ class CommunicatorBenchTest {
                 Map.of()).algorithms(), "both is still the two aggregators");
         assertThrows(UsageException.class, () -> Algorithm.chosen("comm", Algorithm.BOTH),
                 "train has no communicator algorithm");
+        UsageException bogus = assertThrows(UsageException.class, () -> BenchCommand.parse(List.of("--algorithm",
+                "comm", "--transport", "inproc", "--option", "allReduceAlgorithm=bogus"), Map.of()));
+        assertTrue(bogus.getMessage().contains("must be auto, ring, doubling or star"), bogus.getMessage());
     }
 
     @Test
