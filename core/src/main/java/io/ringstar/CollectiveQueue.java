@@ -28,7 +28,8 @@ final class CollectiveQueue {
     /** Collectives issued to the background thread and not yet finished. */
     private final AtomicInteger inFlight = new AtomicInteger();
     private ExecutorService worker;
-    private boolean closed;
+    /** Set by {@link #close}; read by the background thread to tell a collective cut short by it. */
+    private volatile boolean closed;
 
     CollectiveQueue(int rank) {
         this.rank = rank;
@@ -63,7 +64,8 @@ final class CollectiveQueue {
                 try {
                     pending.future.complete(body.get());
                 } catch (Throwable e) {
-                    pending.future.completeExceptionally(e);
+                    pending.future.completeExceptionally(closed ? new IllegalStateException(operation + " on rank "
+                            + rank + ": the communicator was closed before the collective completed", e) : e);
                 } finally {
                     inFlight.decrementAndGet();
                 }
@@ -73,6 +75,11 @@ final class CollectiveQueue {
             throw new IllegalStateException(operation + " on rank " + rank + ": the communicator is closed", e);
         }
         return pending;
+    }
+
+    /** Stops taking collectives; those in flight that fail from now on report the close. */
+    void markClosed() {
+        closed = true;
     }
 
     /**

@@ -244,6 +244,8 @@ public final class Communicator implements AutoCloseable {
             return;
         }
         closed = true;
+        // The queue first, so that a collective the closed transport cuts short reports the close.
+        queue.markClosed();
         transport.close();
         if (queue.close(deadlineFromNow())) {
             engine.close();

@@ -106,7 +106,8 @@ class TransportsTest {
         InvalidConfigException e = assertThrows(InvalidConfigException.class,
                 () -> Transports.requireKnownOptions(typo, List.of(threads)));
         assertEquals("configure: option ioThread = 2 (from the configuration's options): no such option for transport"
-                + " netty; the known ones are bucketBytes, checksum, chunkBytes, ioThreads", e.getMessage());
+                + " netty; the known ones are allReduceAlgorithm, bucketBytes, checksum, chunkBytes, ioThreads",
+                e.getMessage());
         DistributedConfig secret = DistributedConfig.builder().option("secrett", "hunter2").build();
         InvalidConfigException hidden = assertThrows(InvalidConfigException.class,
                 () -> Transports.requireKnownOptions(secret, List.of()));

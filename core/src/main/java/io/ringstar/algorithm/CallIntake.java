@@ -34,10 +34,11 @@ abstract class CallIntake extends CallHeaders implements Transport.MessageHandle
     ByteBuffer target;
     int targetOffset;
     /**
-     * The other operand of an addition, read at the target's offsets: the target itself, or where
-     * its values come from.
+     * The other operand of a combination: the target itself, or where its values come from, read
+     * from {@link #operandOffset} as the target is written from {@link #targetOffset}.
      */
     ByteBuffer operand;
+    int operandOffset;
     int divisor;
     private int messageLength;
     private Mode mode;
@@ -128,7 +129,7 @@ abstract class CallIntake extends CallHeaders implements Transport.MessageHandle
             }
             check(messageLength, collected);
             if (action == Action.COMBINE) {
-                Reduction.combine(op, type, target, targetOffset, operand, targetOffset, collected,
+                Reduction.combine(op, type, target, targetOffset, operand, operandOffset, collected,
                         MessageHeader.LENGTH, payloadBytes / type.bytes(), divisor);
             } else if (action == Action.COPY) {
                 Reduction.copy(target, targetOffset, collected, MessageHeader.LENGTH, payloadBytes);
@@ -162,13 +163,13 @@ abstract class CallIntake extends CallHeaders implements Transport.MessageHandle
                 return;
             }
             Reduction.combine(op, type, target, targetOffset + position - size, operand,
-                    targetOffset + position - size, carry, 0, 1, divisor);
+                    operandOffset + position - size, carry, 0, 1, divisor);
             carryHave = 0;
         }
         int whole = (end - at) / size;
         if (whole > 0) {
-            Reduction.combine(op, type, target, targetOffset + position, operand, targetOffset + position, piece, at,
-                    whole, divisor);
+            Reduction.combine(op, type, target, targetOffset + position, operand, operandOffset + position, piece,
+                    at, whole, divisor);
             at += whole * size;
         }
         if (at < end) {

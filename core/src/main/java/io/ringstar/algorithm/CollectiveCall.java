@@ -40,6 +40,8 @@ import java.time.Duration;
  * message in piece by piece, {@code CallHeaders} writes and checks the headers.
  */
 public final class CollectiveCall extends CallIntake implements Transport.MessageHandler {
+    /** The payload of a notice: empty, so one buffer serves every call (the transport allows sharing it). */
+    private static final ByteBuffer NO_PAYLOAD = ByteBuffer.allocateDirect(0);
     /** How long a failing rank spends telling each peer, at most. */
     private static final Duration ABORT_SEND_LIMIT = Duration.ofSeconds(2);
 
@@ -152,6 +154,11 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
         }
     }
 
+    /** Sends a message of {@code kind} and {@code index} that is a header alone (a notice). */
+    public void sendNotice(int destRank, MessageKind messageKind, int index) {
+        send(destRank, messageKind, index, NO_PAYLOAD, 0, 0);
+    }
+
     // ---- receiving ----
 
     /**
@@ -170,7 +177,19 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
      */
     public void receiveReduce(int srcRank, MessageKind messageKind, int index, ByteBuffer into, int byteOffset,
             ByteBuffer plus, int count, int divideBy) {
-        receive(srcRank, messageKind, index, count * type.bytes(), Action.COMBINE, into, plus, byteOffset, divideBy);
+        receive(srcRank, messageKind, index, count * type.bytes(), Action.COMBINE, into, plus, byteOffset, byteOffset,
+                divideBy);
+    }
+
+    /**
+     * Like {@link #receiveReduce(int, MessageKind, int, ByteBuffer, int, ByteBuffer, int, int)}, with
+     * {@code plus} read from {@code plusByteOffset} rather than at the target's offset: for an
+     * algorithm whose operand lies elsewhere than its result (one segment of a larger input, say).
+     */
+    public void receiveReduce(int srcRank, MessageKind messageKind, int index, ByteBuffer into, int byteOffset,
+            ByteBuffer plus, int plusByteOffset, int count, int divideBy) {
+        receive(srcRank, messageKind, index, count * type.bytes(), Action.COMBINE, into, plus, byteOffset,
+                plusByteOffset, divideBy);
     }
 
     /**
@@ -179,16 +198,16 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
      */
     public void receiveCopy(int srcRank, MessageKind messageKind, int index, ByteBuffer into, int byteOffset,
             int byteLength) {
-        receive(srcRank, messageKind, index, byteLength, Action.COPY, into, null, byteOffset, 1);
+        receive(srcRank, messageKind, index, byteLength, Action.COPY, into, null, byteOffset, 0, 1);
     }
 
     /** Like {@link #receiveReduce}, for a message that is a header alone (a notice). */
     public void receiveNotice(int srcRank, MessageKind messageKind, int index) {
-        receive(srcRank, messageKind, index, 0, Action.NONE, null, null, 0, 1);
+        receive(srcRank, messageKind, index, 0, Action.NONE, null, null, 0, 0, 1);
     }
 
     private void receive(int srcRank, MessageKind messageKind, int index, int bytes, Action what, ByteBuffer into,
-            ByteBuffer plus, int byteOffset, int divideBy) {
+            ByteBuffer plus, int byteOffset, int plusByteOffset, int divideBy) {
         this.src = srcRank;
         this.kind = messageKind;
         this.messageIndex = index;
@@ -197,6 +216,7 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
         this.target = into;
         this.operand = plus;
         this.targetOffset = byteOffset;
+        this.operandOffset = plusByteOffset;
         this.divisor = divideBy;
         this.thrown = null;
         if (deadline.passed()) {

@@ -2,6 +2,7 @@ package io.ringstar.checkpoint;
 
 import io.ringstar.tensor.ElementType;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -60,7 +61,7 @@ public record Checkpoint(long step, Map<String, INDArray> tensors, Map<String, S
             }
             if (ElementType.of(tensor.dataType()) == null) {
                 throw new IllegalArgumentException("checkpoint tensor '" + name + "' is " + tensor.dataType()
-                        + "; only FLOAT and DOUBLE are stored");
+                        + "; the types stored are " + Arrays.toString(ElementType.values()));
             }
             if (tensor.rank() > MAX_RANK) {
                 throw new IllegalArgumentException("checkpoint tensor '" + name + "' has " + tensor.rank()

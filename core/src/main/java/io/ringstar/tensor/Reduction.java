@@ -1,19 +1,16 @@
 package io.ringstar.tensor;
 
 import io.ringstar.ReduceOp;
-import java.lang.ref.Reference;
-import java.lang.reflect.Field;
-import java.nio.Buffer;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.ReadOnlyBufferException;
 import java.util.Objects;
 
 /**
  * The element-wise kernels of the collectives, over little-endian buffers at absolute byte
- * offsets. Buffers may be direct or heap, and the source read-only; no kernel changes a buffer's
- * position, limit or mark (callers share buffers), and a call allocates nothing. The destination
- * and source regions of one call must be the same or must not overlap.
+ * offsets, for every {@link ReduceOp} and every {@link ElementType}. Buffers may be direct or
+ * heap, and the source read-only; no kernel changes a buffer's position, limit or mark (callers
+ * share buffers), and a call allocates nothing. The destination and source regions of one call
+ * must be the same or must not overlap.
  *
  * <p>Why blocks: C2 vectorizes an element-wise loop only over arrays that both operands index
  * alike from element 0, since otherwise it cannot rule out that they overlap. Measured on JDK 17
@@ -23,22 +20,33 @@ import java.util.Objects;
  * each kernel copies a block of the destination and of the source into per-thread arrays with
  * {@code Unsafe.copyMemory} (an intrinsic memcpy, which reads heap, read-only and direct buffers
  * alike through their {@code hb} array and {@code address}), computes there vectorized, and
- * copies the block back; the blocks stay in the L1 cache between those passes.
- * {@code ReductionBenchmark} compares the kernels with a plain copy of the same bytes.
+ * copies the block back; the blocks stay in the L1 cache between those passes
+ * ({@link BlockReduction}; the loops: {@link FloatKernels}, {@link IntegerKernels} and, widening
+ * to float32 and back, {@link HalfKernels}). {@code ReductionBenchmark} compares the kernels with
+ * a plain copy of the same bytes.
+ *
+ * <p>Results: FLOAT and DOUBLE round each operation as Java does. HALF and BFLOAT16 are widened
+ * exactly to float32, combined (and divided) there, and rounded to their type once, to nearest
+ * even ({@link HalfFloats}). MIN and MAX are {@code Math.min} and {@code Math.max}: a NaN wins,
+ * and -0 is below +0; where both operands are NaN, the result is one of them, quieted, and which
+ * one Java leaves to the JIT (C2 swaps the operands of a sum or product as it likes). INT and
+ * LONG sums and products wrap around. Error bound: a SUM of n
+ * contributions reduced by n - 1 calls, each rounding its result once (as the ring does hop by
+ * hop), is within {@code n * u * (|x_1| + ... + |x_n|)} of the exact sum, where u, the unit
+ * roundoff of the type, is 2^-11 for HALF, 2^-8 for BFLOAT16, 2^-24 for FLOAT and 2^-53 for
+ * DOUBLE, as long as no partial sum overflows (past 65504 for HALF); an AVG, whose last call
+ * divides by n, is within that bound divided by n (plus half the type's smallest subnormal, where
+ * the average is that small). For 8 values of one sign that is a relative error of at most
+ * 8 * 2^-11, about 0.4 %, for HALF and 8 * 2^-8, about 3 %, for BFLOAT16; where values cancel,
+ * the error is relative to the sum of their magnitudes instead.
  *
  * <p>{@code sun.misc.Unsafe} is in the {@code jdk.unsupported} module, which class-path
  * applications read without any flag. Where it or the JDK fields relied on are missing or mean
  * something else, or on a big-endian machine, the kernels fall back to scalar loops through a
- * little-endian duplicate of each buffer ({@link ScalarReduction}): the same results, slower, and
- * a few objects a call.
+ * little-endian duplicate of each buffer ({@link ScalarReduction}): the same results in every bit
+ * (but for which of two NaNs), slower, and a few objects a call.
  */
 public final class Reduction {
-    /**
-     * Bytes per block: of 4, 8, 16 and 32 KiB, 8 KiB measured best at 1 and 64 MiB (by about a
-     * tenth over 4 KiB); the two blocks of a call then take half of a 32 KiB L1 cache.
-     */
-    static final int BLOCK_BYTES = 8192;
-
     static final int ADD = 0;
     static final int ADD_AND_DIVIDE = 1;
     static final int DIVIDE = 2;
@@ -46,47 +54,8 @@ public final class Reduction {
     static final int MINIMUM = 4;
     static final int MAXIMUM = 5;
 
-    private static final sun.misc.Unsafe UNSAFE;
-    /** Offsets of {@code Buffer.address} and {@code ByteBuffer.hb}, or -1 when unusable. */
-    private static final long ADDRESS_FIELD;
-    private static final long ARRAY_FIELD;
-    private static final long FLOAT_BASE;
-    private static final long DOUBLE_BASE;
-
     /** Whether the block kernels are used, rather than the scalar fallback. */
-    static final boolean ACCELERATED;
-
-    static {
-        sun.misc.Unsafe unsafe = null;
-        long address = -1;
-        long array = -1;
-        long base = 0;
-        long floatBase = 0;
-        long doubleBase = 0;
-        boolean accelerated = false;
-        try {
-            Field field = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
-            field.setAccessible(true);
-            unsafe = (sun.misc.Unsafe) field.get(null);
-            address = unsafe.objectFieldOffset(Buffer.class.getDeclaredField("address"));
-            array = unsafe.objectFieldOffset(ByteBuffer.class.getDeclaredField("hb"));
-            base = unsafe.arrayBaseOffset(byte[].class);
-            floatBase = unsafe.arrayBaseOffset(float[].class);
-            doubleBase = unsafe.arrayBaseOffset(double[].class);
-            accelerated = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN
-                    && layoutAsExpected(unsafe, address, array, base);
-        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
-            accelerated = false;
-        }
-        UNSAFE = accelerated ? unsafe : null;
-        ADDRESS_FIELD = address;
-        ARRAY_FIELD = array;
-        FLOAT_BASE = floatBase;
-        DOUBLE_BASE = doubleBase;
-        ACCELERATED = accelerated;
-    }
-
-    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+    static final boolean ACCELERATED = BlockReduction.AVAILABLE;
 
     private Reduction() {
     }
@@ -97,9 +66,12 @@ public final class Reduction {
     }
 
     /**
-     * {@code dst[i] = (dst[i] + src[i]) / divisor} in one pass over the memory, with the same
-     * result in every bit as {@link #add} followed by {@link #divide}: the sum is rounded to the
-     * type, then the quotient.
+     * {@code dst[i] = (dst[i] + src[i]) / divisor} in one pass over the memory. For FLOAT and
+     * DOUBLE the same result in every bit as {@link #add} followed by {@link #divide}: the sum is
+     * rounded to the type, then the quotient. HALF and BFLOAT16 are rounded once, from float32, as
+     * by {@link #combine}, so they may differ from that in the last bit.
+     *
+     * @throws IllegalArgumentException for a divisor other than 1 and an integer type
      */
     public static void addAndDivide(ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset,
             int count, int divisor) {
@@ -120,8 +92,11 @@ public final class Reduction {
     }
 
     /**
-     * {@code buffer[i] /= divisor} for {@code count} elements of {@code type}; a divisor of 1 leaves
-     * the bits as they are.
+     * {@code buffer[i] /= divisor} for {@code count} elements of a floating-point {@code type}
+     * (HALF and BFLOAT16 divided in float32 and rounded once); a divisor of 1 leaves the bits as
+     * they are, of any type.
+     *
+     * @throws IllegalArgumentException for a divisor other than 1 and an integer type
      */
     public static void divide(ElementType type, ByteBuffer buffer, int offset, int count, int divisor) {
         if (divisor == 1) {
@@ -148,7 +123,8 @@ public final class Reduction {
         apply(kernel, type, dst, dstOffset, a, aOffset, b, bOffset, count, divisor, ACCELERATED);
     }
 
-    private static int kernel(ReduceOp op, ElementType type, int divisor) {
+    /** The kernel of {@code op}; checks the divisor. */
+    static int kernel(ReduceOp op, ElementType type, int divisor) {
         boolean sum = op == ReduceOp.SUM || op == ReduceOp.AVG;
         if (divisor != 1 && (!sum || !type.isFloatingPoint() || divisor < 1)) {
             throw new IllegalArgumentException("cannot divide a " + op + " of " + type + " by " + divisor);
@@ -186,11 +162,15 @@ public final class Reduction {
         if (dst.isReadOnly()) {
             throw new ReadOnlyBufferException();
         }
+        if ((kernel == ADD_AND_DIVIDE || kernel == DIVIDE) && !type.isFloatingPoint()) {
+            throw new IllegalArgumentException("cannot divide " + type + " values by " + divisor);
+        }
         if (count == 0) {
             return;
         }
-        if (accelerated && hasBlockKernel(kernel, type)) {
-            accelerated(kernel, type, dst, dstOffset, first, firstOffset, src, srcOffset, (int) bytes, divisor);
+        if (accelerated) {
+            BlockReduction.apply(kernel, type, dst, dstOffset, first, firstOffset, src, srcOffset, (int) bytes,
+                    divisor);
         } else {
             ScalarReduction.apply(kernel, type, dst, dstOffset, first, firstOffset, src, srcOffset, count, divisor);
         }
@@ -202,137 +182,5 @@ public final class Reduction {
         long bytes = (long) count * type.bytes();
         Objects.checkFromIndexSize(offset, bytes, (long) buffer.capacity());
         return bytes;
-    }
-
-    /** Whether the block kernels below cover this kernel and type; the others run scalar. */
-    private static boolean hasBlockKernel(int kernel, ElementType type) {
-        return kernel <= DIVIDE && (type == ElementType.FLOAT || type == ElementType.DOUBLE);
-    }
-
-    private static void accelerated(int kernel, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer first,
-            int firstOffset, ByteBuffer src, int srcOffset, int bytes, int divisor) {
-        Object dstArray = UNSAFE.getObject(dst, ARRAY_FIELD);
-        long dstAddress = UNSAFE.getLong(dst, ADDRESS_FIELD) + dstOffset;
-        Object firstArray = UNSAFE.getObject(first, ARRAY_FIELD);
-        long firstAddress = UNSAFE.getLong(first, ADDRESS_FIELD) + firstOffset;
-        Object srcArray = null;
-        long srcAddress = 0;
-        if (src != null) {
-            srcArray = UNSAFE.getObject(src, ARRAY_FIELD);
-            srcAddress = UNSAFE.getLong(src, ADDRESS_FIELD) + srcOffset;
-        }
-        Scratch scratch = SCRATCH.get();
-        boolean isFloat = type == ElementType.FLOAT;
-        Object a = isFloat ? scratch.floatsA : scratch.doublesA;
-        Object b = isFloat ? scratch.floatsB : scratch.doublesB;
-        long base = isFloat ? FLOAT_BASE : DOUBLE_BASE;
-        for (int done = 0; done < bytes; done += BLOCK_BYTES) {
-            int length = Math.min(BLOCK_BYTES, bytes - done);
-            UNSAFE.copyMemory(firstArray, firstAddress + done, a, base, length);
-            if (src != null) {
-                UNSAFE.copyMemory(srcArray, srcAddress + done, b, base, length);
-            }
-            if (isFloat) {
-                floats(kernel, (float[]) a, (float[]) b, length >>> 2, divisor);
-            } else {
-                doubles(kernel, (double[]) a, (double[]) b, length >>> 3, divisor);
-            }
-            UNSAFE.copyMemory(a, base, dstArray, dstAddress + done, length);
-        }
-        // The addresses read above are not references: keep direct buffers (and their memory) alive until here.
-        Reference.reachabilityFence(dst);
-        Reference.reachabilityFence(first);
-        Reference.reachabilityFence(src);
-    }
-
-    private static void floats(int kernel, float[] a, float[] b, int count, int divisor) {
-        float by = divisor;
-        if (kernel == ADD) {
-            for (int i = 0; i < count; i++) {
-                a[i] += b[i];
-            }
-        } else if (isPowerOfTwo(divisor)) {
-            // x / 2^k and x * 2^-k are the same real number, so they round to the same float; a
-            // multiplication costs a fraction of a division.
-            float scale = 1f / by;
-            if (kernel == ADD_AND_DIVIDE) {
-                for (int i = 0; i < count; i++) {
-                    a[i] = (a[i] + b[i]) * scale;
-                }
-            } else {
-                for (int i = 0; i < count; i++) {
-                    a[i] *= scale;
-                }
-            }
-        } else if (kernel == ADD_AND_DIVIDE) {
-            for (int i = 0; i < count; i++) {
-                a[i] = (a[i] + b[i]) / by;
-            }
-        } else {
-            for (int i = 0; i < count; i++) {
-                a[i] /= by;
-            }
-        }
-    }
-
-    private static void doubles(int kernel, double[] a, double[] b, int count, int divisor) {
-        double by = divisor;
-        if (kernel == ADD) {
-            for (int i = 0; i < count; i++) {
-                a[i] += b[i];
-            }
-        } else if (isPowerOfTwo(divisor)) {
-            double scale = 1d / by;
-            if (kernel == ADD_AND_DIVIDE) {
-                for (int i = 0; i < count; i++) {
-                    a[i] = (a[i] + b[i]) * scale;
-                }
-            } else {
-                for (int i = 0; i < count; i++) {
-                    a[i] *= scale;
-                }
-            }
-        } else if (kernel == ADD_AND_DIVIDE) {
-            for (int i = 0; i < count; i++) {
-                a[i] = (a[i] + b[i]) / by;
-            }
-        } else {
-            for (int i = 0; i < count; i++) {
-                a[i] /= by;
-            }
-        }
-    }
-
-    /** Powers of two up to 2^30, whose reciprocals are exact normal floats and doubles. */
-    private static boolean isPowerOfTwo(int divisor) {
-        return divisor > 0 && (divisor & (divisor - 1)) == 0;
-    }
-
-    /**
-     * Whether {@code Buffer.address} and {@code ByteBuffer.hb} mean here what the kernels assume
-     * (true of JDK 17 to 25): for a heap buffer, its array and the array offset of its first byte;
-     * for a direct buffer, no array and the address of its first byte.
-     */
-    private static boolean layoutAsExpected(sun.misc.Unsafe unsafe, long addressField, long arrayField, long byteBase) {
-        byte[] array = new byte[16];
-        ByteBuffer heap = ByteBuffer.wrap(array).position(3).slice().asReadOnlyBuffer();
-        boolean heapOk = unsafe.getObject(heap, arrayField) == array
-                && unsafe.getLong(heap, addressField) == byteBase + 3;
-        ByteBuffer direct = ByteBuffer.allocateDirect(16);
-        ByteBuffer directSlice = direct.position(5).slice();
-        direct.put(5, (byte) 42);
-        boolean directOk = unsafe.getObject(directSlice, arrayField) == null
-                && unsafe.getByte(unsafe.getLong(directSlice, addressField)) == 42
-                && unsafe.getLong(directSlice, addressField) == unsafe.getLong(direct, addressField) + 5;
-        Reference.reachabilityFence(direct);
-        return heapOk && directOk;
-    }
-
-    /** One thread's blocks. */
-    private static final class Scratch {
-        final float[] floatsA = new float[BLOCK_BYTES / Float.BYTES];
-        final float[] floatsB = new float[BLOCK_BYTES / Float.BYTES];
-        final double[] doublesA = new double[BLOCK_BYTES / Double.BYTES];
-        final double[] doublesB = new double[BLOCK_BYTES / Double.BYTES];
     }
 }

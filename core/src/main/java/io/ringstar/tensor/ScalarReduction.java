@@ -7,6 +7,7 @@ import static io.ringstar.tensor.Reduction.MAXIMUM;
 import static io.ringstar.tensor.Reduction.MINIMUM;
 import static io.ringstar.tensor.Reduction.MULTIPLY;
 
+import io.ringstar.ReduceOp;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -34,6 +35,12 @@ final class ScalarReduction {
     static void sumAndDivide(ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer a, int aOffset,
             ByteBuffer b, int bOffset, int count, int divisor) {
         Reduction.apply(divisor == 1 ? ADD : ADD_AND_DIVIDE, type, dst, dstOffset, a, aOffset, b, bOffset, count,
+                divisor, false);
+    }
+
+    static void combine(ReduceOp op, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer a, int aOffset,
+            ByteBuffer b, int bOffset, int count, int divisor) {
+        Reduction.apply(Reduction.kernel(op, type, divisor), type, dst, dstOffset, a, aOffset, b, bOffset, count,
                 divisor, false);
     }
 

@@ -68,7 +68,9 @@ class CheckpointDirectoryTest {
         assertEquals(expected.dataType(), actual.dataType(), name);
         assertArrayEquals(expected.shape(), actual.shape(), name);
         assertEquals('c', actual.ordering(), name);
-        if (expected.dataType() == DataType.FLOAT) {
+        if (expected.dataType() == DataType.INT || expected.dataType() == DataType.LONG) {
+            assertArrayEquals(expected.dup('c').data().asLong(), actual.data().asLong(), name);
+        } else if (expected.dataType() != DataType.DOUBLE) {
             assertArrayEquals(expected.dup('c').data().asFloat(), actual.data().asFloat(), name);
         } else {
             assertArrayEquals(expected.dup('c').data().asDouble(), actual.data().asDouble(), name);
@@ -85,6 +87,11 @@ class CheckpointDirectoryTest {
         }
         tensors.put("momentum", doubles);
         tensors.put("scalar", Nd4j.scalar(2.5));
+        // Every other type the collectives move: optimizer state and counters may be any of them.
+        tensors.put("half", floats(5, 7, 2, 3).castTo(DataType.HALF));
+        tensors.put("bfloat16", floats(5, 8, 3, 2).castTo(DataType.BFLOAT16));
+        tensors.put("ints", Nd4j.createFromArray(new int[] {Integer.MIN_VALUE, -1, 0, 7, Integer.MAX_VALUE}));
+        tensors.put("longs", Nd4j.createFromArray(new long[] {Long.MIN_VALUE, (1L << 53) + 1, Long.MAX_VALUE}));
         tensors.put("empty", Nd4j.create(DataType.FLOAT, new long[] {0, 4}, 'c'));
         // Neither of these lies in 'c' order in its memory: both must be written in 'c' order.
         tensors.put("fortran", floats(5, 3, 6, 4).dup('f'));
@@ -406,10 +413,10 @@ class CheckpointDirectoryTest {
 
     @Test
     void whatCannotBeStoredIsRefusedNamingTheEntry() {
-        Map<String, INDArray> ints = Map.of("counts", Nd4j.create(DataType.INT, 3));
+        Map<String, INDArray> shorts = Map.of("counts", Nd4j.create(DataType.SHORT, 3));
         IllegalArgumentException type = assertThrows(IllegalArgumentException.class,
-                () -> new Checkpoint(1, ints, Map.of()));
-        assertTrue(type.getMessage().contains("'counts'") && type.getMessage().contains("INT"), type.getMessage());
+                () -> new Checkpoint(1, shorts, Map.of()));
+        assertTrue(type.getMessage().contains("'counts'") && type.getMessage().contains("SHORT"), type.getMessage());
         IllegalArgumentException step = assertThrows(IllegalArgumentException.class,
                 () -> new Checkpoint(-1, Map.of(), Map.of()));
         assertTrue(step.getMessage().contains("-1"), step.getMessage());

@@ -1,16 +1,29 @@
 package io.ringstar.tensor;
 
+import static io.ringstar.tensor.ReductionCases.assertElements;
+import static io.ringstar.tensor.ReductionCases.assertGuards;
+import static io.ringstar.tensor.ReductionCases.bits;
+import static io.ringstar.tensor.ReductionCases.doubleA;
+import static io.ringstar.tensor.ReductionCases.doubleB;
+import static io.ringstar.tensor.ReductionCases.fill;
+import static io.ringstar.tensor.ReductionCases.floatA;
+import static io.ringstar.tensor.ReductionCases.floatB;
+import static io.ringstar.tensor.ReductionCases.getBits;
+import static io.ringstar.tensor.ReductionCases.putBits;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.ringstar.ReduceOp;
+import io.ringstar.tensor.ReductionCases.Kernel;
+import io.ringstar.tensor.ReductionCases.Memory;
+import io.ringstar.tensor.ReductionCases.Path;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.ReadOnlyBufferException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -21,183 +34,23 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 class ReductionTest {
 
-    private static final byte GUARD = (byte) 0x5A;
     /** Offsets that are multiples of neither 4 nor 8, so no element is aligned. */
     private static final int DST_OFFSET = 13;
     private static final int SRC_OFFSET = 6;
     private static final int TAIL = 16;
-    private static final int[] COUNTS = {0, 1, 2, 7, 15, 16, 17, 1000, 4099, 100003};
-
-    /** How a test buffer is made; slices start 3 bytes into their memory, so their array offset or address is odd. */
-    enum Memory {
-        HEAP, DIRECT, HEAP_SLICE, DIRECT_SLICE;
-
-        ByteBuffer allocate(int bytes) {
-            ByteBuffer buffer = switch (this) {
-                case HEAP -> ByteBuffer.allocate(bytes);
-                case DIRECT -> ByteBuffer.allocateDirect(bytes);
-                case HEAP_SLICE -> ByteBuffer.allocate(bytes + 3).position(3).slice();
-                case DIRECT_SLICE -> ByteBuffer.allocateDirect(bytes + 3).position(3).slice();
-            };
-            byte[] guards = new byte[bytes];
-            Arrays.fill(guards, GUARD);
-            buffer.put(0, guards);
-            // The kernels read and write little-endian whatever the buffer's order.
-            return buffer.order(ByteOrder.BIG_ENDIAN);
-        }
-    }
-
-    /** The two implementations: the one in use on this JVM, and the scalar fallback. */
-    enum Path {
-        ACCELERATED, SCALAR;
-
-        void add(ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset, int count) {
-            if (this == ACCELERATED) {
-                Reduction.add(type, dst, dstOffset, src, srcOffset, count);
-            } else {
-                ScalarReduction.add(type, dst, dstOffset, src, srcOffset, count);
-            }
-        }
-
-        void addAndDivide(ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset, int count,
-                int divisor) {
-            if (this == ACCELERATED) {
-                Reduction.addAndDivide(type, dst, dstOffset, src, srcOffset, count, divisor);
-            } else {
-                ScalarReduction.addAndDivide(type, dst, dstOffset, src, srcOffset, count, divisor);
-            }
-        }
-
-        void divide(ElementType type, ByteBuffer buffer, int offset, int count, int divisor) {
-            if (this == ACCELERATED) {
-                Reduction.divide(type, buffer, offset, count, divisor);
-            } else {
-                ScalarReduction.divide(type, buffer, offset, count, divisor);
-            }
-        }
-    }
-
-    /** One kernel call: add (divisor 0), addAndDivide, or divide alone. */
-    record Kernel(String name, int divisor) {
-        static final List<Kernel> ALL = List.of(new Kernel("add", 0), new Kernel("addAndDivide", 1),
-                new Kernel("addAndDivide", 3), new Kernel("addAndDivide", 4), new Kernel("addAndDivide", 7),
-                new Kernel("divide", 3), new Kernel("divide", 4));
-
-        void run(Path path, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset, int count) {
-            switch (name) {
-                case "add" -> path.add(type, dst, dstOffset, src, srcOffset, count);
-                case "addAndDivide" -> path.addAndDivide(type, dst, dstOffset, src, srcOffset, count, divisor);
-                default -> path.divide(type, dst, dstOffset, count, divisor);
-            }
-        }
-
-        /** The closed form, element by element, rounded as Java rounds each operation. */
-        long expectedBits(ElementType type, int i) {
-            if (type == ElementType.FLOAT) {
-                float value = switch (name) {
-                    case "add" -> floatA(i) + floatB(i);
-                    case "addAndDivide" -> (floatA(i) + floatB(i)) / divisor;
-                    default -> floatA(i) / divisor;
-                };
-                return Float.floatToRawIntBits(value) & 0xFFFF_FFFFL;
-            }
-            double value = switch (name) {
-                case "add" -> doubleA(i) + doubleB(i);
-                case "addAndDivide" -> (doubleA(i) + doubleB(i)) / divisor;
-                default -> doubleA(i) / divisor;
-            };
-            return Double.doubleToRawLongBits(value);
-        }
-
-        @Override
-        public String toString() {
-            return name.equals("add") ? name : name + " by " + divisor;
-        }
-    }
+    /** Around the blocks: 2048 floats or 4096 halves are 8 KiB, 1024 doubles or 2048 halves are 4 KiB. */
+    private static final int[] COUNTS = {0, 1, 2, 7, 15, 17, 1000, 1023, 1025, 2047, 2049, 4099, 10007, 100003};
+    /** Above this count, a few memory combinations stand for all of them (the block loop is the same). */
+    private static final int FULL_SWEEP = 4099;
 
     static Stream<Arguments> typesAndCounts() {
         List<Arguments> cases = new ArrayList<>();
-        for (ElementType type : new ElementType[] {ElementType.FLOAT, ElementType.DOUBLE}) {
+        for (ElementType type : ElementType.values()) {
             for (int count : COUNTS) {
                 cases.add(Arguments.of(type, count));
             }
         }
         return cases.stream();
-    }
-
-    // Values with no pattern in their low bits, a few near the subnormal range, so that a kernel
-    // that multiplied by the reciprocal of 3 or 7 instead of dividing, or added in another order,
-    // would round some of them differently.
-
-    private static float floatA(int i) {
-        return i % 97 == 5 ? Float.MIN_NORMAL * (i % 11 + 1) : i * 0.37f - 11.5f;
-    }
-
-    private static float floatB(int i) {
-        return i % 97 == 5 ? -Float.MIN_NORMAL * 0.75f : 1f / (i + 3) + (i % 5) * 1e6f;
-    }
-
-    private static double doubleA(int i) {
-        return i % 97 == 5 ? Double.MIN_NORMAL * (i % 11 + 1) : i * 0.1 - Math.PI;
-    }
-
-    private static double doubleB(int i) {
-        return i % 97 == 5 ? -Double.MIN_NORMAL * 0.75 : Math.sqrt(i + 2) * ((i & 1) == 0 ? 1 : -1e-9);
-    }
-
-    private static void fill(ElementType type, ByteBuffer buffer, int offset, int count, boolean first) {
-        for (int i = 0; i < count; i++) {
-            if (type == ElementType.FLOAT) {
-                putBits(buffer, offset + 4 * i, 4, Float.floatToRawIntBits(first ? floatA(i) : floatB(i)));
-            } else {
-                putBits(buffer, offset + 8 * i, 8, Double.doubleToRawLongBits(first ? doubleA(i) : doubleB(i)));
-            }
-        }
-    }
-
-    /** Little-endian, independently of the buffer's order and of the code under test. */
-    private static void putBits(ByteBuffer buffer, int at, int bytes, long bits) {
-        for (int b = 0; b < bytes; b++) {
-            buffer.put(at + b, (byte) (bits >>> (8 * b)));
-        }
-    }
-
-    private static long getBits(ByteBuffer buffer, int at, int bytes) {
-        long bits = 0;
-        for (int b = bytes - 1; b >= 0; b--) {
-            bits = (bits << 8) | (buffer.get(at + b) & 0xFF);
-        }
-        return bits;
-    }
-
-    private static long sourceBits(ElementType type, int i) {
-        return type == ElementType.FLOAT ? Float.floatToRawIntBits(floatB(i)) & 0xFFFF_FFFFL
-                : Double.doubleToRawLongBits(doubleB(i));
-    }
-
-    /** Up to the capacity: a test may have moved the buffer's limit. */
-    private static void assertGuards(ByteBuffer buffer, int from, int to, String context) {
-        ByteBuffer all = buffer.duplicate().clear();
-        for (int i = 0; i < all.capacity(); i++) {
-            if (i < from || i >= to) {
-                assertEquals(GUARD, all.get(i),
-                        "byte " + i + " outside [" + from + ", " + to + ") was written: " + context);
-            }
-        }
-    }
-
-    private static void assertElements(ElementType type, ByteBuffer buffer, int offset, int count, String context,
-            java.util.function.IntToLongFunction expected) {
-        int size = type.bytes();
-        ByteBuffer all = buffer.duplicate().clear();
-        for (int i = 0; i < count; i++) {
-            long actual = getBits(all, offset + size * i, size);
-            long wanted = expected.applyAsLong(i);
-            if (actual != wanted) {
-                assertEquals(Long.toHexString(wanted), Long.toHexString(actual),
-                        "element " + i + " of " + count + ": " + context);
-            }
-        }
     }
 
     @Test
@@ -216,10 +69,13 @@ class ReductionTest {
             for (Memory dstMemory : Memory.values()) {
                 for (Memory srcMemory : Memory.values()) {
                     for (boolean readOnly : new boolean[] {false, true}) {
-                        if (path == Path.SCALAR && (dstMemory != srcMemory || count > 4099)) {
+                        if (path == Path.SCALAR && (dstMemory != srcMemory || count > 10007)) {
                             continue; // the fallback has no memory-specific code: a few combinations do
                         }
-                        for (Kernel kernel : Kernel.ALL) {
+                        if (count > FULL_SWEEP && !sampled(dstMemory, srcMemory, readOnly)) {
+                            continue;
+                        }
+                        for (Kernel kernel : Kernel.of(type)) {
                             String context = path + " " + kernel + " " + type + " into " + dstMemory
                                     + " from " + srcMemory + (readOnly ? " read-only" : "");
                             ByteBuffer dst = dstMemory.allocate(DST_OFFSET + bytes + TAIL);
@@ -232,9 +88,9 @@ class ReductionTest {
 
                             kernel.run(path, type, dst, DST_OFFSET, src, SRC_OFFSET, count);
 
-                            assertElements(type, dst, DST_OFFSET, count, context, i -> kernel.expectedBits(type, i));
+                            assertElements(type, dst, DST_OFFSET, count, context, i -> kernel.expectedAt(type, i));
                             assertElements(type, src, SRC_OFFSET, count, context + " (source)",
-                                    i -> sourceBits(type, i));
+                                    i -> bits(type, i, false));
                             assertGuards(dst, DST_OFFSET, DST_OFFSET + bytes, context);
                             assertGuards(src, SRC_OFFSET, SRC_OFFSET + bytes, context + " (source)");
                             assertEquals(2, dst.position(), context);
@@ -249,6 +105,11 @@ class ReductionTest {
         }
     }
 
+    /** Six of the 32 combinations of memory and read-only, every memory at least once on either side. */
+    private static boolean sampled(Memory dst, Memory src, boolean readOnly) {
+        return (dst.ordinal() + 3 * src.ordinal() + (readOnly ? 1 : 0)) % 5 == 0;
+    }
+
     @ParameterizedTest
     @MethodSource("typesAndCounts")
     void sourceAndDestinationInOneBuffer(ElementType type, int count) {
@@ -257,14 +118,14 @@ class ReductionTest {
         int srcOffset = DST_OFFSET + bytes + 5;
         for (Path path : Path.values()) {
             for (Memory memory : Memory.values()) {
-                for (Kernel kernel : Kernel.ALL) {
+                for (Kernel kernel : Kernel.of(type)) {
                     String context = path + " " + kernel + " " + type + " within one " + memory;
                     ByteBuffer buffer = memory.allocate(srcOffset + bytes + TAIL);
                     fill(type, buffer, DST_OFFSET, count, true);
                     fill(type, buffer, srcOffset, count, false);
                     kernel.run(path, type, buffer, DST_OFFSET, buffer.asReadOnlyBuffer(), srcOffset, count);
-                    assertElements(type, buffer, DST_OFFSET, count, context, i -> kernel.expectedBits(type, i));
-                    assertElements(type, buffer, srcOffset, count, context + " (source)", i -> sourceBits(type, i));
+                    assertElements(type, buffer, DST_OFFSET, count, context, i -> kernel.expectedAt(type, i));
+                    assertElements(type, buffer, srcOffset, count, context + " (source)", i -> bits(type, i, false));
                     assertGuards(buffer, DST_OFFSET, srcOffset + bytes, context);
                 }
             }
@@ -410,11 +271,15 @@ class ReductionTest {
                 Reduction.add(ElementType.FLOAT, dst, DST_OFFSET, src, SRC_OFFSET, 5000);
                 Reduction.addAndDivide(ElementType.DOUBLE, dst, DST_OFFSET, src, SRC_OFFSET, 50, 3);
                 Reduction.divide(ElementType.DOUBLE, dst, DST_OFFSET, 50, 3);
+                Reduction.combine(ReduceOp.AVG, ElementType.HALF, dst, DST_OFFSET, dst, DST_OFFSET, src, SRC_OFFSET,
+                        50, 3);
+                Reduction.combine(ReduceOp.MAX, ElementType.LONG, dst, DST_OFFSET, dst, DST_OFFSET, src, SRC_OFFSET,
+                        50, 1);
             }
             allocated = counter.getThreadAllocatedBytes(Thread.currentThread().getId()) - before;
         }
         // Round 0 warms up; the views the kernels used to make cost 240 bytes a call.
-        assertTrue(allocated < calls, allocated + " bytes allocated by " + 3 * calls + " calls");
+        assertTrue(allocated < calls, allocated + " bytes allocated by " + 5 * calls + " calls");
     }
 
     @ParameterizedTest

@@ -1,6 +1,8 @@
 package io.ringstar.bench.jmh;
 
+import io.ringstar.ReduceOp;
 import io.ringstar.tensor.ElementType;
+import io.ringstar.tensor.HalfFloats;
 import io.ringstar.tensor.Reduction;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -26,6 +28,11 @@ import org.openjdk.jmh.annotations.State;
  * <p>Each result has a secondary score {@code :bytes}, the buffer bytes processed per second
  * (divide by 1e9 for GB/s); compare those of the kernels and {@code copy} at one size and one
  * {@code memory}. The primary score counts calls, which differ in bytes between sizes.
+ *
+ * <p>{@code combine} is {@link Reduction#combine} of every op and element type (its own
+ * parameters {@code op} and {@code type}, in {@link Combine}, so the other benchmarks are not
+ * multiplied by them), in place like {@code add}: e.g.
+ * {@code ringstar jmh ReductionBenchmark.combine -p type=HALF,INT -p op=SUM,MAX}.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
@@ -51,8 +58,8 @@ public class ReductionBenchmark extends BenchmarkDefaults {
     @Param({"3"})
     public int divisor;
 
-    private ByteBuffer dst;
-    private ByteBuffer src;
+    ByteBuffer dst;
+    ByteBuffer src;
 
     /** Buffer bytes processed, reported by JMH per second as the score {@code :bytes}. */
     @State(Scope.Thread)
@@ -106,6 +113,60 @@ public class ReductionBenchmark extends BenchmarkDefaults {
     @Benchmark
     public void addAndDivideDouble(Bytes counter) {
         Reduction.addAndDivide(ElementType.DOUBLE, dst, 0, src, 0, bytes / Double.BYTES, divisor);
+        counter.bytes += bytes;
+    }
+
+    /** The op and element type of {@code combine}, whose source it fills with values of that type. */
+    @State(Scope.Thread)
+    public static class Combine {
+        /** A {@link ReduceOp}; AVG divides by {@code divisor}. */
+        @Param({"SUM", "MAX", "PROD"})
+        public String op;
+
+        /** An {@link ElementType}. */
+        @Param({"FLOAT", "DOUBLE", "HALF", "BFLOAT16", "INT", "LONG"})
+        public String type;
+
+        ReduceOp reduceOp;
+        ElementType elementType;
+        int count;
+        int divisor;
+
+        /**
+         * Fills the source with 1 for PROD (the destination, from 0, stays 0) and 1e-3 (3 for
+         * integers) otherwise: sums grow slowly, or stop growing once 1e-3 is below half a unit
+         * in the last place of a 16-bit float, and no value becomes subnormal or infinite.
+         */
+        @Setup(Level.Trial)
+        public void fill(ReductionBenchmark buffers) {
+            reduceOp = ReduceOp.valueOf(op);
+            elementType = ElementType.valueOf(type);
+            count = buffers.bytes / elementType.bytes();
+            divisor = reduceOp == ReduceOp.AVG ? buffers.divisor : 1;
+            double value = reduceOp == ReduceOp.PROD ? 1 : elementType.isFloatingPoint() ? 1e-3 : 3;
+            for (int i = 0; i < count; i++) {
+                put(elementType, buffers.src, i * elementType.bytes(), value);
+            }
+        }
+    }
+
+    /** Writes {@code value} as one element of {@code type} at byte {@code at}. */
+    static void put(ElementType type, ByteBuffer buffer, int at, double value) {
+        switch (type) {
+            case FLOAT -> buffer.putFloat(at, (float) value);
+            case DOUBLE -> buffer.putDouble(at, value);
+            case HALF -> buffer.putShort(at, HalfFloats.floatToHalf((float) value));
+            case BFLOAT16 -> buffer.putShort(at, HalfFloats.floatToBfloat16((float) value));
+            case INT -> buffer.putInt(at, (int) value);
+            case LONG -> buffer.putLong(at, (long) value);
+            default -> throw new IllegalArgumentException("no value of " + type);
+        }
+    }
+
+    @Benchmark
+    public void combine(Combine combine, Bytes counter) {
+        Reduction.combine(combine.reduceOp, combine.elementType, dst, 0, dst, 0, src, 0, combine.count,
+                combine.divisor);
         counter.bytes += bytes;
     }
 

@@ -41,15 +41,17 @@ class GradientBucketsTest {
         List<Transport> group = InProcessTransport.createGroup(1, Duration.ofSeconds(10));
         DistributedConfig config = DistributedConfig.builder().worldSize(1).rank(0).transport("inproc").build();
         try (Communicator comm = new Communicator(config, group.get(0))) {
-            // 1 MiB = 262 144 floats: the first bucket closes before the gradient that would pass it.
+            // 1 MiB = 262 144 floats: the first bucket closes before the gradient that would pass it;
+            // the 8 MB gradient is larger than a bucket of 4 MiB, so it has one of its own, and the
+            // last small one cannot join it.
             INDArray a = Nd4j.create(DataType.FLOAT, 200_000);
             INDArray b = Nd4j.create(DataType.FLOAT, 100_000);
             INDArray c = Nd4j.create(DataType.FLOAT, 10);
             INDArray d = Nd4j.create(DataType.DOUBLE, 1_000_000);
             INDArray e = Nd4j.create(DataType.FLOAT, 10);
             GradientBuckets buckets = new GradientBuckets(comm, 4L << 20, a, b, c, d, e);
-            assertEquals(3, buckets.bucketCount());
-            assertArrayEquals(new int[] {0, 1, 1, 2, 2},
+            assertEquals(4, buckets.bucketCount());
+            assertArrayEquals(new int[] {0, 1, 1, 2, 3},
                     new int[] {buckets.bucketOf(0), buckets.bucketOf(1), buckets.bucketOf(2), buckets.bucketOf(3),
                             buckets.bucketOf(4)});
         }
