@@ -139,14 +139,14 @@ class CommunicatorBenchTest {
         assertTrue(bogus.getMessage().contains("must be auto, ring, doubling or star"), bogus.getMessage());
     }
 
-    @Test
-    void aSweepOfTheCommunicatorIsRightOnEveryRank() throws IOException {
+    /** Runs {@code bench} with {@code args} and its CSV output; returns the CSV's rows after checking the status. */
+    private List<Map<String, String>> sweep(String... args) throws IOException {
         Path csv = directory.resolve("comm.csv");
         CapturedOutput output = new CapturedOutput();
-        int status = output.run(new Main(List.of(new BenchCommand(Map.of()))), "bench", "--transport", "inproc",
-                "--world-size", "3", "--algorithm", "comm", "--op", CommunicatorSweepOps.OPS, "--option",
-                "allReduceAlgorithm=ring", "--min-bytes", "8", "--max-bytes", "256", "--iters", "3", "--warmup", "1",
-                "--timeout", "30", "--output", csv.toString());
+        List<String> command = new ArrayList<>(List.of("bench"));
+        command.addAll(List.of(args));
+        command.addAll(List.of("--iters", "3", "--warmup", "1", "--timeout", "30", "--output", csv.toString()));
+        int status = output.run(new Main(List.of(new BenchCommand(Map.of()))), command.toArray(String[]::new));
         assertEquals(0, status, output.out() + output.err());
         List<String> lines = Files.readAllLines(csv, StandardCharsets.UTF_8);
         String[] columns = lines.get(0).split(",");
@@ -159,14 +159,22 @@ class CommunicatorBenchTest {
             }
             rows.add(row);
         }
-        List<String> ops = List.of(CommunicatorSweepOps.OPS.split(","));
+        return rows;
+    }
+
+    @Test
+    void aSweepOfTheCommunicatorIsRightOnEveryRank() throws IOException {
+        List<Map<String, String>> rows = sweep("--transport", "inproc", "--world-size", "3", "--algorithm", "comm",
+                "--op", "all", "--min-bytes", "8", "--max-bytes", "256");
+        List<String> ops = List.of("allreduce", "allgather", "reducescatter", "broadcast", "reduce");
         for (String op : ops) {
             // 8 .. 256 B: 6 sizes, less those that hold no float per rank (8 B at 3 ranks for the per-rank ops).
             long expected = op.equals("allgather") || op.equals("reducescatter") ? 5 : 6;
             assertEquals(expected, rows.stream().filter(row -> row.get("op").equals(op)).count(), op);
         }
         for (Map<String, String> row : rows) {
-            assertEquals("comm-ring", row.get("algorithm"));
+            // Automatic: recursive doubling at these sizes and 3 ranks.
+            assertEquals("comm", row.get("algorithm"));
             assertEquals("0", row.get("wrong"), row.toString());
             long size = Long.parseLong(row.get("size_bytes"));
             assertEquals(size / 4, Long.parseLong(row.get("count")));
@@ -175,6 +183,19 @@ class CommunicatorBenchTest {
                 assertEquals(0, size % (3 * 4), "a whole number of floats per rank: " + row);
             }
             assertEquals(op.busBandwidthFactor(3), Double.parseDouble(row.get("bus_factor")), 1e-5);
+        }
+    }
+
+    /** Over Netty, the ring forced, 4 ranks and messages cut into 256-byte chunks. */
+    @Test
+    void theRingForcedOverNettyInChunksIsRightToo() throws IOException {
+        List<Map<String, String>> rows = sweep("--transport", "netty", "--world-size", "4", "--algorithm", "comm",
+                "--op", "all", "--option", "allReduceAlgorithm=ring", "--chunk-bytes", "256", "--min-bytes", "1K",
+                "--max-bytes", "4K", "--type", "double");
+        assertEquals(5 * 3, rows.size(), "five ops, three sizes: " + rows);
+        for (Map<String, String> row : rows) {
+            assertEquals("comm-ring", row.get("algorithm"));
+            assertEquals("0", row.get("wrong"), row.toString());
         }
     }
 }

@@ -38,7 +38,7 @@ class OverlapTrainingTest {
         // 1 KiB buckets: the loss, dW2 [32,10], db2 with db1 [1,32], and dW1 [32,32] apart: several buckets.
         Trainer trainer = new Trainer(settings, Algorithm.RING, new PrintStream(printed, true, StandardCharsets.UTF_8))
                 .withOverlap(new OverlapSettings(true, 1024));
-        int ranks = 2;
+        int ranks = 3;
         TrainGroup.Result result = TrainGroup.run(ranks, TIMEOUT, trainer);
 
         float[] expected = single.summary().lossCurve();

@@ -87,10 +87,11 @@ public final class MpiRatioTables {
         TreeSet<Integer> worldSizes = new TreeSet<>();
         TreeSet<Long> sizes = new TreeSet<>();
         for (ResultRow row : rows) {
-            byKey.put(key(row.worldSize(), row.type(), row.sizeBytes(), row.algorithm(), row.op(), row.transport()),
+            byKey.put(key(row.worldSize(), row.type(), sizeRow(row.sizeBytes()), row.algorithm(), row.op(),
+                    row.transport()),
                     row);
             worldSizes.add(row.worldSize());
-            sizes.add(row.sizeBytes());
+            sizes.add(sizeRow(row.sizeBytes()));
         }
         StringBuilder text = new StringBuilder();
         render(text, PAIRS, "", byKey, worldSizes, sizes);
@@ -125,9 +126,21 @@ public final class MpiRatioTables {
                     }
                 }
                 text.append("\n**World size ").append(n).append(", ").append(type).append(titleSuffix)
-                        .append("** (busbw ringstar ÷ busbw Open MPI)\n\n").append(table.render());
+                        .append("** (busbw ringstar ÷ busbw Open MPI").append(pairs == COMMUNICATOR_PAIRS
+                                ? "; allgather and reducescatter at the size rounded down to whole elements per rank"
+                                : "").append(")\n\n").append(table.render());
             }
         }
+    }
+
+    /**
+     * The table row of a size: the power of two at or above it. All-gather and reduce-scatter round
+     * the sweep's power-of-two sizes down to whole elements per rank (1020 B for 1 KiB of floats at 3
+     * ranks), always to more than half of it, so they share the row of the size they came from (both
+     * sides round alike, so the pair compares equal sizes).
+     */
+    static long sizeRow(long sizeBytes) {
+        return sizeBytes <= 1 ? sizeBytes : Long.highestOneBit(sizeBytes - 1) << 1;
     }
 
     /** ringstar's busbw ÷ Open MPI's with 3 significant digits; empty when either is missing or Open MPI's is 0. */

@@ -54,16 +54,25 @@ class MpiRatioTablesTest {
                 Fixtures.row(3, "netty", "float", "comm-ring", "broadcast", 1024, 1, 3));
         String expected = """
 
-                **World size 3, float, Communicator** (busbw ringstar ÷ busbw Open MPI)
+                **World size 3, float, Communicator** (busbw ringstar ÷ busbw Open MPI; allgather and reducescatter \
+                at the size rounded down to whole elements per rank)
 
                 | size | allreduce ÷ Allreduce, Netty ÷ tcp | allgather ÷ Allgather, Netty ÷ tcp \
                 | reducescatter ÷ Reduce_scatter_block, Netty ÷ tcp | reduce ÷ Reduce, Netty ÷ tcp |
                 |---:|---:|---:|---:|---:|
-                | 1020 B |  | 0.25 | 2 |  |
-                | 1 KiB | 0.5 |  |  | 0.25 |
+                | 1 KiB | 0.5 | 0.25 | 2 | 0.25 |
                 """;
         assertEquals(expected, MpiRatioTables.render(rows));
         assertEquals(15, MpiRatioTables.COMMUNICATOR_PAIRS.size(), "five ops over three transports");
+    }
+
+    @Test
+    void aRoundedSizeSharesThePowerOfTwosRow() {
+        assertEquals(1024, MpiRatioTables.sizeRow(1020));
+        assertEquals(1024, MpiRatioTables.sizeRow(1024));
+        assertEquals(16, MpiRatioTables.sizeRow(12));
+        assertEquals(4L << 20, MpiRatioTables.sizeRow((4L << 20) - 4));
+        assertEquals(1, MpiRatioTables.sizeRow(1));
     }
 
     @Test
