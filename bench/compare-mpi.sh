@@ -1,21 +1,29 @@
 #!/usr/bin/env bash
 # ringstar side by side with Open MPI on this machine, ranks as processes, in one run:
 #   - Open MPI (bench/mpi/collectives.c) over shared memory (btl vader, or sm on Open MPI 5) and
-#     over TCP on loopback (btl tcp, interface lo): MPI_Allreduce, MPI_Reduce + MPI_Bcast, MPI_Bcast;
+#     over TCP on loopback (btl tcp, interface lo): MPI_Allreduce, MPI_Reduce + MPI_Bcast, MPI_Bcast,
+#     and (with --comm yes) MPI_Reduce, MPI_Allgather and MPI_Reduce_scatter_block;
 #   - ringstar's sweep (`ringstar launch --nproc N -- bench ...`): ring all-reduce, star
-#     reduceGradients and broadcastParams over Netty (TCP on loopback), Aeron UDP on loopback (an
+#     reduceGradients and broadcastParams, and (with --comm yes) the Communicator's allreduce,
+#     allgather, reducescatter, broadcast and reduce (`bench --algorithm comm --op all`, its
+#     all-reduce algorithm chosen by size), over Netty (TCP on loopback), Aeron UDP on loopback (an
 #     embedded driver per rank) and Aeron IPC (every rank a client of one SharedMediaDriver);
 # at the same sizes, types and world sizes, all written in one CSV (the columns of `ringstar bench
 # --output x.csv`, see its --help); then prints the busbw ratio ringstar / Open MPI per size: ring
 # vs MPI_Allreduce, star reduce vs MPI_Reduce + MPI_Bcast, star broadcast vs MPI_Bcast; Netty and
-# Aeron UDP vs Open MPI's TCP, Aeron IPC vs its shared memory. A ratio above 1 means ringstar moved the bytes faster.
+# Aeron UDP vs Open MPI's TCP, Aeron IPC vs its shared memory; then, in tables of their own, the
+# communicator's allreduce vs MPI_Allreduce, allgather vs MPI_Allgather, reducescatter vs
+# MPI_Reduce_scatter_block, broadcast vs MPI_Bcast and reduce vs MPI_Reduce. A ratio above 1 means
+# ringstar moved the bytes faster. All-gather's size is the gathered result, reduce-scatter's the
+# input (nccl-tests' convention), both rounded down to whole elements per rank.
 #
 # Usage: bench/compare-mpi.sh [--world-sizes 2,3,4] [--min-bytes 4] [--max-bytes 64M] [--runs 1]
 #          [--type float|double|both] [--transports netty,aeron-udp,aeron-ipc] [--iters N]
-#          [--warmup N] [--out DIR]
+#          [--warmup N] [--comm yes|no] [--out DIR]
 # --iters and --warmup go to both sides; by default each picks them per size (the warm-up moves
 # about 32 MiB in at most 2000 calls, or a fifth of the timed calls if more; ringstar's bench also
-# warms the JIT up once, before its first row, with 20 000 small calls).
+# warms the JIT up once, before its first row, with 20 000 small calls). --comm no leaves the
+# communicator and its Open MPI counterparts out (default yes).
 #        bench/compare-mpi.sh --ratios FILE.csv     (only print the ratios of an earlier run's CSV)
 # Aeron options for every Aeron rank go in AERON_OPTS, e.g. AERON_OPTS='--option aeron.termLength=16M'.
 # Writes DIR/compare-run<R>.csv and DIR/ratios-run<R>.md (default DIR bench/results/compare-mpi).
@@ -25,8 +33,13 @@ set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 
 world_sizes=2,3,4 min_bytes=4 max_bytes=64M runs=1 type=both transports=netty,aeron-udp,aeron-ipc
-iters='' warmup='' out=bench/results/compare-mpi ratios=''
-parse_flags "world-sizes min-bytes max-bytes runs type transports iters warmup out ratios" "$@"
+iters='' warmup='' comm=yes out=bench/results/compare-mpi ratios=''
+parse_flags "world-sizes min-bytes max-bytes runs type transports iters warmup comm out ratios" "$@"
+case $comm in
+  yes) mpi_ops=(--ops all) ringstar_launches=("ps all" "ring reduce" "comm all") ;;
+  no) mpi_ops=() ringstar_launches=("ps all" "ring reduce") ;;
+  *) echo "compare-mpi.sh: --comm is yes or no, was '$comm'" >&2; exit 2 ;;
+esac
 
 # The ratio tables are `ringstar report compare-mpi`'s: a table per world size and type, a row per
 # size, a column per pair of ringstar's operation and transport and Open MPI's that the CSV has.
@@ -70,11 +83,13 @@ mpi() {
   # The time limit is the one ringstar's launches get; --foreground keeps mpirun in this terminal's
   # process group, so Ctrl-C still reaches it, and mpirun stops its ranks when it gets SIGTERM.
   timeout --foreground -k 30 1800 mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$n" \
-    --mca pml ob1 --mca btl "$@" bench/target/mpi/collectives "${sweep[@]}" --transport "$label" --output "$csv"
+    --mca pml ob1 --mca btl "$@" bench/target/mpi/collectives "${sweep[@]}" "${mpi_ops[@]}" --transport "$label" \
+    --output "$csv"
 }
 
 # ringstar LABEL TRANSPORT N CSV: ringstar's sweep as N processes, in two launches: the star's
-# reduce and broadcast, then the ring's reduce (its broadcast has no Open MPI row to compare with).
+# reduce and broadcast, then the ring's reduce (its broadcast has no Open MPI row to compare with);
+# with --comm yes a third, the communicator's five operations.
 # Rank 0 writes the rows, whose transport column is then set to LABEL (aeron-udp and aeron-ipc are
 # both `aeron` to ringstar). Returns 1 when a launch failed; the rows a failed launch still wrote
 # (rank 0 writes them before it exits 1 on wrong elements) are kept, so their `wrong` shows.
@@ -84,7 +99,7 @@ ringstar() {
   local raws=() extra=()
   # Options for this launch's bench (RINGSTAR_ARGS, set by the callers below), split into words.
   read -r -a extra <<< "${RINGSTAR_ARGS:-}"
-  for pair in "ps all" "ring reduce"; do
+  for pair in "${ringstar_launches[@]}"; do
     read -r algorithm op <<< "$pair"
     raw=${csv%.csv}-$algorithm.csv
     # A file left by an interrupted run must not pass for this launch's.

@@ -9,12 +9,25 @@
  *                                             MPI_Bcast of the average (the star's reduceGradients)
  *   algorithm mpi,              op broadcast: MPI_Bcast from rank 0 (the star's broadcastParams)
  *
+ * and with --ops comm or all, those of the Communicator's that these do not cover already (its
+ * allreduce is MPI_Allreduce above, its broadcast MPI_Bcast):
+ *
+ *   algorithm mpi-reduce,       op reduce:    MPI_Reduce(SUM) to rank 0, rank 0 divides by n
+ *                                             (the communicator's reduce to rank 0 with AVG)
+ *   algorithm mpi,              op allgather: MPI_Allgather of size/n bytes per rank; the size is
+ *                                             the gathered result, as nccl-tests counts it
+ *   algorithm mpi,              op reducescatter: MPI_Reduce_scatter_block(SUM) of size bytes,
+ *                                             size/n per rank, each divided by n (reduceScatter AVG)
+ *
+ * All-gather and reduce-scatter round the size down to a whole number of elements per rank (and
+ * skip a size with none), as `ringstar bench --algorithm comm` does, so the rows meet.
  * For every size (powers of two from --min-bytes to --max-bytes) and type, each operation is
  * first called once and its result checked against a closed form (wrong elements are summed over
  * the ranks into the column `wrong`); then come the warm-up calls, one barrier, and the timed
  * calls. Each timed call is timed on its own on every rank; a call's time is the largest over the
  * ranks, and p50/p99 are taken over those. busbw = size / p50 * bus_factor, with bus_factor
- * 2(n-1)/n for reduce and 1 for broadcast (nccl-tests' definition). Heap and off-heap peaks are a
+ * 2(n-1)/n for the all-reduce and Reduce + Bcast, (n-1)/n for all-gather and reduce-scatter, 1 for
+ * broadcast and reduce (nccl-tests' definitions). Heap and off-heap peaks are a
  * JVM's notion and are left empty.
  *
  * Input values: rank r holds r + (i mod 1021) / 1024 at element i. Every partial sum needs fewer
@@ -24,6 +37,7 @@
  *
  * Usage: mpirun -np N collectives [--min-bytes B] [--max-bytes B] [--type float|double|both]
  *            [--iters N] [--warmup N] [--transport LABEL] [--output FILE.csv]
+ *            [--ops aggregators|comm|all]   (default aggregators: the first three above)
  * Sizes take the suffixes K, M, G (x1024). Exit status: 0 all right, 1 a wrong element, 2 usage.
  */
 #include <mpi.h>
@@ -42,12 +56,13 @@
 #define AUTO_WARMUP_BYTES (32L << 20)
 #define AUTO_MAX_WARMUP 2000
 
-enum op { ALLREDUCE, REDUCE_BCAST, BCAST };
+enum op { ALLREDUCE, REDUCE_BCAST, BCAST, ROOT_REDUCE, ALLGATHER, REDUCE_SCATTER, OPS };
 
 struct settings {
     long min_bytes, max_bytes;
     int iters, warmup; /* -1: automatic */
     int types;         /* bit 0 float, bit 1 double */
+    int ops;           /* bit 0 the aggregators' three, bit 1 the communicator's three more */
     const char *transport, *output;
 };
 
@@ -84,7 +99,7 @@ static int parse_count(const char *text) {
 }
 
 static struct settings parse(int argc, char **argv) {
-    struct settings s = {4, 64L << 20, -1, -1, 1, "mpi", NULL};
+    struct settings s = {4, 64L << 20, -1, -1, 1, 1, "mpi", NULL};
     for (int a = 1; a < argc; a++) {
         if (a + 1 >= argc) {
             usage("every flag takes a value");
@@ -105,6 +120,11 @@ static struct settings parse(int argc, char **argv) {
             s.types = !strcmp(value, "float") ? 1 : !strcmp(value, "double") ? 2 : !strcmp(value, "both") ? 3 : 0;
             if (!s.types) {
                 usage("--type is float, double or both");
+            }
+        } else if (!strcmp(flag, "--ops")) {
+            s.ops = !strcmp(value, "aggregators") ? 1 : !strcmp(value, "comm") ? 2 : !strcmp(value, "all") ? 3 : 0;
+            if (!s.ops) {
+                usage("--ops is aggregators, comm or all");
             }
         } else if (!strcmp(flag, "--transport")) {
             s.transport = value;
@@ -149,8 +169,31 @@ static double value(int r, long i) {
     return r + (i % PERIOD) * STEP;
 }
 
-static double expected(enum op op, long i) {
-    return op == BCAST ? value(0, i) : (world - 1) / 2.0 + (i % PERIOD) * STEP;
+static double average(long i) {
+    return (world - 1) / 2.0 + (i % PERIOD) * STEP;
+}
+
+/* Element i of this rank's result of `op`, with `part` elements per rank for the gather and the scatter. */
+static double expected(enum op op, long i, long part) {
+    switch (op) {
+    case BCAST:
+        return value(0, i);
+    case ALLGATHER:
+        return value((int) (i / part), i % part);
+    case REDUCE_SCATTER:
+        return average(rank * part + i);
+    default:
+        return average(i);
+    }
+}
+
+/* Elements of each rank's input for a row of `count` elements, and of its result. */
+static long input_count(enum op op, long count) {
+    return op == ALLGATHER ? count / world : op == REDUCE_SCATTER ? count / world * world : count;
+}
+
+static long result_count(enum op op, long input) {
+    return op == ALLGATHER ? input * world : op == REDUCE_SCATTER ? input / world : input;
 }
 
 static void fill(void *buffer, int is_double, long count, int r) {
@@ -173,7 +216,8 @@ static void divide(void *buffer, int is_double, long count) {
     }
 }
 
-/* One call of `op`: `in` is this rank's input (never changed), `out` receives the result. */
+/* One call of `op` on `count` input elements: `in` is this rank's input (never changed), `out`
+ * receives the result. */
 static void call(enum op op, const void *in, void *out, int is_double, long count, size_t bytes) {
     MPI_Datatype type = is_double ? MPI_DOUBLE : MPI_FLOAT;
     switch (op) {
@@ -195,13 +239,33 @@ static void call(enum op op, const void *in, void *out, int is_double, long coun
         }
         MPI_Bcast(out, (int) count, type, 0, MPI_COMM_WORLD);
         break;
+    case ROOT_REDUCE:
+        MPI_Reduce(in, out, (int) count, type, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (rank == 0) {
+            divide(out, is_double, count);
+        }
+        break;
+    case ALLGATHER:
+        MPI_Allgather(in, (int) count, type, out, (int) count, type, MPI_COMM_WORLD);
+        break;
+    case REDUCE_SCATTER:
+        MPI_Reduce_scatter_block(in, out, (int) (count / world), type, MPI_SUM, MPI_COMM_WORLD);
+        divide(out, is_double, count / world);
+        break;
+    case OPS:
+        break;
     }
 }
 
-static long count_wrong(enum op op, const void *out, int is_double, long count) {
-    long wrong = 0;
+/* Wrong elements of this rank's result of `op` on `input` elements per rank (the reduce's result
+ * is only rank 0's). */
+static long count_wrong(enum op op, const void *out, int is_double, long input) {
+    long wrong = 0, count = result_count(op, input), part = op == REDUCE_SCATTER ? input / world : input;
+    if (op == ROOT_REDUCE && rank != 0) {
+        return 0;
+    }
     for (long i = 0; i < count; i++) {
-        double want = expected(op, i);
+        double want = expected(op, i, part);
         wrong += is_double ? ((const double *) out)[i] != want : ((const float *) out)[i] != (float) want;
     }
     return wrong;
@@ -236,9 +300,8 @@ int main(int argc, char **argv) {
         fprintf(csv, "date,world_size,placement,transport,type,algorithm,op,size_bytes,count,iters,time_p50_us,"
                 "time_p99_us,algbw_gbps,busbw_gbps,bus_factor,wrong,heap_peak_bytes,offheap_peak_bytes\n");
     }
-    const enum op ops[] = {ALLREDUCE, REDUCE_BCAST, BCAST};
-    const char *algorithms[] = {"mpi", "mpi-reduce-bcast", "mpi"};
-    const char *op_names[] = {"reduce", "reduce", "broadcast"};
+    const char *algorithms[] = {"mpi", "mpi-reduce-bcast", "mpi", "mpi-reduce", "mpi", "mpi"};
+    const char *op_names[] = {"reduce", "reduce", "broadcast", "reduce", "allgather", "reducescatter"};
     long total_wrong = 0;
     for (int is_double = 0; is_double < 2; is_double++) {
         if (!(s.types & (1 << is_double))) {
@@ -249,38 +312,49 @@ int main(int argc, char **argv) {
             if (bytes < s.min_bytes || bytes < (long) element) {
                 continue;
             }
-            long count = bytes / (long) element;
+            long size_count = bytes / (long) element;
             void *in = malloc(bytes), *out = malloc(bytes);
-            int iters = iters_for(&s, bytes), warmup = warmup_for(&s, bytes);
-            double *times = malloc(sizeof(double) * iters), *slowest = malloc(sizeof(double) * iters);
+            /* Room for the most timed calls a row of this size can have (all-gather's rows are smaller). */
+            int most = s.iters > 0 ? s.iters : AUTO_MAX_ITERS;
+            double *times = malloc(sizeof(double) * most), *slowest = malloc(sizeof(double) * most);
             if (!in || !out || !times || !slowest) {
                 fprintf(stderr, "collectives: rank %d: out of memory at %ld bytes\n", rank, bytes);
                 MPI_Abort(MPI_COMM_WORLD, 1);
             }
-            fill(in, is_double, count, rank);
-            for (int o = 0; o < 3; o++) {
+            fill(in, is_double, size_count, rank);
+            for (enum op op = ALLREDUCE; op < OPS; op++) {
+                long count = input_count(op, size_count);
+                /* The row's size: the gathered result of all-gather, the input otherwise. */
+                long row_bytes = (op == ALLGATHER ? count * world : count) * (long) element;
+                if (!(s.ops & (op <= BCAST ? 1 : 2)) || count == 0 || (op == REDUCE_SCATTER && count < world)) {
+                    continue;
+                }
+                int iters = iters_for(&s, row_bytes), warmup = warmup_for(&s, row_bytes);
                 memset(out, 0, bytes);
-                call(ops[o], in, out, is_double, count, bytes);
-                long wrong = count_wrong(ops[o], out, is_double, count), wrong_sum = 0;
+                call(op, in, out, is_double, count, bytes);
+                long wrong = count_wrong(op, out, is_double, count), wrong_sum = 0;
                 MPI_Reduce(&wrong, &wrong_sum, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
                 for (int w = 0; w < warmup; w++) {
-                    call(ops[o], in, out, is_double, count, bytes);
+                    call(op, in, out, is_double, count, bytes);
                 }
                 MPI_Barrier(MPI_COMM_WORLD);
                 for (int i = 0; i < iters; i++) {
                     double start = MPI_Wtime();
-                    call(ops[o], in, out, is_double, count, bytes);
+                    call(op, in, out, is_double, count, bytes);
                     times[i] = MPI_Wtime() - start;
                 }
                 MPI_Reduce(times, slowest, iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
                 if (rank == 0) {
                     qsort(slowest, iters, sizeof(double), compare_doubles);
                     double p50 = percentile(slowest, iters, 50), p99 = percentile(slowest, iters, 99);
-                    double factor = ops[o] == BCAST ? 1.0 : 2.0 * (world - 1) / world;
-                    double algbw = bytes / p50 / 1e9;
+                    double factor = op == BCAST || op == ROOT_REDUCE ? 1.0
+                                    : op == ALLGATHER || op == REDUCE_SCATTER ? (double) (world - 1) / world
+                                    : 2.0 * (world - 1) / world;
+                    double algbw = row_bytes / p50 / 1e9;
                     fprintf(csv, "%s,%d,processes,%s,%s,%s,%s,%ld,%ld,%d,%.3f,%.3f,%.6g,%.6g,%.6f,%ld,,\n", date, world,
-                            s.transport, is_double ? "double" : "float", algorithms[o], op_names[o], bytes, count,
-                            iters, p50 * 1e6, p99 * 1e6, algbw, algbw * factor, factor, wrong_sum);
+                            s.transport, is_double ? "double" : "float", algorithms[op], op_names[op], row_bytes,
+                            row_bytes / (long) element, iters, p50 * 1e6, p99 * 1e6, algbw, algbw * factor, factor,
+                            wrong_sum);
                     fflush(csv);
                     total_wrong += wrong_sum;
                 }

@@ -11,16 +11,21 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
-/** The aggregators that the benchmarks compare, by the names the command line uses. */
+/**
+ * The aggregators that the benchmarks compare, by the names the command line uses, and (bench
+ * only) the {@link io.ringstar.Communicator}, which is no aggregator.
+ */
 public enum Algorithm {
     /** {@link ParameterServer}: the star through rank 0. */
     PS("ps"),
     /** {@link AllReduceAggregator}: the ring all-reduce. */
-    RING("ring");
+    RING("ring"),
+    /** {@link io.ringstar.Communicator}'s collectives (bench only; its all-reduce picks its own algorithm). */
+    COMM("comm");
 
     /** The flag that picks the algorithms, shared by {@code bench} and {@code train}. */
     public static final String FLAG = "--algorithm";
-    /** The flag's value that picks every algorithm, one after the other in declaration order. */
+    /** The flag's value that picks both aggregators, ps then ring. */
     public static final String BOTH = "both";
 
     private final String label;
@@ -39,6 +44,7 @@ public enum Algorithm {
         return switch (this) {
             case PS -> new ParameterServer(config, transport);
             case RING -> new AllReduceAggregator(config, transport);
+            case COMM -> throw new IllegalStateException("the communicator is not a GradientAggregator");
         };
     }
 
@@ -68,17 +74,28 @@ public enum Algorithm {
     }
 
     /**
-     * The algorithms that {@link #FLAG} picks: {@code given} ({@code null} when the flag is absent,
-     * then {@code defaultChoice}) is one label,
-     * or {@link #BOTH} for all of them (ps, then ring). Both commands parse it here so that they
+     * The aggregators that {@link #FLAG} picks: {@code given} ({@code null} when the flag is absent,
+     * then {@code defaultChoice}) is one aggregator's label,
+     * or {@link #BOTH} for both of them (ps, then ring). Both commands parse it here so that they
      * accept the same values and say the same thing about a wrong one.
      *
-     * @throws UsageException if the value is neither a label nor {@link #BOTH}
+     * @throws UsageException if the value is neither a label of an aggregator nor {@link #BOTH}
      */
     public static List<Algorithm> chosen(String given, String defaultChoice) throws UsageException {
-        List<String> choices = new ArrayList<>(labels());
-        choices.add(BOTH);
+        return chosen(given, defaultChoice, false);
+    }
+
+    /**
+     * As {@link #chosen(String, String)}, and with {@code communicator} also {@link #COMM}'s label,
+     * which picks the communicator alone.
+     */
+    public static List<Algorithm> chosen(String given, String defaultChoice, boolean communicator)
+            throws UsageException {
+        List<String> choices = new ArrayList<>(List.of(PS.label, RING.label, BOTH));
+        if (communicator) {
+            choices.add(COMM.label);
+        }
         String text = FlagValues.choice(FLAG, given, defaultChoice, choices);
-        return text.equals(BOTH) ? List.of(values()) : List.of(of(text));
+        return text.equals(BOTH) ? List.of(PS, RING) : List.of(of(text));
     }
 }

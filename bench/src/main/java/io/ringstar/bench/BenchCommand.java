@@ -1,6 +1,8 @@
 package io.ringstar.bench;
 
+import io.ringstar.AggregatorOptions;
 import io.ringstar.ConfigSources;
+import io.ringstar.InvalidConfigException;
 import io.ringstar.cli.Command;
 import io.ringstar.cli.FlagValues;
 import io.ringstar.cli.Main;
@@ -44,7 +46,8 @@ import picocli.CommandLine.Spec;
  * chose, {@link SizeSweep} and {@link TransportSweep} measure, {@link BenchOutput} reports.
  */
 @CommandLine.Command(name = "bench", sortOptions = false,
-        header = "time reduceGradients/broadcastParams over sizes, types and transports (nccl-tests style)",
+        header = "time the aggregators' and the Communicator's collectives over sizes, types and transports"
+                + " (nccl-tests style)",
         synopsisHeading = "%nUsage: ", customSynopsis = "ringstar bench [flags]",
         description = {"", "Runs N ranks as threads of this JVM (or, with --rank, one rank of a group of processes)",
             "and times the star (ps = ParameterServer) and the ring (ring = AllReduceAggregator) on one",
@@ -53,10 +56,13 @@ import picocli.CommandLine.Spec;
             "given the same sweep flags (rank 0 broadcasts its own; any rank that differs stops every",
             "rank with status 2, naming the flags). Before timing a row, each rank checks one call",
             "against values with an exact closed-form result; then come the warm-up calls, a barrier",
-            "and the timed calls, each timed on its own.", ""},
+            "and the timed calls, each timed on its own. With --algorithm comm it times the Communicator's",
+            "allReduce, allGather, reduceScatter, broadcast and reduce instead (see --op); their in-place",
+            "calls are checked on fresh inputs, then timed on the same buffer over and over.", ""},
         optionListHeading = "Flags:%n",
         footer = {"", "Columns (table; the CSV/JSON names in brackets):",
-            "  size(B) [size_bytes]   message size; count(elem) [count] elements of the type",
+            "  size(B) [size_bytes]   message size (allgather: the gathered result; reducescatter: the input);",
+            "                         count(elem) [count] elements of the type in it",
             "  type, algorithm, op, transport as above; [date, world_size, placement = threads|processes,",
             "                         iters = timed calls] only in the file",
             "  p50(us), p99(us) [time_p50_us, time_p99_us]  median and 99th percentile of the per-call times",
@@ -64,7 +70,8 @@ import picocli.CommandLine.Spec;
             "                         100): with threads, each call's time is the slowest rank's (with",
             "                         processes, gathered at rank 0 after each row)",
             "  algbw(GB/s) [algbw_gbps]  size / p50 time, GB = 10^9 bytes",
-            "  busbw(GB/s) [busbw_gbps]  algbw * bus_factor: 2(n-1)/n for reduce, 1 for broadcast (nccl-tests),",
+            "  busbw(GB/s) [busbw_gbps]  algbw * bus_factor (nccl-tests'): 2(n-1)/n for reduce and allreduce,",
+            "                         (n-1)/n for allgather and reducescatter, 1 for broadcast and comm's reduce:",
             "                         the share of the data an optimal algorithm moves over its busiest link",
             "  #wrong [wrong]         elements of the checked call that differ from the closed form, all ranks",
             "  heap(MiB) [heap_peak_bytes]  peak heap during the row: the sum of each heap pool's peak, an",
@@ -90,6 +97,7 @@ import picocli.CommandLine.Spec;
             "  java -jar ringstar.jar bench --transport inproc,netty,aeron --type both --op all \\",
             "      --output results.csv --plot busbw.png",
             "  java -jar ringstar.jar launch --nproc 3 -- bench --max-bytes 1M --output results.json",
+            "  java -jar ringstar.jar bench --algorithm comm --op all --option allReduceAlgorithm=ring",
             "  mpirun -np 3 java -jar ringstar.jar bench --max-bytes 1M"})
 public final class BenchCommand implements Command {
     private static final int DEFAULT_WORLD_SIZE = 4;
@@ -107,11 +115,18 @@ public final class BenchCommand implements Command {
     @Spec
     private CommandSpec spec;
 
-    @Option(names = "--algorithm", paramLabel = "A", description = "ps | ring | both (default both)")
+    @Option(names = "--algorithm", paramLabel = "A", description = "ps | ring | both (default both) | comm (the"
+            + " Communicator: its all-reduce picks by size, or --option allReduceAlgorithm=ring|doubling|star"
+            + " forces one, and the rows say comm-ring and so on)")
     private String algorithm;
-    @Option(names = "--op", paramLabel = "O", description = {"reduce | broadcast | all (default reduce): reduce ="
-            + " reduceGradients (the ring's all-reduce, the star's gather-average-send-back), broadcast ="
-            + " broadcastParams (rank 0's values to every rank)"})
+    @Option(names = "--op", paramLabel = "O", description = {"with ps, ring, both: reduce | broadcast | all (default"
+            + " reduce): reduce = reduceGradients (the ring's all-reduce, the star's gather-average-send-back),"
+            + " broadcast = broadcastParams (rank 0's values to every rank)",
+        "with comm: allreduce | allgather | reducescatter | broadcast | reduce, several separated by commas, or all"
+            + " (default allreduce): allReduce(AVG) in place; allGather (the size is the gathered result, each rank"
+            + " sends size/n); reduceScatter(AVG) (the size is the input, each rank gets size/n); broadcast from"
+            + " rank 0 in place; reduce(AVG) to rank 0 in place. Sizes are rounded down to a multiple of n elements"
+            + " for allgather and reducescatter (rows with less than one element per rank are skipped)"})
     private String operation;
     @Option(names = "--type", paramLabel = "T", description = "float | double | both (default float)")
     private String type;
@@ -251,13 +266,14 @@ public final class BenchCommand implements Command {
             throw new UsageException("world size " + worldSize + " is more than this benchmark runs ("
                     + BenchSettings.LARGEST_WORLD_SIZE + ")");
         }
-        List<Algorithm> algorithms = Algorithm.chosen(algorithm, Algorithm.BOTH);
-        List<Operation> operations = switch (FlagValues.choice(BenchSettings.OP, operation, "reduce",
-                List.of("reduce", "broadcast", "all"))) {
-            case "broadcast" -> List.of(Operation.BROADCAST);
-            case "all" -> List.of(Operation.REDUCE, Operation.BROADCAST);
-            default -> List.of(Operation.REDUCE);
-        };
+        try {
+            // A wrong value would otherwise stop every rank only once the group has formed.
+            AggregatorOptions.ALL_REDUCE_ALGORITHM.value(placements.get(0).config());
+        } catch (InvalidConfigException e) {
+            throw new UsageException(e.getMessage());
+        }
+        List<Algorithm> algorithms = Algorithm.chosen(algorithm, Algorithm.BOTH, true);
+        List<Operation> operations = operations(operation, algorithms.contains(Algorithm.COMM));
         List<ElementType> types = switch (FlagValues.choice(BenchSettings.TYPE, type, "float",
                 List.of("float", "double", "both"))) {
             case "double" -> List.of(ElementType.DOUBLE);
@@ -281,6 +297,48 @@ public final class BenchCommand implements Command {
                 path -> path.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".png"));
         return new BenchSettings(List.copyOf(placements), algorithms, operations, types, min, max, timed, untimed,
                 chunk, outputPath, plotPath);
+    }
+
+    /**
+     * The operations {@code --op} picks: for the aggregators reduce, broadcast or all (default
+     * reduce); for the communicator one or more of allreduce, allgather, reducescatter, broadcast and
+     * reduce separated by commas, or all (default allreduce). An op of the other family is refused
+     * with a message that says which algorithm has it.
+     */
+    static List<Operation> operations(String given, boolean communicator) throws UsageException {
+        if (!communicator) {
+            if (given != null && Operation.of(true).stream().anyMatch(op -> op.label().equals(given))
+                    && Operation.of(false).stream().noneMatch(op -> op.label().equals(given))) {
+                throw new UsageException(BenchSettings.OP + " " + given + " is a communicator operation: give "
+                        + Algorithm.FLAG + " " + Algorithm.COMM.label());
+            }
+            List<String> choices = List.of("reduce", "broadcast", "all");
+            return switch (FlagValues.choice(BenchSettings.OP, given, "reduce", choices)) {
+                case "broadcast" -> List.of(Operation.BROADCAST);
+                case "all" -> List.of(Operation.REDUCE, Operation.BROADCAST);
+                default -> List.of(Operation.REDUCE);
+            };
+        }
+        List<String> labels = Operation.of(true).stream().map(Operation::label).toList();
+        String text = given == null ? Operation.ALL_REDUCE.label() : given;
+        if (text.equals("all")) {
+            return Operation.of(true);
+        }
+        List<Operation> chosen = new ArrayList<>();
+        for (String label : text.split(",", -1)) {
+            if (!labels.contains(label.trim())) {
+                throw new UsageException(BenchSettings.OP + " with " + Algorithm.FLAG + " " + Algorithm.COMM.label()
+                        + " takes " + String.join("|", labels) + " (several separated by commas) or all, was '"
+                        + text + "'");
+            }
+            Operation op = Operation.of(true, label.trim());
+            if (chosen.contains(op)) {
+                throw new UsageException(BenchSettings.OP + " names " + label.trim() + " twice: '" + text + "'");
+            }
+            chosen.add(op);
+        }
+        // Declaration order, so that the rows come in the same order whatever order the flag gives.
+        return Operation.of(true).stream().filter(chosen::contains).toList();
     }
 
     /**

@@ -65,6 +65,9 @@ final class BenchOutput {
         meta.put("types", settings.types().stream().map(BenchRow::typeName).toList());
         meta.put("algorithms", settings.algorithms().stream().map(Algorithm::label).toList());
         meta.put("ops", settings.operations().stream().map(Operation::label).toList());
+        if (settings.algorithms().contains(Algorithm.COMM)) {
+            meta.put("allreduce_algorithm", settings.allReduceAlgorithm());
+        }
         meta.put("min_bytes", settings.minBytes());
         meta.put("max_bytes", settings.maxBytes());
         meta.put("iters", settings.iters() == BenchSettings.AUTO ? "auto" : settings.iters());

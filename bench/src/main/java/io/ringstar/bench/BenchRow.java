@@ -8,6 +8,11 @@ import org.HdrHistogram.Histogram;
 /**
  * One measured row of the bench: one transport, element type, algorithm, operation and size.
  *
+ * @param algorithmLabel the algorithm as the table and the files name it: its label, and for the
+ *     communicator {@code comm} or, with its all-reduce algorithm forced, {@code comm-ring} and so on
+ * @param sizeBytes bytes of the full buffer as nccl-tests counts them: the gathered result of
+ *     all-gather, the input of reduce-scatter, the tensor otherwise
+ * @param count elements of that buffer
  * @param iters the timed calls the percentiles are taken over
  * @param p50Nanos median of the per-call times (see {@link #percentile})
  * @param p99Nanos 99th percentile of the per-call times
@@ -17,9 +22,9 @@ import org.HdrHistogram.Histogram;
  *     value for the whole JVM when the ranks are its threads
  * @param offHeapPeakPerRank peak off-heap bytes, counted the same way
  */
-record BenchRow(String transport, ElementType type, Algorithm algorithm, Operation operation, long sizeBytes,
-        long count, int iters, long p50Nanos, long p99Nanos, double busFactor, long wrong, List<Long> heapPeakPerRank,
-        List<Long> offHeapPeakPerRank) {
+record BenchRow(String transport, ElementType type, Algorithm algorithm, String algorithmLabel, Operation operation,
+        long sizeBytes, long count, int iters, long p50Nanos, long p99Nanos, double busFactor, long wrong,
+        List<Long> heapPeakPerRank, List<Long> offHeapPeakPerRank) {
     /** Precision of the percentiles: 3 significant digits, a relative error below 0.1%. */
     private static final int SIGNIFICANT_DIGITS = 3;
 

@@ -1,5 +1,7 @@
 package io.ringstar.bench;
 
+import io.ringstar.AggregatorOptions;
+import io.ringstar.Communicator;
 import io.ringstar.cli.launch.RankPlacement;
 import io.ringstar.tensor.ElementType;
 import java.nio.file.Path;
@@ -33,6 +35,11 @@ public record BenchSettings(List<RankPlacement> placements, List<Algorithm> algo
     static final String CHUNK_BYTES = "--chunk-bytes";
     static final String OUTPUT = "--output";
     static final String PLOT = "--plot";
+    /** The communicator's all-reduce algorithm, as the plan check names it. */
+    static final String ALL_REDUCE_ALGORITHM = "--option " + Communicator.ALGORITHM_OPTION;
+    /** The values of {@link Communicator#ALGORITHM_OPTION}, in the order the plan check numbers them. */
+    static final List<String> ALL_REDUCE_ALGORITHMS = List.of(Communicator.ALGORITHM_AUTO, Communicator.ALGORITHM_RING,
+            Communicator.ALGORITHM_DOUBLING, Communicator.ALGORITHM_STAR);
     /** Largest message: the aggregators address a bucket with int byte offsets. */
     static final long LARGEST_MESSAGE = 1L << 30;
     static final long DEFAULT_MAX_BYTES = 64L << 20;
@@ -76,6 +83,21 @@ public record BenchSettings(List<RankPlacement> placements, List<Algorithm> algo
 
     List<String> transports() {
         return placements.stream().map(placement -> placement.config().transport()).toList();
+    }
+
+    /** The communicator's all-reduce algorithm: the option's value ({@code auto} when not given). */
+    String allReduceAlgorithm() {
+        return AggregatorOptions.ALL_REDUCE_ALGORITHM.value(placement().config());
+    }
+
+    /**
+     * The algorithm as the table and the files name it: the label, and for the communicator with its
+     * all-reduce algorithm forced, {@code comm-ring}, {@code comm-doubling} or {@code comm-star}.
+     */
+    String algorithmLabel(Algorithm algorithm) {
+        String allReduce = allReduceAlgorithm();
+        return algorithm != Algorithm.COMM || allReduce.equals(Communicator.ALGORITHM_AUTO) ? algorithm.label()
+                : algorithm.label() + "-" + allReduce;
     }
 
     /** This process's rank when it is one rank of a group of processes. */
@@ -153,7 +175,9 @@ public record BenchSettings(List<RankPlacement> placements, List<Algorithm> algo
                         Algorithm::label)),
                 new PlanEntry(OP, mask(operations), value -> unmask(value, Operation.values(), Operation::label)),
                 new PlanEntry(CHUNK_BYTES, chunkBytes,
-                        value -> value == AUTO ? "default" : ByteSize.format((long) value)));
+                        value -> value == AUTO ? "default" : ByteSize.format((long) value)),
+                new PlanEntry(ALL_REDUCE_ALGORITHM, ALL_REDUCE_ALGORITHMS.indexOf(allReduceAlgorithm()),
+                        value -> value >= 0 ? ALL_REDUCE_ALGORITHMS.get((int) value) : "unknown"));
     }
 
     private static <E extends Enum<E>> double mask(List<E> chosen) {

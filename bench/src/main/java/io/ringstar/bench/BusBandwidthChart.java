@@ -43,7 +43,7 @@ final class BusBandwidthChart {
                 .setxAxisTickLabelsFormattingFunction(BusBandwidthChart::sizeLabel);
         Map<String, List<BenchRow>> lines = new LinkedHashMap<>();
         for (BenchRow row : rows) {
-            String name = row.algorithm().label() + " " + row.operation().label() + ", " + row.transport() + ", "
+            String name = row.algorithmLabel() + " " + row.operation().label() + ", " + row.transport() + ", "
                     + row.typeName();
             lines.computeIfAbsent(name, key -> new ArrayList<>()).add(row);
         }
@@ -51,7 +51,9 @@ final class BusBandwidthChart {
             List<Double> sizes = new ArrayList<>();
             List<Double> bandwidths = new ArrayList<>();
             for (BenchRow row : line.getValue()) {
-                sizes.add((double) Long.numberOfTrailingZeros(row.sizeBytes()));
+                // log2 of the size: all-gather and reduce-scatter sizes are multiples of the world size,
+                // not always powers of two.
+                sizes.add(Math.log(row.sizeBytes()) / Math.log(2));
                 bandwidths.add(row.busbwGbps());
             }
             chart.addSeries(line.getKey(), sizes, bandwidths);

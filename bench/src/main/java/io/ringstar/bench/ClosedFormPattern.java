@@ -7,8 +7,8 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 
 /**
- * Input values that differ per rank and per element, and whose average and broadcast have a
- * closed form that floating point computes exactly, so results are checked with {@code ==}.
+ * Input values that differ per rank and per element, and whose average, broadcast, gather and
+ * scattered average have a closed form that floating point computes exactly, so results are checked with {@code ==}.
  *
  * <p>Rank {@code r} holds {@code value(r, i) = r + (i mod 1021) / 1024}. Every such value and
  * every partial sum over ranks is a multiple of 1/1024 far below 2^13, so it needs fewer than 24
@@ -28,12 +28,31 @@ final class ClosedFormPattern {
         return rank + (index % PERIOD) * STEP;
     }
 
-    /** What every rank must get back from {@code operation} at element {@code index}. */
+    /** What every rank must get back from an aggregator's {@code operation} at element {@code index}. */
     static double expected(Operation operation, int worldSize, long index) {
+        return expected(operation, worldSize, 0, 0, index);
+    }
+
+    /**
+     * What rank {@code rank} must get back from {@code operation} at element {@code index} of its
+     * result, when each rank's input holds {@code inputElements} of its values: the average
+     * {@code (n-1)/2 + (i mod 1021)/1024} for the all-reduces; rank 0's values for broadcast; for
+     * the reduce to rank 0, the average on rank 0 and the rank's own input elsewhere; for
+     * all-gather, element {@code r·m + i} is rank r's value i; for reduce-scatter, element i is the
+     * average's element {@code rank·m + i}, with m the share of each rank.
+     */
+    static double expected(Operation operation, int worldSize, int rank, long inputElements, long index) {
         return switch (operation) {
-            case REDUCE -> (worldSize - 1) / 2.0 + (index % PERIOD) * STEP;
-            case BROADCAST -> value(0, index);
+            case REDUCE, ALL_REDUCE -> average(worldSize, index);
+            case BROADCAST, COMM_BROADCAST -> value(Operation.ROOT, index);
+            case COMM_REDUCE -> rank == Operation.ROOT ? average(worldSize, index) : value(rank, index);
+            case ALL_GATHER -> value(Math.toIntExact(index / inputElements), index % inputElements);
+            case REDUCE_SCATTER -> average(worldSize, rank * (inputElements / worldSize) + index);
         };
+    }
+
+    private static double average(int worldSize, long index) {
+        return (worldSize - 1) / 2.0 + (index % PERIOD) * STEP;
     }
 
     /** A new vector of {@code count} elements holding rank {@code rank}'s values; the caller closes it. */
@@ -50,13 +69,27 @@ final class ClosedFormPattern {
         return array;
     }
 
-    /** How many elements of {@code result} differ from what {@code operation} must produce. */
+    /** How many elements of {@code result} differ from what an aggregator's {@code operation} must produce. */
     static long countWrong(INDArray result, ElementType type, Operation operation, int worldSize) {
-        ByteBuffer bytes = contents(result);
+        return countWrong(result, type, operation, worldSize, 0, 0);
+    }
+
+    /**
+     * How many elements of rank {@code rank}'s {@code result} differ from what {@code operation}
+     * must produce (see {@link #expected(Operation, int, int, long, long)}); a result of the wrong
+     * length counts every expected element as wrong.
+     */
+    static long countWrong(INDArray result, ElementType type, Operation operation, int worldSize, int rank,
+            long inputElements) {
         long count = result.length();
+        long expectedCount = operation.communicator() ? resultElements(operation, worldSize, inputElements) : count;
+        if (count != expectedCount) {
+            return Math.max(count, expectedCount);
+        }
+        ByteBuffer bytes = contents(result);
         long wrong = 0;
         for (int i = 0; i < count; i++) {
-            double expected = expected(operation, worldSize, i);
+            double expected = expected(operation, worldSize, rank, inputElements, i);
             boolean right = type == ElementType.FLOAT
                     ? bytes.getFloat(i * Float.BYTES) == (float) expected
                     : bytes.getDouble(i * Double.BYTES) == expected;
@@ -65,6 +98,15 @@ final class ClosedFormPattern {
             }
         }
         return wrong;
+    }
+
+    /** Elements of a communicator call's result for inputs of {@code inputElements} each. */
+    private static long resultElements(Operation operation, int worldSize, long inputElements) {
+        return switch (operation) {
+            case ALL_GATHER -> inputElements * worldSize;
+            case REDUCE_SCATTER -> inputElements / worldSize;
+            default -> inputElements;
+        };
     }
 
     /** The array's elements as a little-endian buffer starting at element 0; the array must be dense. */

@@ -97,7 +97,7 @@ final class ResultFile {
         fields.put("placement", run.placement());
         fields.put("transport", row.transport());
         fields.put("type", row.typeName());
-        fields.put("algorithm", row.algorithm().label());
+        fields.put("algorithm", row.algorithmLabel());
         fields.put("op", row.operation().label());
         fields.put("size_bytes", row.sizeBytes());
         fields.put("count", row.count());

@@ -12,9 +12,9 @@ import java.util.stream.Collectors;
  * bytes, as nccl-tests reports them; memory in MiB.
  */
 final class ResultTable {
-    private static final String HEADER_FORMAT = "#%12s %12s %6s %9s %9s %9s %12s %12s %12s %12s %7s %10s %12s%n";
+    private static final String HEADER_FORMAT = "#%12s %12s %6s %13s %13s %9s %12s %12s %12s %12s %7s %10s %12s%n";
     private static final String ROW_FORMAT =
-            " %12d %12d %6s %9s %9s %9s %12.1f %12.1f %12.4f %12.4f %7d %10.1f %12.1f%n";
+            " %12d %12d %6s %13s %13s %9s %12.1f %12.1f %12.4f %12.4f %7d %10.1f %12.1f%n";
     private static final double MIB = 1 << 20;
 
     private final PrintStream out;
@@ -36,7 +36,7 @@ final class ResultTable {
     }
 
     void printRow(BenchRow row) {
-        out.printf(Locale.ROOT, ROW_FORMAT, row.sizeBytes(), row.count(), row.typeName(), row.algorithm().label(),
+        out.printf(Locale.ROOT, ROW_FORMAT, row.sizeBytes(), row.count(), row.typeName(), row.algorithmLabel(),
                 row.operation().label(), row.transport(), row.p50Nanos() / 1e3, row.p99Nanos() / 1e3, row.algbwGbps(),
                 row.busbwGbps(), row.wrong(), row.heapPeakBytes() / MIB, row.offHeapPeakBytes() / MIB);
         if (memoryPerRank) {

@@ -4,7 +4,10 @@ import io.ringstar.tensor.ElementType;
 import java.util.List;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
-/** The rows of one transport: every size, then every type that fits it, algorithm and operation. */
+/**
+ * The rows of one transport: every size, then every type that fits it, algorithm and operation
+ * (for the communicator's all-gather and reduce-scatter, every size that holds an element per rank).
+ */
 final class SizeSweep {
     /**
      * Before the first row, this many untimed calls of {@link #JIT_WARMUP_ELEMENTS} elements per
@@ -42,21 +45,34 @@ final class SizeSweep {
                 if (size < type.bytes()) {
                     continue;
                 }
+                if (settings.algorithms().contains(Algorithm.COMM)) {
+                    // The communicator alone (--algorithm comm): each row makes its own inputs.
+                    for (Operation operation : settings.operations()) {
+                        add(sweep.measureCommunicator(type, size, operation), table, rows);
+                    }
+                    continue;
+                }
                 List<INDArray> inputs = sweep.inputs(type, Math.toIntExact(size / type.bytes()));
                 try {
                     for (Algorithm algorithm : settings.algorithms()) {
                         for (Operation operation : settings.operations()) {
-                            BenchRow row = sweep.measure(type, size, inputs, algorithm, operation);
-                            rows.add(row);
-                            if (table != null) {
-                                table.printRow(row);
-                            }
+                            add(sweep.measure(type, size, inputs, algorithm, operation), table, rows);
                         }
                     }
                 } finally {
                     inputs.forEach(INDArray::close);
                 }
             }
+        }
+    }
+
+    private static void add(BenchRow row, ResultTable table, List<BenchRow> rows) {
+        if (row == null) {
+            return;
+        }
+        rows.add(row);
+        if (table != null) {
+            table.printRow(row);
         }
     }
 }

@@ -1,6 +1,7 @@
 package io.ringstar.bench;
 
 import io.ringstar.AllReduceAggregator;
+import io.ringstar.Communicator;
 import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.Transport;
@@ -24,7 +25,7 @@ import org.nd4j.linalg.factory.Nd4j;
 
 /**
  * One transport's part of a bench run: this process's ranks (all of them as threads, or its one
- * rank), their transports, one aggregator per algorithm on each, and a control aggregator (a ring
+ * rank), their transports, one aggregator per algorithm (or a communicator) on each, and a control aggregator (a ring
  * with default settings, whatever the flags say) for the small collectives that keep the ranks in
  * agreement: the plan check at start and, with one rank per process, gathering every rank's
  * memory, wrong-element count and call times after each row. Every algorithm borrows the same transports,
@@ -44,6 +45,8 @@ final class TransportSweep implements AutoCloseable {
     private final List<Transport> transports;
     private final List<GradientAggregator> control = new ArrayList<>();
     private final Map<Algorithm, List<GradientAggregator>> groups = new EnumMap<>(Algorithm.class);
+    /** One per local rank when the communicator is benchmarked, else empty. */
+    private final List<Communicator> communicators = new ArrayList<>();
 
     /** One rank's outcome for one row. */
     private record RankTimes(long wrong, long[] nanosPerCall) {
@@ -81,6 +84,13 @@ final class TransportSweep implements AutoCloseable {
                         Transports.borrowed(transports.get(local))));
             }
             for (Algorithm algorithm : settings.algorithms()) {
+                if (algorithm == Algorithm.COMM) {
+                    for (int local = 0; local < transports.size(); local++) {
+                        sweep.communicators.add(new Communicator(sweep.aggregatorConfig(local, true),
+                                Transports.borrowed(transports.get(local))));
+                    }
+                    continue;
+                }
                 List<GradientAggregator> aggregators = new ArrayList<>();
                 sweep.groups.put(algorithm, aggregators);
                 for (int local = 0; local < transports.size(); local++) {
@@ -126,16 +136,51 @@ final class TransportSweep implements AutoCloseable {
 
     /** Untimed calls of {@code count} elements on every rank, so that the JIT compiles the path first. */
     void warmUp(ElementType type, Algorithm algorithm, Operation operation, int count, int calls) {
-        List<INDArray> inputs = inputs(type, count);
+        int inputCount = Math.toIntExact(Math.max(1, operation.inputElements(count, placement.config().worldSize())));
+        List<INDArray> inputs = inputs(type, operation.communicator() ? inputCount : count);
         try {
             List<GradientAggregator> aggregators = groups.get(algorithm);
             threads.run(local -> {
                 for (int i = 0; i < calls; i++) {
-                    TensorMemory.close(operation.call(aggregators.get(local), inputs.get(local)));
+                    call(algorithm == Algorithm.COMM ? null : aggregators.get(local), local, operation,
+                            inputs.get(local));
                 }
                 return null;
             // Only a guard against a call that breaks its own timeout: a few timeouts, plus 10 ms a call.
             }, settings.timeout().multipliedBy(3).plus(Duration.ofMillis(10L * calls)));
+        } finally {
+            inputs.forEach(INDArray::close);
+        }
+    }
+
+    /** One untimed or timed call on local rank {@code local}, freeing what it returns. */
+    private void call(GradientAggregator aggregator, int local, Operation operation, INDArray input) {
+        if (operation.communicator()) {
+            INDArray result = operation.call(communicators.get(local), input);
+            if (operation.allocates()) {
+                result.close();
+            }
+        } else {
+            TensorMemory.close(operation.call(aggregator, input));
+        }
+    }
+
+    /**
+     * A communicator row of about {@code size} bytes: each rank's input is made fresh from
+     * {@link ClosedFormPattern} (the in-place calls change it), the first call is checked, and the
+     * rest of the row runs as {@link #measure}'s. Returns {@code null}, on every rank alike, when
+     * the size holds less than one element per rank.
+     */
+    BenchRow measureCommunicator(ElementType type, long size, Operation operation) {
+        int worldSize = placement.config().worldSize();
+        long inputCount = operation.inputElements(size / type.bytes(), worldSize);
+        if (inputCount == 0 || (operation == Operation.REDUCE_SCATTER && inputCount < worldSize)) {
+            return null;
+        }
+        long rowBytes = operation.rowElements(inputCount, worldSize) * type.bytes();
+        List<INDArray> inputs = inputs(type, Math.toIntExact(inputCount));
+        try {
+            return measure(type, rowBytes, inputs, Algorithm.COMM, operation, inputCount);
         } finally {
             inputs.forEach(INDArray::close);
         }
@@ -146,6 +191,11 @@ final class TransportSweep implements AutoCloseable {
      * transport's barrier and times each of its calls; the memory meter watches throughout.
      */
     BenchRow measure(ElementType type, long size, List<INDArray> inputs, Algorithm algorithm, Operation operation) {
+        return measure(type, size, inputs, algorithm, operation, size / type.bytes());
+    }
+
+    private BenchRow measure(ElementType type, long size, List<INDArray> inputs, Algorithm algorithm,
+            Operation operation, long inputCount) {
         int iters = settings.itersFor(size);
         int warmup = settings.warmupFor(size);
         int worldSize = placement.config().worldSize();
@@ -154,19 +204,17 @@ final class TransportSweep implements AutoCloseable {
         Duration limit = settings.timeout().multipliedBy(iters + warmup + 3L);
         memory.start();
         List<RankTimes> ranks = threads.run(local -> {
-            GradientAggregator aggregator = aggregators.get(local);
+            GradientAggregator aggregator = aggregators == null ? null : aggregators.get(local);
             INDArray input = inputs.get(local);
-            INDArray[] checked = operation.call(aggregator, input);
-            long wrong = ClosedFormPattern.countWrong(checked[0], type, operation, worldSize);
-            TensorMemory.close(checked);
+            long wrong = checkedCall(aggregator, local, type, operation, input, inputCount);
             for (int i = 0; i < warmup; i++) {
-                TensorMemory.close(operation.call(aggregator, input));
+                call(aggregator, local, operation, input);
             }
             transports.get(local).barrier();
             long[] nanos = new long[iters];
             long before = System.nanoTime();
             for (int i = 0; i < iters; i++) {
-                TensorMemory.close(operation.call(aggregator, input));
+                call(aggregator, local, operation, input);
                 long after = System.nanoTime();
                 nanos[i] = after - before;
                 before = after;
@@ -202,9 +250,29 @@ final class TransportSweep implements AutoCloseable {
                 }
             }
         }
-        return new BenchRow(transport(), type, algorithm, operation, size, size / type.bytes(), iters,
+        return new BenchRow(transport(), type, algorithm, settings.algorithmLabel(algorithm), operation, size,
+                size / type.bytes(), iters,
                 BenchRow.percentile(perCall, 50), BenchRow.percentile(perCall, 99),
                 operation.busBandwidthFactor(worldSize), wrong, heap, offHeap);
+    }
+
+    /** The first call of a row on local rank {@code local}, and how many elements of its result are wrong. */
+    private long checkedCall(GradientAggregator aggregator, int local, ElementType type, Operation operation,
+            INDArray input, long inputCount) {
+        int worldSize = placement.config().worldSize();
+        if (!operation.communicator()) {
+            INDArray[] checked = operation.call(aggregator, input);
+            long wrong = ClosedFormPattern.countWrong(checked[0], type, operation, worldSize);
+            TensorMemory.close(checked);
+            return wrong;
+        }
+        INDArray result = operation.call(communicators.get(local), input);
+        long wrong = ClosedFormPattern.countWrong(result, type, operation, worldSize, placement.groupRank(local),
+                inputCount);
+        if (operation.allocates()) {
+            result.close();
+        }
+        return wrong;
     }
 
     /**
@@ -251,6 +319,7 @@ final class TransportSweep implements AutoCloseable {
     @Override
     public void close() {
         groups.values().forEach(aggregators -> aggregators.forEach(GradientAggregator::close));
+        communicators.forEach(Communicator::close);
         control.forEach(GradientAggregator::close);
         transports.forEach(Transport::close);
         threads.close();

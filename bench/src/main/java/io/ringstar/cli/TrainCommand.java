@@ -8,6 +8,7 @@ import io.ringstar.cli.launch.RankFailureException;
 import io.ringstar.cli.launch.RankPlacement;
 import io.ringstar.cli.launch.RankThreads;
 import io.ringstar.train.CheckpointSettings;
+import io.ringstar.train.OverlapSettings;
 import io.ringstar.train.TrainSettings;
 import io.ringstar.train.Trainer;
 import java.io.PrintStream;
@@ -39,7 +40,10 @@ import picocli.CommandLine.Spec;
             "through the parameter server (ps) or the ring all-reduce (ring); parameters start",
             "identical through broadcastParams. Rank 0 prints a progress line every --log-every",
             "steps and a summary at the end. With --algorithm both, ps and then ring train the",
-            "same model from the same start, so their lines compare.", ""},
+            "same model from the same start, so their lines compare. With --overlap (sync mode), the",
+            "Communicator averages the gradients in buckets while the backward pass computes them",
+            "(GradientBuckets); the start is still broadcast by --algorithm's aggregator (default ring),",
+            "and the progress line's comm share is then the wait for the buckets after the backward pass.", ""},
         optionListHeading = "Flags:%n",
         footer = {"", "Checkpoints: rank 0 alone writes them (the parameters are the same on every rank) and, with",
             "--resume, reads the newest valid one and broadcasts its parameters and step to the others, so",
@@ -56,7 +60,8 @@ import picocli.CommandLine.Spec;
             "  java -jar ringstar.jar train                        # 4 ranks as threads, Netty on loopback",
             "  java -jar ringstar.jar launch --nproc 4 -- train --algorithm ring --model mlp",
             "  java -jar ringstar.jar train --algorithm ps --mode async --max-staleness 4",
-            "  java -jar ringstar.jar launch --nproc 4 -- train --checkpoint-dir ckpt --resume"})
+            "  java -jar ringstar.jar launch --nproc 4 -- train --checkpoint-dir ckpt --resume",
+            "  java -jar ringstar.jar launch --nproc 2 -- train --overlap --hidden 2048 --bucket-bytes 1M"})
 public final class TrainCommand implements Command {
     private static final int DEFAULT_WORLD_SIZE = 4;
     private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
@@ -78,8 +83,8 @@ public final class TrainCommand implements Command {
 
     @Override
     public void declareOptions(CommandSpec commandSpec) {
-        List<TrainSettings.FlagHelp> flags = Stream.of(TrainSettings.flagHelp(), CheckpointSettings.flagHelp())
-                .flatMap(List::stream).toList();
+        List<TrainSettings.FlagHelp> flags = Stream.of(TrainSettings.flagHelp(), CheckpointSettings.flagHelp(),
+                OverlapSettings.flagHelp()).flatMap(List::stream).toList();
         for (TrainSettings.FlagHelp flag : flags) {
             OptionSpec.Builder option = OptionSpec.builder("--" + flag.name()).description(flag.description());
             if (flag.label().isEmpty()) {
@@ -104,13 +109,18 @@ public final class TrainCommand implements Command {
             settings = TrainSettings.fromFlags(given(TrainSettings.flagNames()));
             CheckpointSettings checkpoints = CheckpointSettings.fromFlags(given(CheckpointSettings.VALUE_FLAGS),
                     Boolean.TRUE.equals(spec.findOption(RESUME).getValue()));
+            OverlapSettings overlap = OverlapSettings.fromFlags(
+                    Boolean.TRUE.equals(spec.findOption("--" + OverlapSettings.FLAG).getValue()),
+                    given(List.of(OverlapSettings.BUCKET_BYTES_FLAG)).get(OverlapSettings.BUCKET_BYTES_FLAG));
             boolean hostsRankZero = placement.isRankZero(0);
             // The ring is always synchronous, so async mode without an explicit algorithm means the star alone.
+            // With --overlap the communicator averages, so one run (the ring's start) is enough.
             String defaultAlgorithm = settings.mode() == TrainSettings.Mode.ASYNC ? Algorithm.PS.label()
-                    : Algorithm.BOTH;
+                    : overlap.enabled() ? Algorithm.RING.label() : Algorithm.BOTH;
             for (Algorithm algorithm : Algorithm.chosen(algorithm, defaultAlgorithm)) {
                 // Every algorithm after the first trains on the first's data: it is read (or generated) once.
-                Trainer trainer = trainers.isEmpty() ? new Trainer(settings, algorithm, out, checkpoints)
+                Trainer trainer = trainers.isEmpty()
+                        ? new Trainer(settings, algorithm, out, checkpoints).withOverlap(overlap)
                         : trainers.get(0).withAlgorithm(algorithm);
                 // Reads the data and checks the batch split now, so a bad flag or file stops us before connecting.
                 trainer.validate(placement.config().worldSize());

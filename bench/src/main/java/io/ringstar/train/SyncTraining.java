@@ -2,10 +2,12 @@ package io.ringstar.train;
 
 import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
+import io.ringstar.GradientBuckets;
 import io.ringstar.LocalAggregator;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
 import io.ringstar.bench.Algorithm;
+import io.ringstar.bench.ByteSize;
 import io.ringstar.checkpoint.Checkpoint;
 import io.ringstar.tensor.TensorMemory;
 import io.ringstar.train.data.Dataset;
@@ -13,6 +15,7 @@ import io.ringstar.train.model.Network;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import org.nd4j.linalg.api.buffer.DataType;
@@ -22,7 +25,8 @@ import org.nd4j.linalg.factory.Nd4j;
 /**
  * One rank's synchronous training (see {@link Trainer} for the scheme): every step, each rank's
  * shard of the global batch, one {@link GradientAggregator#reduceGradients} call for the gradients
- * and the loss, the same update on every rank; rank 0 reports progress and writes checkpoints.
+ * and the loss (or, with {@code --overlap}, {@link OverlappedStep}'s buckets averaged during the
+ * backward pass), the same update on every rank; rank 0 reports progress and writes checkpoints.
  */
 final class SyncTraining {
     private final TrainSettings settings;
@@ -35,11 +39,12 @@ final class SyncTraining {
     private final PrintStream out;
     private final Trainer.StepHook hook;
     private final TrainingCheckpoints checkpoints;
+    private final OverlapSettings overlap;
 
     /** @param transport lent for the run: it stays open when the run ends */
     SyncTraining(TrainSettings settings, Algorithm algorithm, Network network, Dataset train, Dataset heldOut,
             DistributedConfig config, Transport transport, PrintStream out, Trainer.StepHook hook,
-            TrainingCheckpoints checkpoints) {
+            TrainingCheckpoints checkpoints, OverlapSettings overlap) {
         this.settings = settings;
         this.algorithm = algorithm;
         this.network = network;
@@ -50,6 +55,7 @@ final class SyncTraining {
         this.out = out;
         this.hook = hook;
         this.checkpoints = checkpoints;
+        this.overlap = overlap;
     }
 
     /** Trains on this rank until the last step and returns its summary and final parameters. */
@@ -62,7 +68,15 @@ final class SyncTraining {
         int[] heldOutLabels = heldOut.labels();
         float[] curve = new float[settings.steps()];
         INDArray[] params = null;
-        try (GradientAggregator aggregator = aggregator()) {
+        try (GradientAggregator aggregator = aggregator();
+                OverlappedStep overlapped = overlap.enabled() ? new OverlappedStep(network, config, transport,
+                        overlap.bucketBytes()) : null) {
+            if (overlapped != null && rank == 0) {
+                out.printf(Locale.ROOT, "overlap: %d bucket%s (the first up to %s, then %s each), averaged by the"
+                        + " Communicator during the backward pass; comm %% = waiting for them after it%n",
+                        overlapped.bucketCount(), overlapped.bucketCount() == 1 ? "" : "s",
+                        ByteSize.format(GradientBuckets.FIRST_BUCKET_BYTES), ByteSize.format(overlap.bucketBytes()));
+            }
             long start = System.nanoTime();
             Start begin = startingPoint(rank, world, network, aggregator, curve);
             params = begin.params();
@@ -71,6 +85,7 @@ final class SyncTraining {
             long stepNanos = 0;
             long windowComm = 0;
             long windowStep = 0;
+            long windowBackward = 0;
             // Rank 0's progress line at the last step (it always prints one) measures the final
             // parameters; the summary reuses that value instead of evaluating them a second time.
             double lastStepAccuracy = Double.NaN;
@@ -81,20 +96,33 @@ final class SyncTraining {
                 int from = schedule.offset(step) + rank * shard;
                 INDArray x = train.features(order, from, from + shard);
                 INDArray y = train.oneHot(order, from, from + shard);
-                Network.LossAndGradients result = network.lossAndGradients(params, x, y);
-                TensorMemory.close(x, y);
-                INDArray[] outgoing = new INDArray[params.length + 1];
-                System.arraycopy(result.gradients(), 0, outgoing, 0, params.length);
-                outgoing[params.length] = Nd4j.scalar(result.loss());
-                long commStart = System.nanoTime();
-                INDArray[] averaged = aggregator.reduceGradients(outgoing);
-                long comm = System.nanoTime() - commStart;
-                TensorMemory.close(outgoing);
-                for (int i = 0; i < params.length; i++) {
-                    params[i].subi(averaged[i].muli(settings.learningRate()));
+                long comm;
+                if (overlapped != null) {
+                    curve[step] = (float) overlapped.step(params, x, y);
+                    TensorMemory.close(x, y);
+                    comm = overlapped.waitNanos();
+                    windowBackward += overlapped.computeNanos();
+                    INDArray[] averaged = overlapped.gradients();
+                    for (int i = 0; i < params.length; i++) {
+                        // The gradients' arrays are the buckets' own: the next step overwrites them.
+                        params[i].subi(averaged[i].muli(settings.learningRate()));
+                    }
+                } else {
+                    Network.LossAndGradients result = network.lossAndGradients(params, x, y);
+                    TensorMemory.close(x, y);
+                    INDArray[] outgoing = new INDArray[params.length + 1];
+                    System.arraycopy(result.gradients(), 0, outgoing, 0, params.length);
+                    outgoing[params.length] = Nd4j.scalar(result.loss());
+                    long commStart = System.nanoTime();
+                    INDArray[] averaged = aggregator.reduceGradients(outgoing);
+                    comm = System.nanoTime() - commStart;
+                    TensorMemory.close(outgoing);
+                    for (int i = 0; i < params.length; i++) {
+                        params[i].subi(averaged[i].muli(settings.learningRate()));
+                    }
+                    curve[step] = (float) averaged[params.length].getDouble(0);
+                    TensorMemory.close(averaged);
                 }
-                curve[step] = (float) averaged[params.length].getDouble(0);
-                TensorMemory.close(averaged);
                 long took = System.nanoTime() - stepStart;
                 commNanos += comm;
                 stepNanos += took;
@@ -112,7 +140,10 @@ final class SyncTraining {
                         lastStepAccuracy = accuracy;
                     }
                     Trainer.printProgress(out, step + 1, settings.steps(), curve[step], accuracy,
-                            windowStep / 1e6 / stepsInWindow, Trainer.share(windowComm, windowStep), "");
+                            windowStep / 1e6 / stepsInWindow, Trainer.share(windowComm, windowStep),
+                            overlapped == null ? "" : String.format(Locale.ROOT, "  forward+backward %.2f ms",
+                                    windowBackward / 1e6 / stepsInWindow));
+                    windowBackward = 0;
                     windowComm = 0;
                     windowStep = 0;
                 }
@@ -127,7 +158,8 @@ final class SyncTraining {
             }
             float[][] values = Trainer.toFloats(params);
             TrainSummary summary = new TrainSummary(settings.steps(), curve[curve.length - 1], accuracy,
-                    elapsed, Trainer.share(commNanos, stepNanos), curve, heldOut.size(), algorithm.label(), "sync",
+                    elapsed, Trainer.share(commNanos, stepNanos), curve, heldOut.size(),
+                    overlap.enabled() ? "comm" : algorithm.label(), overlap.enabled() ? "sync overlap" : "sync",
                     world,
                     -1, -1, -1, TrainSummary.digest(values), firstStep);
             if (rank == 0) {

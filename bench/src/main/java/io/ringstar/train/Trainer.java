@@ -92,6 +92,7 @@ public final class Trainer {
     private final SplitData data;
     private final CheckpointSettings checkpointSettings;
     private final TrainingCheckpoints checkpoints;
+    private final OverlapSettings overlap;
 
     /**
      * @param settings what to train
@@ -118,15 +119,20 @@ public final class Trainer {
 
     Trainer(TrainSettings settings, Algorithm algorithm, PrintStream out, StepHook hook,
             CheckpointSettings checkpoints) {
-        this(settings, algorithm, out, hook, new SplitData(settings), checkpoints);
+        this(settings, algorithm, out, hook, new SplitData(settings), checkpoints, OverlapSettings.NONE);
     }
 
     private Trainer(TrainSettings settings, Algorithm algorithm, PrintStream out, StepHook hook, SplitData data,
-            CheckpointSettings checkpoints) {
+            CheckpointSettings checkpoints, OverlapSettings overlap) {
         if (settings.mode() == TrainSettings.Mode.ASYNC && algorithm != Algorithm.PS) {
             throw new IllegalArgumentException("--mode async needs the parameter server (--algorithm ps); "
                     + "the ring is always synchronous");
         }
+        if (settings.mode() == TrainSettings.Mode.ASYNC && overlap.enabled()) {
+            throw new IllegalArgumentException("--" + OverlapSettings.FLAG + " is for --mode sync (the buckets are"
+                    + " averaged across every rank in step)");
+        }
+        this.overlap = overlap;
         this.settings = settings;
         this.algorithm = algorithm;
         this.out = out;
@@ -144,7 +150,16 @@ public final class Trainer {
      * @throws IllegalArgumentException for async mode with the ring
      */
     public Trainer withAlgorithm(Algorithm other) {
-        return new Trainer(settings, other, out, hook, data, checkpointSettings);
+        return new Trainer(settings, other, out, hook, data, checkpointSettings, overlap);
+    }
+
+    /**
+     * This trainer with {@code overlap}'s way of averaging the gradients (sharing its data).
+     *
+     * @throws IllegalArgumentException for overlap in async mode
+     */
+    public Trainer withOverlap(OverlapSettings other) {
+        return new Trainer(settings, algorithm, out, hook, data, checkpointSettings, other);
     }
 
     /**
@@ -235,8 +250,8 @@ public final class Trainer {
             return new AsyncTraining(settings, network, train, heldOut, config, transport, out, hook,
                     new BatchSchedule(train.size(), settings.batchSize(), settings.seed()), checkpoints).run();
         }
-        return new SyncTraining(settings, algorithm, network, train, heldOut, config, transport, out, hook, checkpoints)
-                .run();
+        return new SyncTraining(settings, algorithm, network, train, heldOut, config, transport, out, hook, checkpoints,
+                overlap).run();
     }
 
     private void callHook(int rank, int step) {

@@ -66,7 +66,7 @@ class BenchScriptsIT {
             assertEquals("float", row.get("type"), row.toString());
             double size = Double.parseDouble(row.get("size_bytes"));
             double p50 = Double.parseDouble(row.get("time_p50_us"));
-            double factor = row.get("op").equals("reduce") ? 4.0 / 3 : 1;
+            double factor = busFactorAtThree(row.get("algorithm"), row.get("op"));
             assertEquals(factor, Double.parseDouble(row.get("bus_factor")), 1e-5, row.toString());
             // busbw in GB/s is size / p50 * factor; the CSV rounds, so compare to 1%.
             assertEquals(size / (p50 * 1e3) * factor, Double.parseDouble(row.get("busbw_gbps")),
@@ -74,11 +74,15 @@ class BenchScriptsIT {
             operations.computeIfAbsent(row.get("transport"), t -> new TreeSet<>())
                     .add(row.get("algorithm") + " " + row.get("op") + " " + row.get("size_bytes"));
         }
-        Set<String> mpi = expected(List.of("mpi reduce", "mpi-reduce-bcast reduce", "mpi broadcast"));
+        Set<String> mpi = expected(List.of("mpi reduce", "mpi-reduce-bcast reduce", "mpi broadcast",
+                "mpi-reduce reduce"));
+        mpi.addAll(expectedPerRank(List.of("mpi allgather", "mpi reducescatter")));
         assertEquals(mpi, operations.get("mpi-shm"));
         assertEquals(mpi, operations.get("mpi-tcp"));
-        assertEquals(expected(List.of("ps reduce", "ps broadcast", "ring reduce")),
-                operations.get("netty"));
+        Set<String> netty = expected(List.of("ps reduce", "ps broadcast", "ring reduce", "comm allreduce",
+                "comm broadcast", "comm reduce"));
+        netty.addAll(expectedPerRank(List.of("comm allgather", "comm reducescatter")));
+        assertEquals(netty, operations.get("netty"));
 
         String ratios = Files.readString(out.resolve("ratios-run1.md"));
         assertTrue(ratios.contains("**World size 3, float**"), ratios);
@@ -91,6 +95,30 @@ class BenchScriptsIT {
             assertEquals(3, cells.size(), line);
             cells.forEach(cell -> assertTrue(Double.parseDouble(cell) > 0, line));
         }
+        String communicator = "**World size 3, float, Communicator**";
+        assertTrue(ratios.contains(communicator), ratios);
+        String commTable = ratios.substring(ratios.indexOf(communicator));
+        // Allreduce, allgather, reducescatter, broadcast and reduce; allgather and reducescatter at 1020 B (85
+        // floats a rank) share the 1 KiB row; at 16 B they move 12 B (one float a rank), and at 4 B nothing.
+        for (String size : List.of("1 KiB", "16 B", "4 B")) {
+            String line = commTable.lines().filter(l -> l.startsWith("| " + size + " |")).findFirst().orElseThrow(
+                    () -> new AssertionError("no row for " + size + " in\n" + commTable));
+            List<String> cells = Arrays.stream(line.split("\\|")).map(String::trim).filter(c -> !c.isEmpty())
+                    .skip(1).toList();
+            assertEquals(size.equals("4 B") ? 3 : 5, cells.size(), line);
+            cells.forEach(cell -> assertTrue(Double.parseDouble(cell) > 0, line));
+        }
+    }
+
+    /** nccl-tests' bus factor at 3 ranks for a row of compare-mpi.sh's CSV. */
+    private static double busFactorAtThree(String algorithm, String op) {
+        return switch (op) {
+            case "allreduce" -> 4.0 / 3;
+            case "allgather", "reducescatter" -> 2.0 / 3;
+            // The communicator's reduce and Open MPI's MPI_Reduce go to one root; reduceGradients is an all-reduce.
+            case "reduce" -> algorithm.equals("comm") || algorithm.equals("mpi-reduce") ? 1 : 4.0 / 3;
+            default -> 1;
+        };
     }
 
     @Test
@@ -304,6 +332,20 @@ class BenchScriptsIT {
         for (String operation : operations) {
             for (int size = 4; size <= 1024; size *= 2) {
                 expected.add(operation + " " + size);
+            }
+        }
+        return expected;
+    }
+
+    /** All-gather's and reduce-scatter's rows at 3 ranks: 4 B .. 1 KiB of floats rounded down to 3 floats a rank. */
+    private static Set<String> expectedPerRank(List<String> operations) {
+        Set<String> expected = new TreeSet<>();
+        for (String operation : operations) {
+            for (int size = 4; size <= 1024; size *= 2) {
+                int perRank = size / Float.BYTES / 3;
+                if (perRank > 0) {
+                    expected.add(operation + " " + perRank * 3 * Float.BYTES);
+                }
             }
         }
         return expected;

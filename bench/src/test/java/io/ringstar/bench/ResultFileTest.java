@@ -20,8 +20,9 @@ import org.junit.jupiter.api.io.TempDir;
 /** The result file's schema, written and read back: the names, units and values that {@code report} relies on. */
 class ResultFileTest {
     private static final ResultFile.Run RUN = new ResultFile.Run("2026-11-26T12:00:00Z", 4, "threads");
-    private static final BenchRow ROW = new BenchRow("netty", ElementType.FLOAT, Algorithm.RING, Operation.REDUCE,
-            1 << 20, (1 << 20) / 4, 40, 123_456, 234_567, 1.5, 0, List.of(64L << 20), List.of(8L << 20, 9L << 20));
+    private static final BenchRow ROW = new BenchRow("netty", ElementType.FLOAT, Algorithm.RING, "ring",
+            Operation.REDUCE, 1 << 20, (1 << 20) / 4, 40, 123_456, 234_567, 1.5, 0, List.of(64L << 20),
+            List.of(8L << 20, 9L << 20));
 
     @TempDir
     Path directory;

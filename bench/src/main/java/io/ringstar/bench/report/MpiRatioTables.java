@@ -10,20 +10,28 @@ import java.util.TreeSet;
  * compare-mpi.sh's ratios: ringstar's busbw divided by Open MPI's at the same world size, type, size
  * and op (above 1 ringstar moved the bytes faster). A table per world size and type, a row per size,
  * a column per {@link Pair} both sides of which the file has; "wrong" where either row was wrong.
+ * The aggregators' pairs ({@link #PAIRS}) and the communicator's ({@link #COMMUNICATOR_PAIRS}) have
+ * tables of their own.
  */
 public final class MpiRatioTables {
     /**
      * One column: a ringstar operation over a transport against an Open MPI operation over its own.
      *
      * @param algorithm ringstar's algorithm ({@code ring}, {@code ps})
-     * @param op the op on both sides ({@code reduce}, {@code broadcast})
+     * @param op ringstar's op ({@code reduce}, {@code broadcast}, {@code allreduce}, ...)
      * @param transport ringstar's transport label
      * @param mpiAlgorithm Open MPI's algorithm label ({@code mpi}, {@code mpi-reduce-bcast})
+     * @param mpiOp Open MPI's op label
      * @param mpiTransport Open MPI's transport label ({@code mpi-tcp}, {@code mpi-shm})
      * @param title the column's title
      */
-    public record Pair(String algorithm, String op, String transport, String mpiAlgorithm, String mpiTransport,
-            String title) {
+    public record Pair(String algorithm, String op, String transport, String mpiAlgorithm, String mpiOp,
+            String mpiTransport, String title) {
+        /** A pair whose two sides have the same op label. */
+        public Pair(String algorithm, String op, String transport, String mpiAlgorithm, String mpiTransport,
+                String title) {
+            this(algorithm, op, transport, mpiAlgorithm, op, mpiTransport, title);
+        }
     }
 
     /** The columns, in order: Netty and Aeron UDP against TCP, Aeron IPC against shared memory. */
@@ -39,27 +47,64 @@ public final class MpiRatioTables {
             new Pair("ps", "broadcast", "netty", "mpi", "mpi-tcp", "star bcast ÷ Bcast, Netty ÷ tcp"),
             new Pair("ps", "broadcast", "aeron-udp", "mpi", "mpi-tcp", "star bcast ÷ Bcast, Aeron UDP ÷ tcp"),
             new Pair("ps", "broadcast", "aeron-ipc", "mpi", "mpi-shm", "star bcast ÷ Bcast, Aeron IPC ÷ shm"));
+    /**
+     * The communicator's columns ({@code bench --algorithm comm}, its all-reduce algorithm chosen by
+     * size): each op against its Open MPI counterpart, Netty and Aeron UDP against TCP, Aeron IPC
+     * against shared memory. Its allreduce meets MPI_Allreduce (Open MPI's {@code mpi reduce} rows),
+     * its reduce to rank 0 MPI_Reduce ({@code mpi-reduce reduce}).
+     */
+    public static final List<Pair> COMMUNICATOR_PAIRS = communicatorPairs();
     private static final List<String> TYPES = List.of("float", "double");
 
     private MpiRatioTables() {
     }
 
-    /** Every table, each after a blank line and a bold title; the empty string when no pair has both sides. */
+    private static List<Pair> communicatorPairs() {
+        // ringstar's op, Open MPI's algorithm and op, and the call's name in the title.
+        String[][] ops = {{"allreduce", "mpi", "reduce", "allreduce ÷ Allreduce"},
+            {"allgather", "mpi", "allgather", "allgather ÷ Allgather"},
+            {"reducescatter", "mpi", "reducescatter", "reducescatter ÷ Reduce_scatter_block"},
+            {"broadcast", "mpi", "broadcast", "broadcast ÷ Bcast"},
+            {"reduce", "mpi-reduce", "reduce", "reduce ÷ Reduce"}};
+        String[][] transports = {{"netty", "mpi-tcp", "Netty ÷ tcp"}, {"aeron-udp", "mpi-tcp", "Aeron UDP ÷ tcp"},
+            {"aeron-ipc", "mpi-shm", "Aeron IPC ÷ shm"}};
+        List<Pair> pairs = new ArrayList<>();
+        for (String[] op : ops) {
+            for (String[] transport : transports) {
+                pairs.add(new Pair("comm", op[0], transport[0], op[1], op[2], transport[1],
+                        op[3] + ", " + transport[2]));
+            }
+        }
+        return List.copyOf(pairs);
+    }
+
+    /**
+     * Every table, each after a blank line and a bold title, the aggregators' first; the empty
+     * string when no pair has both sides.
+     */
     public static String render(List<ResultRow> rows) {
         Map<String, ResultRow> byKey = new HashMap<>();
         TreeSet<Integer> worldSizes = new TreeSet<>();
         TreeSet<Long> sizes = new TreeSet<>();
         for (ResultRow row : rows) {
-            byKey.put(key(row.worldSize(), row.type(), row.sizeBytes(), row.algorithm(), row.op(), row.transport()),
+            byKey.put(key(row.worldSize(), row.type(), sizeRow(row.sizeBytes()), row.algorithm(), row.op(),
+                    row.transport()),
                     row);
             worldSizes.add(row.worldSize());
-            sizes.add(row.sizeBytes());
+            sizes.add(sizeRow(row.sizeBytes()));
         }
         StringBuilder text = new StringBuilder();
+        render(text, PAIRS, "", byKey, worldSizes, sizes);
+        render(text, COMMUNICATOR_PAIRS, ", Communicator", byKey, worldSizes, sizes);
+        return text.toString();
+    }
+
+    private static void render(StringBuilder text, List<Pair> pairs, String titleSuffix,
+            Map<String, ResultRow> byKey, TreeSet<Integer> worldSizes, TreeSet<Long> sizes) {
         for (int n : worldSizes) {
             for (String type : TYPES) {
                 List<Pair> used = new ArrayList<>();
-                for (Pair pair : PAIRS) {
+                for (Pair pair : pairs) {
                     if (sizes.stream().anyMatch(size -> ringstar(byKey, n, type, size, pair) != null
                             && mpi(byKey, n, type, size, pair) != null)) {
                         used.add(pair);
@@ -80,11 +125,22 @@ public final class MpiRatioTables {
                         table.add(line);
                     }
                 }
-                text.append("\n**World size ").append(n).append(", ").append(type)
-                        .append("** (busbw ringstar ÷ busbw Open MPI)\n\n").append(table.render());
+                text.append("\n**World size ").append(n).append(", ").append(type).append(titleSuffix)
+                        .append("** (busbw ringstar ÷ busbw Open MPI").append(pairs == COMMUNICATOR_PAIRS
+                                ? "; allgather and reducescatter at the size rounded down to whole elements per rank"
+                                : "").append(")\n\n").append(table.render());
             }
         }
-        return text.toString();
+    }
+
+    /**
+     * The table row of a size: the power of two at or above it. All-gather and reduce-scatter round
+     * the sweep's power-of-two sizes down to whole elements per rank (1020 B for 1 KiB of floats at 3
+     * ranks), always to more than half of it, so they share the row of the size they came from (both
+     * sides round alike, so the pair compares equal sizes).
+     */
+    static long sizeRow(long sizeBytes) {
+        return sizeBytes <= 1 ? sizeBytes : Long.highestOneBit(sizeBytes - 1) << 1;
     }
 
     /** ringstar's busbw ÷ Open MPI's with 3 significant digits; empty when either is missing or Open MPI's is 0. */
@@ -106,7 +162,7 @@ public final class MpiRatioTables {
     }
 
     private static ResultRow mpi(Map<String, ResultRow> rows, int n, String type, long size, Pair pair) {
-        return rows.get(key(n, type, size, pair.mpiAlgorithm(), pair.op(), pair.mpiTransport()));
+        return rows.get(key(n, type, size, pair.mpiAlgorithm(), pair.mpiOp(), pair.mpiTransport()));
     }
 
     private static String key(int worldSize, String type, long size, String algorithm, String op, String transport) {

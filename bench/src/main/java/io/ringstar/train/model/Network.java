@@ -45,6 +45,22 @@ public final class Network {
     }
 
     /**
+     * Receives what {@link #lossAndGradients(INDArray[], INDArray, INDArray, Sink)} computes, as it
+     * computes it: the loss once the forward pass is done, then each gradient in the order of
+     * {@link #backwardOrder()}, the moment the backward pass has it.
+     */
+    public interface Sink {
+        /** The batch's mean loss, before any gradient. */
+        void loss(double loss);
+
+        /**
+         * The gradient of parameter {@code index}: a new array that the sink owns from now on (it
+         * must close it); the backward pass does not read it again.
+         */
+        void gradient(int index, INDArray gradient);
+    }
+
+    /**
      * Initial parameters from {@code seed}: weights Gaussian with variance 1/fan-in, biases zero.
      * Drawn with {@link Random}, not ND4J's shared generator, so ranks running as threads do not
      * disturb each other's draws.
@@ -88,6 +104,11 @@ public final class Network {
         return named;
     }
 
+    /** The parameter indices in the order the backward pass produces their gradients: the last layer's first. */
+    public int[] backwardOrder() {
+        return kind == TrainSettings.Model.SOFTMAX ? new int[] {0, 1} : new int[] {2, 3, 0, 1};
+    }
+
     /** Shapes of the parameter tensors, in order. */
     public long[][] shapes() {
         if (kind == TrainSettings.Model.SOFTMAX) {
@@ -104,6 +125,28 @@ public final class Network {
      * @return new gradient arrays that the caller owns and closes
      */
     public LossAndGradients lossAndGradients(INDArray[] params, INDArray x, INDArray y) {
+        INDArray[] gradients = new INDArray[params.length];
+        double[] loss = new double[1];
+        lossAndGradients(params, x, y, new Sink() {
+            @Override
+            public void loss(double value) {
+                loss[0] = value;
+            }
+
+            @Override
+            public void gradient(int index, INDArray gradient) {
+                gradients[index] = gradient;
+            }
+        });
+        return new LossAndGradients(loss[0], gradients);
+    }
+
+    /**
+     * {@link #lossAndGradients(INDArray[], INDArray, INDArray)}, handing the loss and each gradient
+     * to {@code sink} as soon as it is computed (the backward pass goes on after each), so that
+     * their average across ranks can start while the earlier layers' gradients are computed.
+     */
+    public void lossAndGradients(INDArray[] params, INDArray x, INDArray y, Sink sink) {
         long batch = x.rows();
         try (Scratch s = new Scratch()) {
             INDArray hiddenOut = null;
@@ -120,23 +163,22 @@ public final class Network {
             INDArray sum = s.keep(exp.sum(true, 1));
             INDArray logSum = s.keep(Transforms.log(sum, true));
             INDArray logProb = shifted.subiColumnVector(logSum);
-            double loss = -s.keep(s.keep(logProb.mul(y)).sum()).getDouble(0) / batch;
+            sink.loss(-s.keep(s.keep(logProb.mul(y)).sum()).getDouble(0) / batch);
             // d(mean loss)/d logits = (softmax - onehot) / batch
             INDArray dLogits = exp.diviColumnVector(sum).subi(y).divi(batch);
             if (kind == TrainSettings.Model.SOFTMAX) {
-                INDArray dW = x.transpose().mmul(dLogits);
-                INDArray db = dLogits.sum(true, 0);
-                return new LossAndGradients(loss, new INDArray[] {dW, db});
+                sink.gradient(0, x.transpose().mmul(dLogits));
+                sink.gradient(1, dLogits.sum(true, 0));
+                return;
             }
-            INDArray dW2 = hiddenOut.transpose().mmul(dLogits);
-            INDArray db2 = dLogits.sum(true, 0);
+            sink.gradient(2, hiddenOut.transpose().mmul(dLogits));
+            sink.gradient(3, dLogits.sum(true, 0));
             INDArray dHidden = s.keep(dLogits.mmul(params[2].transpose()));
             // tanh' = 1 - tanh²
             INDArray slope = s.keep(hiddenOut.mul(hiddenOut)).rsubi(1.0);
             INDArray dPre = dHidden.muli(slope);
-            INDArray dW1 = x.transpose().mmul(dPre);
-            INDArray db1 = dPre.sum(true, 0);
-            return new LossAndGradients(loss, new INDArray[] {dW1, db1, dW2, db2});
+            sink.gradient(0, x.transpose().mmul(dPre));
+            sink.gradient(1, dPre.sum(true, 0));
         }
     }
 

@@ -39,6 +39,43 @@ class MpiRatioTablesTest {
     }
 
     @Test
+    void theCommunicatorsOpsMeetTheirOpenMpiCounterpartsInATableOfTheirOwn() {
+        List<ResultRow> rows = List.of(
+                Fixtures.row(3, "mpi-tcp", "float", "mpi", "reduce", 1024, 1, 2),
+                Fixtures.row(3, "mpi-tcp", "float", "mpi", "allgather", 1020, 1, 4),
+                Fixtures.row(3, "mpi-tcp", "float", "mpi", "reducescatter", 1020, 1, 1),
+                Fixtures.row(3, "mpi-tcp", "float", "mpi-reduce", "reduce", 1024, 1, 8),
+                Fixtures.row(3, "mpi-tcp", "float", "mpi", "broadcast", 1024, 1, 3),
+                Fixtures.row(3, "netty", "float", "comm", "allreduce", 1024, 1, 1),
+                Fixtures.row(3, "netty", "float", "comm", "allgather", 1020, 1, 1),
+                Fixtures.row(3, "netty", "float", "comm", "reducescatter", 1020, 1, 2),
+                Fixtures.row(3, "netty", "float", "comm", "reduce", 1024, 1, 2),
+                // A forced all-reduce algorithm is another label: not compared.
+                Fixtures.row(3, "netty", "float", "comm-ring", "broadcast", 1024, 1, 3));
+        String expected = """
+
+                **World size 3, float, Communicator** (busbw ringstar ÷ busbw Open MPI; allgather and reducescatter \
+                at the size rounded down to whole elements per rank)
+
+                | size | allreduce ÷ Allreduce, Netty ÷ tcp | allgather ÷ Allgather, Netty ÷ tcp \
+                | reducescatter ÷ Reduce_scatter_block, Netty ÷ tcp | reduce ÷ Reduce, Netty ÷ tcp |
+                |---:|---:|---:|---:|---:|
+                | 1 KiB | 0.5 | 0.25 | 2 | 0.25 |
+                """;
+        assertEquals(expected, MpiRatioTables.render(rows));
+        assertEquals(15, MpiRatioTables.COMMUNICATOR_PAIRS.size(), "five ops over three transports");
+    }
+
+    @Test
+    void aRoundedSizeSharesThePowerOfTwosRow() {
+        assertEquals(1024, MpiRatioTables.sizeRow(1020));
+        assertEquals(1024, MpiRatioTables.sizeRow(1024));
+        assertEquals(16, MpiRatioTables.sizeRow(12));
+        assertEquals(4L << 20, MpiRatioTables.sizeRow((4L << 20) - 4));
+        assertEquals(1, MpiRatioTables.sizeRow(1));
+    }
+
+    @Test
     void withoutOpenMpiRowsThereIsNoTable() {
         assertEquals("", MpiRatioTables.render(List.of(Fixtures.row(2, "netty", "float", "ring", "reduce", 4, 1, 1))));
         assertEquals("", MpiRatioTables.render(List.of()));
