@@ -104,9 +104,9 @@ class InProcessTransportProviderTest {
                 .transport("inproc").option("jobId", "j").build();
         InvalidConfigException e = assertThrows(InvalidConfigException.class, () -> Transports.open(withJobId));
         assertEquals("option jobId", e.field());
-        assertEquals("no such option for transport inproc; the known ones are bucketBytes, checksum, chunkBytes",
-                e.requirement());
-        assertEquals(List.of("checksum", "chunkBytes", "bucketBytes"),
+        assertEquals("no such option for transport inproc; the known ones are allReduceAlgorithm, bucketBytes, "
+                + "checksum, chunkBytes", e.requirement());
+        assertEquals(List.of("checksum", "chunkBytes", "bucketBytes", "allReduceAlgorithm"),
                 Transports.options("inproc").stream().map(io.ringstar.ConfigOption::name).toList());
         try (Transport alone = Transports.open(withJobId.toBuilder().option("jobId", null).option("checksum", "crc32c")
                 .build())) {
