@@ -57,7 +57,8 @@ class CollectiveAlgorithmsTest {
 
     /**
      * The sweep: every type and op (but products of 16-bit floats, which round); FLOAT, DOUBLE and
-     * INT with SUM and AVG over every count, the rest over a sample; chunks of 3 and 64.
+     * INT with SUM and AVG over every count, the rest over a sample; chunks of 3 and 64 (256 for the
+     * large count, whose chunks still cross every segment many times).
      */
     static List<Case> cases(boolean reducing) {
         List<Case> cases = new ArrayList<>();
@@ -69,7 +70,7 @@ class CollectiveAlgorithmsTest {
                 }
                 boolean full = MAIN_TYPES.contains(type) && (op == null || op == ReduceOp.SUM || op == ReduceOp.AVG);
                 for (long count : full ? ALL_COUNTS : SAMPLE_COUNTS) {
-                    for (int chunk : count >= LARGE ? new int[] {64} : new int[] {3, 64}) {
+                    for (int chunk : count >= LARGE ? new int[] {256} : new int[] {3, 64}) {
                         cases.add(new Case(type, op, count, chunk));
                     }
                 }
