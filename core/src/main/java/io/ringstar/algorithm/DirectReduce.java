@@ -33,7 +33,6 @@ import java.nio.ByteBuffer;
  * into the root's result; the input is never copied. The other ranks' results are not written.
  */
 public final class DirectReduce {
-
     private DirectReduce() {
     }
 

@@ -30,7 +30,6 @@ import java.nio.ByteBuffer;
  * bytes.
  */
 public final class RingBroadcast {
-
     private RingBroadcast() {
     }
 
