@@ -137,7 +137,9 @@ public final class Communicator implements AutoCloseable {
     public CollectiveHandle allReduceAsync(ReduceOp op, INDArray... tensors) {
         Deadline deadline = deadlineFromNow();
         TensorLayout layout = checkedLayout(ALL_REDUCE, op, tensors);
-        return queue.submit(ALL_REDUCE, deadline, () -> runAllReduce(op, layout, tensors, deadline));
+        // The collective keeps the tensors, not the caller's array, which the caller may reuse at once.
+        INDArray[] kept = tensors.clone();
+        return queue.submit(ALL_REDUCE, deadline, () -> runAllReduce(op, layout, kept, deadline));
     }
 
     /**
@@ -157,7 +159,8 @@ public final class Communicator implements AutoCloseable {
         Deadline deadline = deadlineFromNow();
         TensorLayout layout = checkedLayout(BROADCAST, null, tensors);
         checkRoot(BROADCAST, root);
-        return queue.submit(BROADCAST, deadline, () -> runBroadcast(root, layout, tensors, deadline));
+        INDArray[] kept = tensors.clone();
+        return queue.submit(BROADCAST, deadline, () -> runBroadcast(root, layout, kept, deadline));
     }
 
     /**
