@@ -15,9 +15,9 @@ import java.util.zip.CRC32C;
 
 /**
  * What every message of one collective says and must say: the call's identity (operation,
- * sequence number, reduce op, root, element type and count, layout fingerprint, tensor count), written into each
- * outgoing header, and every check of an incoming header against it and against the message this
- * rank expects, with the wording of each disagreement. The header half of {@link CollectiveCall},
+ * sequence number, reduce op, root, element type and count, layout fingerprint, tensor count),
+ * written into each outgoing header, and every check of an incoming header against it and against
+ * the message this rank expects, with the wording of each disagreement. The header half of {@link CollectiveCall},
  * which extends it and owns it: a superclass rather than a field, so that the per-message code
  * reaches this state as directly as when it was one class. Not thread-safe: one call at a time.
  */

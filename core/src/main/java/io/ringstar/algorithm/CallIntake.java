@@ -12,10 +12,10 @@ import java.nio.ByteOrder;
  * header, having it checked ({@link CallHeaders}) before any payload byte is believed, and then
  * combining (with the call's reduce op) or copying the payload into the algorithm's buffer as the
  * pieces arrive, keeping the bytes of an element a piece ended inside of for the next piece; or,
- * where a message must be seen whole (the checksum on, an abort notice), gathering it first. The receiving half of
- * {@link CollectiveCall}, which extends it, owns it and sets the message expected before each
- * receive: a superclass rather than a field, so that the per-piece code reaches this state as
- * directly as when it was one class. Not thread-safe: one receive at a time.
+ * where a message must be seen whole (the checksum on, an abort notice), gathering it first. The
+ * receiving half of {@link CollectiveCall}, which extends it, owns it and sets the message
+ * expected before each receive: a superclass rather than a field, so that the per-piece code
+ * reaches this state as directly as when it was one class. Not thread-safe: one receive at a time.
  */
 abstract class CallIntake extends CallHeaders implements Transport.MessageHandler {
     /** What a receive does with the payload. */
