@@ -108,7 +108,9 @@ final class RankProcess {
     /**
      * SIGTERM to every rank still running and its descendants, then SIGKILL to whatever is left
      * after the grace. The descendants are listed before the SIGTERM: a rank that dies of it leaves
-     * its children to init, and a later look would no longer find them.
+     * its children to init, and a later look would no longer find them. The signals go through
+     * each process's {@link ProcessHandle}: {@code Process.destroy} would also close the pipes that
+     * the output threads are still draining, and lose a rank's last lines even after it exited.
      */
     static void stopAll(List<RankProcess> ranks) {
         List<RankProcess> snapshot;
@@ -120,7 +122,7 @@ final class RankProcess {
             List<ProcessHandle> children = rank.process.descendants().toList();
             descendants.add(children);
             children.forEach(ProcessHandle::destroy);
-            rank.process.destroy();
+            rank.process.toHandle().destroy();
         }
         long deadline = System.nanoTime() + GRACE.toNanos();
         for (int i = 0; i < snapshot.size(); i++) {
@@ -128,11 +130,11 @@ final class RankProcess {
             try {
                 long left = deadline - System.nanoTime();
                 if (left <= 0 || !process.waitFor(left, TimeUnit.NANOSECONDS)) {
-                    process.destroyForcibly();
+                    process.toHandle().destroyForcibly();
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                process.destroyForcibly();
+                process.toHandle().destroyForcibly();
             }
             // Children that outlived the grace, whether or not the rank itself went in time.
             descendants.get(i).stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
