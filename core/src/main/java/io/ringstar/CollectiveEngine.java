@@ -153,7 +153,9 @@ final class CollectiveEngine implements AutoCloseable {
             groups = List.of(TensorLayout.Group.empty(ElementType.FLOAT));
         }
         try {
-            for (TensorLayout.Group group : groups) {
+            // Indexed, not for-each: an iterator per call is an allocation the steady state avoids.
+            for (int g = 0; g < groups.size(); g++) {
+                TensorLayout.Group group = groups.get(g);
                 long windowElements = bucketBytes / group.type().bytes();
                 long total = group.elementCount();
                 boolean inOwnMemory = group.size() == 1 && TensorMemory.isLinearInCOrder(sources[group.tensorIndex(0)])

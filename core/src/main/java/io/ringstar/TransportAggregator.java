@@ -31,6 +31,9 @@ abstract class TransportAggregator implements GradientAggregator {
 
     private final CollectiveEngine engine;
     private final Duration timeout;
+    /** The subclass's algorithms, as objects made once: a method reference per call would allocate. */
+    private final CollectiveEngine.Algorithm reduceAlgorithm = this::reduce;
+    private final CollectiveEngine.Algorithm broadcastAlgorithm = this::broadcast;
 
     TransportAggregator(DistributedConfig config, Transport transport) {
         this.engine = new CollectiveEngine(config, transport, "aggregator");
@@ -54,12 +57,12 @@ abstract class TransportAggregator implements GradientAggregator {
 
     @Override
     public INDArray[] broadcastParams(INDArray... params) {
-        return collective(BROADCAST, params, null, 0, this::broadcast);
+        return collective(BROADCAST, params, null, 0, broadcastAlgorithm);
     }
 
     @Override
     public INDArray[] reduceGradients(INDArray... grads) {
-        return collective(REDUCE, grads, ReduceOp.AVG, MessageHeader.NO_ROOT, this::reduce);
+        return collective(REDUCE, grads, ReduceOp.AVG, MessageHeader.NO_ROOT, reduceAlgorithm);
     }
 
     /** This rank. */
