@@ -243,8 +243,11 @@ final class CollectiveEngine implements AutoCloseable {
     CollectiveCall begin(String operation, ReduceOp op, int root, ElementType type, long elementCount,
             TensorLayout layout, Deadline deadline) {
         checkUsable(operation);
-        return call.begin(operation, sequence++, op, root, type, elementCount,
+        CollectiveCall started = call.begin(operation, sequence, op, root, type, elementCount,
                 layout == null ? 0 : layout.fingerprint(), layout == null ? 0 : layout.tensorCount(), layout, deadline);
+        // Counted once begun: a call refused by begin (a root out of range) sent nothing.
+        sequence++;
+        return started;
     }
 
     /** Fails the group with {@code e} (see {@link #begin}) and returns what to throw. */

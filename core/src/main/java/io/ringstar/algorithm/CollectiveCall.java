@@ -10,6 +10,7 @@ import io.ringstar.Transport;
 import io.ringstar.protocol.MessageHeader;
 import io.ringstar.protocol.MessageKind;
 import io.ringstar.spi.Deadline;
+import io.ringstar.spi.TransportChecks;
 import io.ringstar.tensor.ElementType;
 import io.ringstar.tensor.Reduction;
 import io.ringstar.tensor.TensorLayout;
@@ -76,13 +77,15 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
      *     that reduces nothing; checked in every header, as is {@code root}
      * @param root the root rank of a broadcast or reduce, or {@link MessageHeader#NO_ROOT}
      * @param layout the call's tensors, named in mismatch messages
+     * @throws IllegalArgumentException if {@code root} is neither a rank of the group nor
+     *     {@link MessageHeader#NO_ROOT}; nothing has been sent then
      */
     public CollectiveCall begin(String operation, long sequence, ReduceOp op, int root, ElementType type,
             long elementCount, long fingerprint, int tensorCount, TensorLayout layout, Deadline deadline) {
         this.operation = operation;
         this.sequence = sequence;
         this.op = op;
-        this.root = root;
+        this.root = root == MessageHeader.NO_ROOT ? root : TransportChecks.checkRank(root, worldSize);
         this.type = type;
         this.elementCount = elementCount;
         this.fingerprint = fingerprint;

@@ -41,16 +41,11 @@ public final class DirectReduce {
      * rank's {@code source}; both hold {@link CollectiveCall#elementCount()} elements from byte 0,
      * and may be one buffer. {@code source} is only read; the other ranks' {@code result} is not
      * written.
-     *
-     * @throws IllegalArgumentException if the call's root is not a rank of the group
      */
     public static void run(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
         int rank = call.rank();
         int worldSize = call.worldSize();
         int root = call.root();
-        if (root < 0 || root >= worldSize) {
-            throw new IllegalArgumentException("reduce root " + root + " is not a rank of a group of " + worldSize);
-        }
         if (worldSize == 1) {
             call.copyWhole(source, result);
             return;

@@ -36,17 +36,11 @@ public final class RingBroadcast {
     /**
      * Writes the root's {@code source} into {@code result} on every rank (the two may be one buffer;
      * only the root reads its source).
-     *
-     * @throws IllegalArgumentException if the call's root is not a rank of the group
      */
     public static void run(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
         int rank = call.rank();
         int worldSize = call.worldSize();
         int root = call.root();
-        if (root < 0 || root >= worldSize) {
-            throw new IllegalArgumentException("broadcast root " + root + " is not a rank of a group of "
-                    + worldSize);
-        }
         if (worldSize == 1) {
             call.copyWhole(source, result);
             return;
