@@ -146,7 +146,6 @@ final class CollectiveEngine implements AutoCloseable {
      */
     void run(String operation, Algorithm algorithm, ReduceOp op, int root, TensorLayout layout, INDArray[] sources,
             INDArray[] results, boolean newResults, boolean writeResults, Deadline deadline) {
-        checkUsable(operation);
         List<TensorLayout.Group> groups = layout.groups();
         if (groups.isEmpty()) {
             // Nothing to move, but the ranks still meet, so a rank that passed tensors is caught.
