@@ -440,21 +440,30 @@ public abstract class AggregatorConformanceTest {
                         for (int i = 0; i < 3 * calls; i++) {
                             TensorMemory.close(aggregator.reduceGradients(input));
                         }
-                        long before = threads.getThreadAllocatedBytes(id);
-                        for (int i = 0; i < calls; i++) {
-                            TensorMemory.close(aggregator.reduceGradients(input));
+                        // The least of a few rounds: a round in which the thread happened to wait more often
+                        // (each wait may allocate a queue node) or met a one-off lazy initialisation says
+                        // nothing about the steady state, and one such round was enough to fail this test.
+                        long perCall = Long.MAX_VALUE;
+                        for (int round = 0; round < ALLOCATION_ROUNDS; round++) {
+                            long before = threads.getThreadAllocatedBytes(id);
+                            for (int i = 0; i < calls; i++) {
+                                TensorMemory.close(aggregator.reduceGradients(input));
+                            }
+                            perCall = Math.min(perCall, (threads.getThreadAllocatedBytes(id) - before) / calls);
                         }
-                        long perCall = (threads.getThreadAllocatedBytes(id) - before) / calls;
                         // What the result alone costs: the same array made, viewed and freed as a call does.
                         long[] shape = {count};
                         for (int i = 0; i < 3 * calls; i++) {
                             makeResult(shape, count);
                         }
-                        before = threads.getThreadAllocatedBytes(id);
-                        for (int i = 0; i < calls; i++) {
-                            makeResult(shape, count);
+                        long result = Long.MAX_VALUE;
+                        for (int round = 0; round < ALLOCATION_ROUNDS; round++) {
+                            long before = threads.getThreadAllocatedBytes(id);
+                            for (int i = 0; i < calls; i++) {
+                                makeResult(shape, count);
+                            }
+                            result = Math.min(result, (threads.getThreadAllocatedBytes(id) - before) / calls);
                         }
-                        long result = (threads.getThreadAllocatedBytes(id) - before) / calls;
                         return new long[] {perCall, result};
                     });
             for (Ranks.Outcome<long[]> outcome : outcomes) {
@@ -467,6 +476,9 @@ public abstract class AggregatorConformanceTest {
             }
         }
     }
+
+    /** Measuring rounds per figure; the least is kept. */
+    private static final int ALLOCATION_ROUNDS = 3;
 
     /** Bytes a call may allocate on the calling thread beyond its result arrays. */
     private static final long MAX_CALL_ALLOCATION_BYTES = 512;
