@@ -1,5 +1,6 @@
 package io.ringstar;
 
+import io.ringstar.compression.Compression;
 import io.ringstar.tensor.TensorLayout;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -7,9 +8,9 @@ import java.util.Map;
 
 /**
  * The options that {@link ParameterServer}, {@link AllReduceAggregator} and {@link Communicator}
- * read, whatever the transport: the checksum, the chunk size, the bucket size and the
- * communicator's all-reduce algorithm. Every configuration may carry them;
- * {@link Transports#options(String)} lists them with the transport's own.
+ * read, whatever the transport: the checksum, the chunk size, the bucket size, the
+ * communicator's all-reduce algorithm, the star's number of servers and the compression. Every
+ * configuration may carry them; {@link Transports#options(String)} lists them with the transport's own.
  */
 public final class AggregatorOptions {
     /** {@value DistributedConfig#CHECKSUM_OPTION}: a CRC32C per message, or none (see {@link DistributedConfig}). */
@@ -39,9 +40,23 @@ public final class AggregatorOptions {
             .defaultValue(Communicator.ALGORITHM_AUTO)
             .description("the communicator's all-reduce: auto (by size), ring, doubling or star; equal on every rank")
             .build();
+    /** {@value ParameterServer#SERVERS_OPTION}: how many ranks serve the star (ranks 0 to servers-1). */
+    public static final ConfigOption<Integer> SERVERS = ConfigOption.builder(ParameterServer.SERVERS_OPTION,
+                    OptionParser.intIn(1, ParameterServer.MAX_SERVERS))
+            .defaultValue(1)
+            .description("ranks 0..servers-1 each serve a part of every star call's data; equal on every rank")
+            .build();
+    /** {@value TransportAggregator#COMPRESSION_OPTION}: what gradients are sent as. */
+    public static final ConfigOption<Compression> COMPRESSION = ConfigOption.builder(
+                    TransportAggregator.COMPRESSION_OPTION,
+                    OptionParser.of("none|fp16|bf16|topk:F", Compression.allowed(), Compression::parse))
+            .defaultValue(Compression.NONE).defaultText("none")
+            .description("gradients sent as they are, in half precision (fp16, bf16) or as the top fraction F by "
+                    + "magnitude with error feedback (topk:F); equal on every rank")
+            .build();
     /** Every option above, in the order help lists them. */
     public static final List<ConfigOption<?>> ALL = List.of(CHECKSUM, CHUNK_BYTES, BUCKET_BYTES,
-            ALL_REDUCE_ALGORITHM);
+            ALL_REDUCE_ALGORITHM, SERVERS, COMPRESSION);
 
     private AggregatorOptions() {
     }

@@ -72,8 +72,13 @@ final class CollectiveEngine implements AutoCloseable {
         this.timeout = config.timeout();
         this.chunkBytes = AggregatorOptions.CHUNK_BYTES.value(config);
         this.bucketBytes = AggregatorOptions.BUCKET_BYTES.value(config);
+        int servers = AggregatorOptions.SERVERS.value(config);
+        if (servers > worldSize) {
+            throw new InvalidConfigException(ParameterServer.SERVERS_OPTION, Integer.toString(servers),
+                    "is more than the world size " + worldSize);
+        }
         this.call = new CollectiveCall(transport, AggregatorOptions.CHECKSUM.value(config),
-                Math.max(chunkBytes, Double.BYTES));
+                Math.max(chunkBytes, Double.BYTES), servers, AggregatorOptions.COMPRESSION.value(config));
         for (ElementType type : ElementType.values()) {
             buckets.put(type, new TensorBucket(type));
         }

@@ -31,6 +31,17 @@ public final class OptionParser<T> {
         this.parse = parse;
     }
 
+    /**
+     * A parser of values of a type this class does not know: {@code parse} throws
+     * {@link IllegalArgumentException} for text that is not {@code allowed}.
+     *
+     * @param placeholder a short name for the value in help texts
+     * @param allowed what text is allowed, in words
+     */
+    public static <T> OptionParser<T> of(String placeholder, String allowed, Function<String, T> parse) {
+        return new OptionParser<>(placeholder, allowed, Objects.requireNonNull(parse, "parse"));
+    }
+
     /** Any non-empty text, kept as given. */
     public static OptionParser<String> text() {
         return new OptionParser<>("TEXT", "non-empty text", text -> require(text, !text.isEmpty()));

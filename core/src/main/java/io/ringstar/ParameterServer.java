@@ -19,6 +19,13 @@ import java.nio.ByteBuffer;
  * {@link PayloadCorruptionException}). Contracts as in {@link GradientAggregator}.
  */
 public final class ParameterServer extends TransportAggregator {
+    /**
+     * Option naming how many ranks serve: ranks {@code 0 … servers-1} each serve a part of every
+     * call's data (default 1, rank 0 alone); every rank is still a worker. At most the world size.
+     */
+    public static final String SERVERS_OPTION = "servers";
+    /** The most servers the header's 16-bit field carries. */
+    static final int MAX_SERVERS = 65_535;
 
     /**
      * @param config this rank's configuration; its rank and world size must match the transport's

@@ -25,6 +25,12 @@ abstract class TransportAggregator implements GradientAggregator {
      */
     public static final String BUCKET_BYTES_OPTION = "bucketBytes";
     static final int DEFAULT_BUCKET_BYTES = 1 << 30;
+    /**
+     * Option naming how gradients are sent: {@code none} (default), {@code fp16}, {@code bf16} or
+     * {@code topk:F} (see {@link io.ringstar.compression.Compression}); the same on every rank.
+     * {@link #broadcastParams} is never compressed.
+     */
+    public static final String COMPRESSION_OPTION = "compression";
 
     private static final String BROADCAST = "broadcastParams";
     private static final String REDUCE = "reduceGradients";

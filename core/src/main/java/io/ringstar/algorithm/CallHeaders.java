@@ -5,6 +5,7 @@ import io.ringstar.CollectiveMismatchException;
 import io.ringstar.DistributedConfig;
 import io.ringstar.PayloadCorruptionException;
 import io.ringstar.ReduceOp;
+import io.ringstar.compression.Compression;
 import io.ringstar.protocol.MessageHeader;
 import io.ringstar.protocol.MessageKind;
 import io.ringstar.tensor.ElementType;
@@ -27,6 +28,11 @@ abstract class CallHeaders {
     final boolean checksummed;
     /** Header flags of every message this rank sends. */
     private final int flags;
+    /** The settings every message carries and every rank must share (see {@link MessageHeader#settings}). */
+    final int servers;
+    final Compression compression;
+    private final int compressionCode;
+    private final int compressionParameter;
     final CRC32C crc = new CRC32C();
     private final ByteBuffer headerBuffer = ByteBuffer.allocateDirect(MessageHeader.LENGTH)
             .order(ByteOrder.LITTLE_ENDIAN);
@@ -60,10 +66,14 @@ abstract class CallHeaders {
     /** The exception this object threw, so that receive knows it needs no more context. */
     CollectiveException thrown;
 
-    CallHeaders(int rank, int worldSize, boolean checksummed) {
+    CallHeaders(int rank, int worldSize, boolean checksummed, int servers, Compression compression) {
         this.rank = rank;
         this.worldSize = worldSize;
         this.checksummed = checksummed;
+        this.servers = servers;
+        this.compression = compression;
+        this.compressionCode = compression.kind().wireCode();
+        this.compressionParameter = compression.wireParameter();
         this.flags = checksummed ? MessageHeader.FLAG_CHECKSUM : 0;
         incoming.wrap(incomingHeader);
     }
@@ -75,6 +85,7 @@ abstract class CallHeaders {
     final void writeHeader(MessageKind messageKind, int index, ByteBuffer payload, int from, int to) {
         outgoing.write(messageKind, type.code(), flags, rank, index, sequence, elementCount, fingerprint, tensorCount,
                 to - from, MessageHeader.opCode(op), root);
+        outgoing.settings(compressionCode, compressionParameter, servers);
         if (checksummed) {
             outgoing.checksum(outgoing.computeChecksum(crc, payload, from, to));
         }
@@ -109,6 +120,15 @@ abstract class CallHeaders {
                     + DistributedConfig.CHECKSUM_NONE + ")" + (checksummed
                             ? " (or this message's flags byte was damaged in transit, which no checksum can then show)"
                             : "")));
+        }
+        if (incoming.compressionCode() != compressionCode || incoming.compressionParameter() != compressionParameter) {
+            throw fail(mismatch("rank " + src + " compresses with " + Compression.describe(incoming.compressionCode(),
+                    incoming.compressionParameter()) + ", this rank with " + compression
+                    + ": give every rank the same option compression"));
+        }
+        if (incoming.servers() != servers) {
+            throw fail(mismatch("rank " + src + " has " + incoming.servers() + " servers, this rank " + servers
+                    + ": give every rank the same option servers"));
         }
         if (incoming.senderRank() != src) {
             throw fail(mismatch("a message from rank " + src + " says it comes from rank " + incoming.senderRank()));

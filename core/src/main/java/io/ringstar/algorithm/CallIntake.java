@@ -1,6 +1,7 @@
 package io.ringstar.algorithm;
 
 import io.ringstar.Transport;
+import io.ringstar.compression.Compression;
 import io.ringstar.protocol.MessageHeader;
 import io.ringstar.protocol.MessageKind;
 import io.ringstar.tensor.Reduction;
@@ -44,8 +45,8 @@ abstract class CallIntake extends CallHeaders implements Transport.MessageHandle
     private Mode mode;
 
     /** @param collectBytes the longest message this rank gathers whole */
-    CallIntake(int rank, int worldSize, boolean checksummed, int collectBytes) {
-        super(rank, worldSize, checksummed);
+    CallIntake(int rank, int worldSize, boolean checksummed, int servers, Compression compression, int collectBytes) {
+        super(rank, worldSize, checksummed, servers, compression);
         this.collected = ByteBuffer.allocateDirect(collectBytes).order(ByteOrder.LITTLE_ENDIAN);
     }
 

@@ -7,6 +7,7 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.PayloadCorruptionException;
 import io.ringstar.ReduceOp;
 import io.ringstar.Transport;
+import io.ringstar.compression.Compression;
 import io.ringstar.protocol.MessageHeader;
 import io.ringstar.protocol.MessageKind;
 import io.ringstar.spi.Deadline;
@@ -60,8 +61,23 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
      * @param maxPayloadBytes the longest payload of one message of any call (the chunk size)
      */
     public CollectiveCall(Transport transport, boolean checksummed, int maxPayloadBytes) {
-        super(transport.rank(), transport.worldSize(), checksummed,
+        this(transport, checksummed, maxPayloadBytes, 1, Compression.NONE);
+    }
+
+    /**
+     * A call whose messages also carry, and whose peers must share, the star's number of servers
+     * and the compression.
+     *
+     * @param servers ranks 0 to {@code servers-1} serve the star's partitions ({@link #servers()}); 1 to 65535
+     * @param compression how the algorithms that compress send their values ({@link #compression()})
+     */
+    public CollectiveCall(Transport transport, boolean checksummed, int maxPayloadBytes, int servers,
+            Compression compression) {
+        super(transport.rank(), transport.worldSize(), checksummed, servers, compression,
                 checksummed ? minimumReceiveBytes(maxPayloadBytes) : MessageHeader.LENGTH + AbortNotice.MAX_BYTES);
+        if (servers < 1 || servers > 0xFFFF) {
+            throw new IllegalArgumentException("servers must be 1 to 65535, was " + servers);
+        }
         this.transport = transport;
     }
 
@@ -122,6 +138,16 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
 
     public long elementCount() {
         return elementCount;
+    }
+
+    /** How many ranks, 0 to {@code servers()-1}, serve the star's partitions; at most the world size in effect. */
+    public int servers() {
+        return servers;
+    }
+
+    /** The compression the group agreed on (every message carries it). */
+    public Compression compression() {
+        return compression;
     }
 
     /**

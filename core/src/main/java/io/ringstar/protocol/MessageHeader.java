@@ -33,11 +33,11 @@ import java.util.zip.CRC32C;
  * +---------------------------------------------------------------+
  * |   CRC32C of bytes 0..47, 52..63 and the payload, or 0         | 48
  * +---------------------------------------------------------------+
- * |   reduce op   |               reserved, zero                  | 52
- * +---------------+-----------------------------------------------+
+ * |   reduce op   |  compression  |     servers (16 bits)         | 52
+ * +---------------+---------------+-------------------------------+
  * |                 root rank, or -1 for none                     | 56
  * +---------------------------------------------------------------+
- * |                        reserved, zero                         | 60
+ * |       compression parameter (top-k fraction as a float)       | 60
  * +---------------------------------------------------------------+
  * </pre>
  *
@@ -45,7 +45,9 @@ import java.util.zip.CRC32C;
  * caught. The message index numbers the messages of one collective between one pair of ranks.
  * The reduce op (0 for a collective that reduces nothing, else {@link #opCode}) and the root (of a
  * broadcast or a reduce) are checked by every receiver, so ranks that disagree on them fail with a
- * mismatch that says so.
+ * mismatch that says so. So are the settings every rank must share: the compression (its code,
+ * {@link io.ringstar.compression.Compression.Kind#wireCode}, and parameter) and the number of
+ * servers of the star.
  *
  * <p>Flag {@link #FLAG_CHECKSUM} says that the checksum field holds the CRC32C (Castagnoli) of the
  * header's first {@link #CHECKSUM_OFFSET} bytes, then its bytes from {@link #REDUCE_OP_OFFSET} to its end,
@@ -59,10 +61,11 @@ public final class MessageHeader {
     public static final int LENGTH = 64;
     public static final int MAGIC = 0x52545352;
     /**
+     * 5: bytes 53 to 55 and 60 to 63, reserved before, carry the compression and the servers.
      * 4: the header grew from 56 to 64 bytes for the reduce op and the root of the general
      * collectives. (3: from 48 to 56 bytes for the checksum, and byte 7 became the flags.)
      */
-    public static final int VERSION = 4;
+    public static final int VERSION = 5;
     /** Bit of the flags byte: the checksum field holds a CRC32C (see the class comment). */
     public static final int FLAG_CHECKSUM = 1;
 
@@ -81,8 +84,10 @@ public final class MessageHeader {
     /** The checksum covers every header byte but these four. */
     public static final int CHECKSUM_OFFSET = 48;
     public static final int REDUCE_OP_OFFSET = 52;
+    public static final int COMPRESSION_OFFSET = 53;
+    public static final int SERVERS_OFFSET = 54;
     public static final int ROOT_OFFSET = 56;
-    public static final int RESERVED_OFFSET = 60;
+    public static final int COMPRESSION_PARAMETER_OFFSET = 60;
     /** The root field of a collective that has none. */
     public static final int NO_ROOT = -1;
 
@@ -125,7 +130,18 @@ public final class MessageHeader {
         buffer.putInt(CHECKSUM_OFFSET, 0);
         buffer.putInt(REDUCE_OP_OFFSET, reduceOpCode & 0xFF);
         buffer.putInt(ROOT_OFFSET, root);
-        buffer.putInt(RESERVED_OFFSET, 0);
+        buffer.putInt(COMPRESSION_PARAMETER_OFFSET, 0);
+        return this;
+    }
+
+    /**
+     * Writes the settings every rank must share (zero after {@link #write}): the compression's
+     * code and parameter and the star's number of servers (1 to 65535).
+     */
+    public MessageHeader settings(int compressionCode, int compressionParameter, int servers) {
+        buffer.put(COMPRESSION_OFFSET, (byte) compressionCode);
+        buffer.putShort(SERVERS_OFFSET, (short) servers);
+        buffer.putInt(COMPRESSION_PARAMETER_OFFSET, compressionParameter);
         return this;
     }
 
@@ -226,6 +242,21 @@ public final class MessageHeader {
         return buffer.getInt(ROOT_OFFSET);
     }
 
+    /** The compression's code (see {@link io.ringstar.compression.Compression.Kind#wireCode}). */
+    public int compressionCode() {
+        return buffer.get(COMPRESSION_OFFSET) & 0xFF;
+    }
+
+    /** The compression's parameter (the top-k fraction's float bits), or 0. */
+    public int compressionParameter() {
+        return buffer.getInt(COMPRESSION_PARAMETER_OFFSET);
+    }
+
+    /** The star's number of servers. */
+    public int servers() {
+        return buffer.getShort(SERVERS_OFFSET) & 0xFFFF;
+    }
+
     /** The wire code of {@code op}: 1 + its position in {@link ReduceOp}, 0 for null (no reduction). */
     public static int opCode(ReduceOp op) {
         return op == null ? 0 : op.ordinal() + 1;
@@ -247,7 +278,8 @@ public final class MessageHeader {
                 + ", sender=" + senderRank()
                 + ", index=" + messageIndex() + ", sequence=" + sequence() + ", elements=" + elementCount()
                 + ", tensors=" + tensorCount() + ", payloadBytes=" + payloadBytes() + ", op=" + op(reduceOpCode())
-                + ", root=" + root()
+                + ", root=" + root() + ", compression=" + compressionCode() + "/"
+                + Integer.toHexString(compressionParameter()) + ", servers=" + servers()
                 + (hasChecksum() ? ", checksum=" + Integer.toHexString(checksum()) : "") + '}';
     }
 }

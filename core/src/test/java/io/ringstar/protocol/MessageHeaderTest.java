@@ -41,7 +41,7 @@ class MessageHeaderTest {
     void constantsMatchTheByteDiagram() {
         assertEquals(64, MessageHeader.LENGTH);
         assertEquals(0x52545352, MessageHeader.MAGIC);
-        assertEquals(4, MessageHeader.VERSION);
+        assertEquals(5, MessageHeader.VERSION);
         assertEquals(1, MessageHeader.FLAG_CHECKSUM);
         assertEquals(0, MessageHeader.MAGIC_OFFSET);
         assertEquals(4, MessageHeader.VERSION_OFFSET);
@@ -57,8 +57,10 @@ class MessageHeaderTest {
         assertEquals(44, MessageHeader.PAYLOAD_BYTES_OFFSET);
         assertEquals(48, MessageHeader.CHECKSUM_OFFSET);
         assertEquals(52, MessageHeader.REDUCE_OP_OFFSET);
+        assertEquals(53, MessageHeader.COMPRESSION_OFFSET);
+        assertEquals(54, MessageHeader.SERVERS_OFFSET);
         assertEquals(56, MessageHeader.ROOT_OFFSET);
-        assertEquals(60, MessageHeader.RESERVED_OFFSET);
+        assertEquals(60, MessageHeader.COMPRESSION_PARAMETER_OFFSET);
         assertEquals(-1, MessageHeader.NO_ROOT);
     }
 
@@ -83,7 +85,7 @@ class MessageHeaderTest {
     void writeThenReadEveryField() {
         MessageHeader header = written(dirty(MessageHeader.LENGTH));
         assertEquals(MessageHeader.MAGIC, header.magic());
-        assertEquals(4, header.version());
+        assertEquals(5, header.version());
         assertSame(MessageKind.STAR_REDUCE, header.kind());
         assertEquals(4, header.kindCode());
         assertEquals(2, header.elementTypeCode());
@@ -128,7 +130,7 @@ class MessageHeaderTest {
         assertEquals('S', b[1]);
         assertEquals('T', b[2]);
         assertEquals('R', b[3]);
-        assertEquals(4, b[4]);
+        assertEquals(5, b[4]);
         assertEquals(4, b[5]);
         assertEquals(2, b[6]);
         assertEquals(1, b[7], "flags: the checksum bit");
@@ -156,14 +158,34 @@ class MessageHeaderTest {
         assertEquals(0x11, b[51]);
         assertEquals(4, b[52], "MAX");
         for (int i = 53; i < 56; i++) {
-            assertEquals(0, b[i], "reserved byte " + i + " is zeroed even when the buffer was dirty");
+            assertEquals(0, b[i], "settings byte " + i + " is zeroed even when the buffer was dirty");
         }
         assertEquals(0x0D, b[56]);
         assertEquals(0x0A, b[59]);
-        for (int i = MessageHeader.RESERVED_OFFSET; i < MessageHeader.LENGTH; i++) {
-            assertEquals(0, b[i], "reserved byte " + i + " is zeroed even when the buffer was dirty");
+        for (int i = MessageHeader.COMPRESSION_PARAMETER_OFFSET; i < MessageHeader.LENGTH; i++) {
+            assertEquals(0, b[i], "compression parameter byte " + i + " is zeroed even when the buffer was dirty");
         }
         assertEquals(ByteOrder.LITTLE_ENDIAN, buffer.order());
+    }
+
+    @Test
+    void settingsGoAtTheirOffsetsAndLeaveTheRestAlone() {
+        ByteBuffer buffer = dirty(MessageHeader.LENGTH);
+        MessageHeader header = written(buffer).settings(3, Float.floatToIntBits(0.25f), 0xFFFE);
+        byte[] b = buffer.array();
+        assertEquals(3, b[53]);
+        assertEquals((byte) 0xFE, b[54]);
+        assertEquals((byte) 0xFF, b[55]);
+        assertEquals(Float.floatToIntBits(0.25f), ByteBuffer.wrap(b, 60, 4).order(ByteOrder.LITTLE_ENDIAN).getInt());
+        assertEquals(3, header.compressionCode());
+        assertEquals(Float.floatToIntBits(0.25f), header.compressionParameter());
+        assertEquals(0xFFFE, header.servers());
+        assertEquals(MessageHeader.opCode(ReduceOp.MAX), header.reduceOpCode());
+        assertEquals(0x0A0B0C0D, header.root());
+        written(buffer);
+        assertEquals(0, header.compressionCode(), "write clears the settings of an earlier message");
+        assertEquals(0, header.servers());
+        assertEquals(0, header.compressionParameter());
     }
 
     @Test
