@@ -6,17 +6,27 @@ import io.ringstar.algorithm.StarReduce;
 import java.nio.ByteBuffer;
 
 /**
- * The star, with rank 0 as the server: {@link #reduceGradients} streams every worker's gradients
- * to rank 0, which averages them chunk by chunk as they arrive and streams the average back;
- * {@link #broadcastParams} sends rank 0's parameters to every worker. Rank 0's link carries
- * {@code n-1} times the data each way, which is what the ring avoids; its memory does not grow
- * with the world size. See {@link StarReduce} and {@link StarBroadcast}.
+ * The star: {@link #reduceGradients} sends every worker's gradients to the servers, which average
+ * them part by part as they arrive and send the average back; {@link #broadcastParams} sends rank
+ * 0's parameters to every worker. Every rank is a worker.
+ *
+ * <p><b>Servers.</b> Option {@value #SERVERS_OPTION} (default 1) makes ranks {@code 0 … servers-1}
+ * servers: every call's data is cut into bounded partitions, at most a chunk each, dealt out to
+ * the servers in turn ({@link io.ringstar.algorithm.StarPartitions}), so each server holds and
+ * sends about {@code 1/servers} of it. With one server, rank 0's link carries {@code n-1} times the
+ * data each way, which is what the ring avoids; with {@code n} servers every link carries what a
+ * ring's does. Each element is still averaged in rank order, so the results have the same bits
+ * whatever the number of servers, on every rank. A server's memory grows with its part, not with
+ * the world size. A server that fails fails every rank with an exception naming it. See
+ * {@link StarReduce} and {@link StarBroadcast}.
  *
  * <p>Owns the transport it is given and closes it in {@link #close()}. Each call waits at most the
  * configuration's timeout. Chunk size: option {@value TransportAggregator#CHUNK_BYTES_OPTION}
  * (bytes, default 1 MiB). A CRC32C per message: option
  * {@value DistributedConfig#CHECKSUM_OPTION} (off by default; a mismatch throws
- * {@link PayloadCorruptionException}). Contracts as in {@link GradientAggregator}.
+ * {@link PayloadCorruptionException}). Every rank must give the same {@value #SERVERS_OPTION} and
+ * checksum option; a rank that does not fails the call, on every rank, with a
+ * {@link CollectiveMismatchException}. Contracts as in {@link GradientAggregator}.
  */
 public final class ParameterServer extends TransportAggregator {
     /**
@@ -27,6 +37,8 @@ public final class ParameterServer extends TransportAggregator {
     /** The most servers the header's 16-bit field carries. */
     static final int MAX_SERVERS = 65_535;
 
+    private final int servers;
+
     /**
      * @param config this rank's configuration; its rank and world size must match the transport's
      * @param transport an open transport for the group; the aggregator owns it from now on
@@ -34,11 +46,17 @@ public final class ParameterServer extends TransportAggregator {
      */
     public ParameterServer(DistributedConfig config, Transport transport) {
         super(config, transport);
+        this.servers = AggregatorOptions.SERVERS.value(config);
     }
 
-    /** Whether this rank is the server, rank 0. */
+    /** Whether this rank is one of the servers, ranks {@code 0 … servers-1}. */
     public boolean isServer() {
-        return rank() == 0;
+        return rank() < servers;
+    }
+
+    /** How many ranks serve: option {@value #SERVERS_OPTION}. */
+    public int servers() {
+        return servers;
     }
 
     @Override

@@ -16,6 +16,7 @@ import io.ringstar.tensor.ElementType;
 import io.ringstar.tensor.Reduction;
 import io.ringstar.tensor.TensorLayout;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.time.Duration;
 
 /**
@@ -54,6 +55,8 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
     /** A view of the buffer sends come from, made once per source buffer. */
     private ByteBuffer source;
     private ByteBuffer sourceView;
+    /** Working space of an algorithm ({@link #scratch}), grown as needed and kept. */
+    private ByteBuffer scratch;
 
     /**
      * @param transport the group's transport, used for as long as this object is
@@ -159,6 +162,20 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
         if (source != result) {
             Reduction.copy(result, 0, source, 0, Math.toIntExact(elementCount * type.bytes()));
         }
+    }
+
+    /**
+     * A direct buffer of at least {@code bytes}, little-endian, for an algorithm's intermediate
+     * values (a server's running reduction of one partition, say): the same buffer from call to
+     * call, so it is allocated when a call first needs more than before and never in the steady
+     * state. Its contents are whatever was left in it; it is this object's, valid until the next
+     * call of this method.
+     */
+    public ByteBuffer scratch(int bytes) {
+        if (scratch == null || scratch.capacity() < bytes) {
+            scratch = ByteBuffer.allocateDirect(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        }
+        return scratch;
     }
 
     // ---- sending ----

@@ -2,24 +2,39 @@ package io.ringstar.algorithm;
 
 import io.ringstar.protocol.MessageKind;
 import io.ringstar.tensor.ElementType;
+import io.ringstar.tensor.Reduction;
 import java.nio.ByteBuffer;
 
 /**
- * Average through rank 0 (the parameter server's star). Workers stream their bucket to rank 0
- * chunk by chunk; rank 0 adds each worker's chunk into its own as it arrives, in rank order,
- * divides the finished chunk by {@code n} and streams it back to every worker at once. Rank 0
- * holds its own bucket and one chunk in flight, so its memory does not grow with the world size.
- * Workers run at most {@value #WINDOW} chunks ahead of the results they have received, which
- * bounds what any link holds.
+ * All-reduce through the star's servers (the parameter server), ranks {@code 0 … servers-1}
+ * ({@link CollectiveCall#servers()}, 1 by default: rank 0 alone). The call's elements are cut into
+ * partitions ({@link StarPartitions}); every rank sends each partition to the server that holds
+ * it, that server reduces the partition in rank order as the parts arrive, dividing with the last
+ * (for an average), and sends the result back to every rank at once. Every rank, servers included,
+ * is also a worker. With {@code s} servers each server's link carries about {@code (n-1)/s} times
+ * the data each way; with {@code s = n} every link carries what a ring's does.
  *
- * <p><b>Copies.</b> As for {@link RingAllReduce}: source and result are the input and result
- * arrays themselves for one 'c'-order tensor per type. Rank 0 writes its input plus the first
- * worker's chunk into its result and adds the others' there (dividing with the last worker's),
- * straight out of the transport's memory; a worker sends from its input and copies the averaged
- * chunk straight out of the transport's memory into its result.
+ * <p><b>Same bits whatever the servers.</b> Each element is reduced in rank order, {@code ((x0 ⊕ x1)
+ * ⊕ x2) ⊕ …}, by whichever rank serves it, so the result does not depend on the number of servers
+ * and is the same on every rank. (A server {@code s > 0} holds {@code x0} only once it has
+ * arrived, and then combines its own values at their place in the order.)
+ *
+ * <p><b>Order on the wire.</b> Messages between two ranks are first-in first-out, so each rank
+ * sends and receives partitions in increasing order: a rank goes through the partitions in order,
+ * serving its own or taking the result of the others', and sends the parts of later partitions
+ * ahead, at most {@value #WINDOW} beyond the one it is at, but never past one it serves and has
+ * not finished (whose results must reach a peer before any later part does). Every rank at
+ * partition {@code p} has therefore sent its part of {@code p}: the rank furthest behind can
+ * always go on, so the group cannot deadlock.
+ *
+ * <p><b>Memory.</b> A server reduces straight into its result, out of the transport's memory as
+ * the parts arrive (see {@link RingAllReduce} on copies). Only a server other than rank 0 working
+ * in place (the communicator's all-reduce), which must keep its own values until their turn, keeps
+ * its running reduction in a scratch buffer of one partition, at most one chunk. A server's memory
+ * grows with its part, never with the world size.
  */
 public final class StarReduce {
-    /** Chunks a worker may send ahead of the results it has received. */
+    /** Partitions a rank may send ahead of the one it is at. */
     static final int WINDOW = 4;
 
     private StarReduce() {
@@ -35,39 +50,86 @@ public final class StarReduce {
             call.copyWhole(source, result);
             return;
         }
-        ElementType type = call.type();
+        int rank = call.rank();
+        int servers = Math.min(call.servers(), worldSize);
+        int elementBytes = call.type().bytes();
         long total = call.elementCount();
-        int chunks = ChunkLayout.chunkCount(total, maxChunkElements);
-        if (call.rank() == 0) {
-            for (int chunk = 0; chunk < chunks; chunk++) {
-                long first = ChunkLayout.partStart(total, chunks, chunk);
-                int count = (int) (ChunkLayout.partStart(total, chunks, chunk + 1) - first);
-                int start = Math.toIntExact(first * type.bytes());
-                int length = count * type.bytes();
-                // In rank order: rank 0's input plus the first worker's chunk into the result, then
-                // the others added there, the last with the division in the same pass.
-                for (int worker = 1; worker < worldSize; worker++) {
-                    call.receiveReduce(worker, MessageKind.STAR_REDUCE, chunk, result, start,
-                            worker == 1 ? source : result, count,
-                            worker == worldSize - 1 ? RingAllReduce.divisor(call) : 1);
-                }
-                for (int worker = 1; worker < worldSize; worker++) {
-                    call.send(worker, MessageKind.STAR_REDUCE_RESULT, chunk, result, start, length);
-                }
-            }
-            return;
-        }
+        int partitions = StarPartitions.count(total, maxChunkElements, servers);
         int sent = 0;
-        for (int chunk = 0; chunk < chunks; chunk++) {
-            while (sent < chunks && sent < chunk + WINDOW) {
-                int start = ChunkLayout.partStartByte(total, chunks, sent, type.bytes());
-                int end = ChunkLayout.partStartByte(total, chunks, sent + 1, type.bytes());
-                call.send(0, MessageKind.STAR_REDUCE, sent, source, start, end - start);
+        for (int partition = 0; partition < partitions; partition++) {
+            int window = Math.min(partitions, partition + WINDOW + 1);
+            while (sent < window) {
+                int server = StarPartitions.server(sent, servers);
+                if (server == rank) {
+                    if (sent >= partition) {
+                        break;
+                    }
+                    sent++;
+                    continue;
+                }
+                int start = byteAt(total, partitions, sent, elementBytes);
+                call.send(server, MessageKind.STAR_REDUCE, sent, source, start,
+                        byteAt(total, partitions, sent + 1, elementBytes) - start);
                 sent++;
             }
-            int start = ChunkLayout.partStartByte(total, chunks, chunk, type.bytes());
-            int length = ChunkLayout.partStartByte(total, chunks, chunk + 1, type.bytes()) - start;
-            call.receiveCopy(0, MessageKind.STAR_REDUCE_RESULT, chunk, result, start, length);
+            int server = StarPartitions.server(partition, servers);
+            int start = byteAt(total, partitions, partition, elementBytes);
+            int length = byteAt(total, partitions, partition + 1, elementBytes) - start;
+            if (server == rank) {
+                serve(call, source, result, partition, start, length);
+                for (int peer = 0; peer < worldSize; peer++) {
+                    if (peer != rank) {
+                        call.send(peer, MessageKind.STAR_REDUCE_RESULT, partition, result, start, length);
+                    }
+                }
+            } else {
+                call.receiveCopy(server, MessageKind.STAR_REDUCE_RESULT, partition, result, start, length);
+            }
         }
+    }
+
+    /**
+     * Reduces one partition, bytes {@code [start, start+length)}, in rank order into {@code result}:
+     * this rank's own values from {@code source}, every other rank's as its part arrives.
+     */
+    private static void serve(CollectiveCall call, ByteBuffer source, ByteBuffer result, int partition, int start,
+            int length) {
+        int rank = call.rank();
+        int worldSize = call.worldSize();
+        ElementType type = call.type();
+        int count = length / type.bytes();
+        int divisor = RingAllReduce.divisor(call);
+        // Where the running reduction is kept until the last rank's values make it the result: the
+        // result itself, unless this rank works in place and its own values come after rank 0's.
+        ByteBuffer work = rank == 0 || source != result ? result : call.scratch(length);
+        int workStart = work == result ? start : 0;
+        ByteBuffer sofar;
+        int sofarStart;
+        if (rank == 0) {
+            sofar = source;
+            sofarStart = start;
+        } else {
+            call.receiveCopy(0, MessageKind.STAR_REDUCE, partition, work, workStart, length);
+            sofar = work;
+            sofarStart = workStart;
+        }
+        for (int next = 1; next < worldSize; next++) {
+            boolean last = next == worldSize - 1;
+            ByteBuffer into = last ? result : work;
+            int intoStart = last ? start : workStart;
+            int divideBy = last ? divisor : 1;
+            if (next == rank) {
+                Reduction.combine(call.op(), type, into, intoStart, sofar, sofarStart, source, start, count, divideBy);
+            } else {
+                call.receiveReduce(next, MessageKind.STAR_REDUCE, partition, into, intoStart, sofar, sofarStart, count,
+                        divideBy);
+            }
+            sofar = into;
+            sofarStart = intoStart;
+        }
+    }
+
+    private static int byteAt(long total, int partitions, int partition, int elementBytes) {
+        return Math.toIntExact(StarPartitions.start(total, partitions, partition) * elementBytes);
     }
 }
