@@ -3,6 +3,7 @@ package io.ringstar.bench;
 import io.ringstar.AggregatorOptions;
 import io.ringstar.Communicator;
 import io.ringstar.cli.launch.RankPlacement;
+import io.ringstar.compression.Compression;
 import io.ringstar.tensor.ElementType;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -90,14 +91,27 @@ public record BenchSettings(List<RankPlacement> placements, List<Algorithm> algo
         return AggregatorOptions.ALL_REDUCE_ALGORITHM.value(placement().config());
     }
 
+    /** The compression the aggregators and the communicator's all-reduce use: the option's value. */
+    Compression compression() {
+        return AggregatorOptions.COMPRESSION.value(placement().config());
+    }
+
     /**
-     * The algorithm as the table and the files name it: the label, and for the communicator with its
-     * all-reduce algorithm forced, {@code comm-ring}, {@code comm-doubling} or {@code comm-star}.
+     * The algorithm as the table and the files name it: the label; for the communicator with its
+     * all-reduce algorithm forced, {@code comm-ring}, {@code comm-doubling} or {@code comm-star}; for
+     * the star with more than one server, {@code ps-s2} and so on; and with compression, the
+     * option's text after it ({@code ring-fp16}, {@code ps-s4-topk:0.01}).
      */
     String algorithmLabel(Algorithm algorithm) {
         String allReduce = allReduceAlgorithm();
-        return algorithm != Algorithm.COMM || allReduce.equals(Communicator.ALGORITHM_AUTO) ? algorithm.label()
+        String label = algorithm != Algorithm.COMM || allReduce.equals(Communicator.ALGORITHM_AUTO) ? algorithm.label()
                 : algorithm.label() + "-" + allReduce;
+        int servers = AggregatorOptions.SERVERS.value(placement().config());
+        if (servers > 1 && (algorithm == Algorithm.PS || allReduce.equals(Communicator.ALGORITHM_STAR))) {
+            label += "-s" + servers;
+        }
+        Compression compression = compression();
+        return compression.equals(Compression.NONE) ? label : label + "-" + compression;
     }
 
     /** This process's rank when it is one rank of a group of processes. */

@@ -1,5 +1,6 @@
 package io.ringstar.bench;
 
+import io.ringstar.compression.Compression;
 import io.ringstar.tensor.ElementType;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -16,6 +17,12 @@ import org.nd4j.linalg.factory.Nd4j;
  * {@code (n-1)/2 + (i mod 1021)/1024}, also exactly representable, and IEEE division rounds
  * correctly, so dividing the exact sum by {@code n} gives it exactly for any {@code n}. The
  * period 1021 (a prime) makes misplaced chunks or segments show up as wrong values.
+ *
+ * <p>With compression the averages are not exact. With {@code fp16} or {@code bf16} an average is
+ * right when it is within the bound the library documents ({@code (n+2)·u} times the average
+ * magnitude of the inputs, u the half type's unit roundoff); the {@code topk} results depend on
+ * what earlier calls left unsent, have no closed form here and are not checked: their count is -1
+ * (the library's tests check top-k against its own closed forms).
  */
 final class ClosedFormPattern {
     private static final int PERIOD = 1021;
@@ -70,8 +77,9 @@ final class ClosedFormPattern {
     }
 
     /** How many elements of {@code result} differ from what an aggregator's {@code operation} must produce. */
-    static long countWrong(INDArray result, ElementType type, Operation operation, int worldSize) {
-        return countWrong(result, type, operation, worldSize, 0, 0);
+    static long countWrong(INDArray result, ElementType type, Operation operation, int worldSize,
+            Compression compression) {
+        return countWrong(result, type, operation, worldSize, 0, 0, compression);
     }
 
     /**
@@ -80,7 +88,13 @@ final class ClosedFormPattern {
      * length counts every expected element as wrong.
      */
     static long countWrong(INDArray result, ElementType type, Operation operation, int worldSize, int rank,
-            long inputElements) {
+            long inputElements, Compression compression) {
+        boolean compressed = (operation == Operation.REDUCE || operation == Operation.ALL_REDUCE)
+                && compression.kind() != Compression.Kind.NONE;
+        if (compressed && compression.kind() == Compression.Kind.TOPK) {
+            return -1;
+        }
+        double unitRoundoff = !compressed ? 0 : compression.kind() == Compression.Kind.FP16 ? 0x1p-11 : 0x1p-8;
         long count = result.length();
         long expectedCount = operation.communicator() ? resultElements(operation, worldSize, inputElements) : count;
         if (count != expectedCount) {
@@ -90,9 +104,10 @@ final class ClosedFormPattern {
         long wrong = 0;
         for (int i = 0; i < count; i++) {
             double expected = expected(operation, worldSize, rank, inputElements, i);
-            boolean right = type == ElementType.FLOAT
-                    ? bytes.getFloat(i * Float.BYTES) == (float) expected
-                    : bytes.getDouble(i * Double.BYTES) == expected;
+            double actual = type == ElementType.FLOAT ? bytes.getFloat(i * Float.BYTES)
+                    : bytes.getDouble(i * Double.BYTES);
+            boolean right = compressed ? Math.abs(actual - expected) <= (worldSize + 2) * unitRoundoff * expected
+                    : type == ElementType.FLOAT ? (float) actual == (float) expected : actual == expected;
             if (!right) {
                 wrong++;
             }

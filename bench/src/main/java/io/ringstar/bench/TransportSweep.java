@@ -262,13 +262,14 @@ final class TransportSweep implements AutoCloseable {
         int worldSize = placement.config().worldSize();
         if (!operation.communicator()) {
             INDArray[] checked = operation.call(aggregator, input);
-            long wrong = ClosedFormPattern.countWrong(checked[0], type, operation, worldSize);
+            long wrong = ClosedFormPattern.countWrong(checked[0], type, operation, worldSize,
+                    settings.compression());
             TensorMemory.close(checked);
             return wrong;
         }
         INDArray result = operation.call(communicators.get(local), input);
         long wrong = ClosedFormPattern.countWrong(result, type, operation, worldSize, placement.groupRank(local),
-                inputCount);
+                inputCount, settings.compression());
         if (operation.allocates()) {
             result.close();
         }

@@ -7,7 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.ringstar.cli.CapturedOutput;
 import io.ringstar.cli.Main;
 import io.ringstar.cli.UsageException;
+import io.ringstar.compression.Compression;
 import io.ringstar.tensor.ElementType;
+import io.ringstar.tensor.HalfFloats;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -20,7 +22,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
 
 /** {@code bench --algorithm comm}: its flags, bus factors, sizes and closed forms, and a short sweep. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -81,6 +85,34 @@ class CommunicatorBenchTest {
     }
 
     @Test
+    void halfPrecisionAveragesAreRightWithinTheBoundAndTopKIsNotChecked() {
+        // Four ranks: averages from 1.5 to 2.5, so those above 2 lose their last bit in binary16.
+        int n = 4;
+        int count = 2000;
+        INDArray average = Nd4j.create(DataType.FLOAT, count);
+        try {
+            for (int i = 0; i < count; i++) {
+                double exact = ClosedFormPattern.expected(Operation.ALL_REDUCE, n, i);
+                average.putScalar(i, HalfFloats.halfToFloat(HalfFloats.floatToHalf((float) exact)));
+            }
+            Compression fp16 = Compression.parse("fp16");
+            assertEquals(0, ClosedFormPattern.countWrong(average, ElementType.FLOAT, Operation.ALL_REDUCE, n, 0, count,
+                    fp16), "the exact average rounded once to binary16 is within the bound");
+            assertTrue(ClosedFormPattern.countWrong(average, ElementType.FLOAT, Operation.ALL_REDUCE, n, 0, count,
+                    Compression.NONE) > 0, "but it is not the exact average");
+            average.putScalar(1500, average.getFloat(1500) * 1.05f);
+            assertEquals(1, ClosedFormPattern.countWrong(average, ElementType.FLOAT, Operation.ALL_REDUCE, n, 0, count,
+                    fp16), "5 % off is past the bound");
+            assertEquals(-1, ClosedFormPattern.countWrong(average, ElementType.FLOAT, Operation.ALL_REDUCE, n, 0, count,
+                    Compression.parse("topk:0.1")));
+            assertTrue(ClosedFormPattern.countWrong(average, ElementType.FLOAT, Operation.BROADCAST, n, 0, count,
+                    Compression.parse("topk:0.1")) > 0, "a broadcast is never compressed, so it is checked");
+        } finally {
+            average.close();
+        }
+    }
+
+    @Test
     void countWrongFindsAMisplacedElementAndAWrongLength() {
         int n = 2;
         int m = 5;
@@ -89,11 +121,13 @@ class CommunicatorBenchTest {
             for (int i = 0; i < n * m; i++) {
                 gathered.putScalar(i, ClosedFormPattern.value(i / m, i % m));
             }
-            assertEquals(0, ClosedFormPattern.countWrong(gathered, ElementType.DOUBLE, Operation.ALL_GATHER, n, 1, m));
+            assertEquals(0, ClosedFormPattern.countWrong(gathered, ElementType.DOUBLE, Operation.ALL_GATHER, n, 1, m,
+                    Compression.NONE));
             gathered.putScalar(7, ClosedFormPattern.value(0, 2));
-            assertEquals(1, ClosedFormPattern.countWrong(gathered, ElementType.DOUBLE, Operation.ALL_GATHER, n, 1, m));
+            assertEquals(1, ClosedFormPattern.countWrong(gathered, ElementType.DOUBLE, Operation.ALL_GATHER, n, 1, m,
+                    Compression.NONE));
             assertEquals(10, ClosedFormPattern.countWrong(gathered, ElementType.DOUBLE, Operation.REDUCE_SCATTER, n,
-                    1, n * m), "a reduce-scatter of 10 elements gives 5 per rank, not 10");
+                    1, n * m, Compression.NONE), "a reduce-scatter of 10 elements gives 5 per rank, not 10");
         } finally {
             gathered.close();
         }

@@ -19,7 +19,8 @@ import java.util.List;
  * @param p50Micros the median of the slowest rank's time per call
  * @param p99Micros the 99th percentile of it
  * @param busbwGbps the bus bandwidth in GB/s
- * @param wrong how many elements were wrong (0 when the result was right)
+ * @param wrong how many elements were wrong (0 when the result was right; negative when it was not
+ *     checked: the lossy top-k compression)
  */
 public record ResultRow(int worldSize, String transport, String type, String algorithm, String op, long sizeBytes,
         double p50Micros, double p99Micros, double busbwGbps, long wrong) {
@@ -40,8 +41,8 @@ public record ResultRow(int worldSize, String transport, String type, String alg
         return List.copyOf(rows);
     }
 
-    /** Whether some element of this row was wrong. */
+    /** Whether some element of this row was wrong (a negative count says the row was not checked). */
     public boolean isWrong() {
-        return wrong != 0;
+        return wrong > 0;
     }
 }

@@ -10,7 +10,8 @@ import java.util.TreeSet;
 
 /**
  * Star against ring: the star's p50 time of reduce divided by the ring's, a row per size and a column
- * per world size, transport and type (above 1 the ring is faster); then, per column, where they cross
+ * per world size, transport, type and star (one server, {@code ps}, or several, {@code ps-s2} and so
+ * on) (above 1 the ring is faster); then, per column, where they cross
  * ({@link Crossing}), star ÷ ring at the largest size and, on a shaped link, the n/2 a link-bound run
  * tends to and the share of the link rate that the ring's busbw used there.
  */
@@ -18,18 +19,22 @@ public final class StarRingTable {
     private static final String STAR = "ps";
     private static final String RING = "ring";
 
-    /** The rows of one world size, transport and type, by size. */
+    /** The rows of one world size, transport, type and star (one or more servers), by size. */
     private static final class Group {
         final int worldSize;
         final String title;
         final Map<Long, Double> star = new HashMap<>();
-        final Map<Long, Double> ring = new HashMap<>();
-        final Map<Long, Double> ringBusbw = new HashMap<>();
+        final Map<Long, Double> ring;
+        final Map<Long, Double> ringBusbw;
         final Map<Long, Long> wrong = new HashMap<>();
 
-        Group(ResultRow row) {
+        Group(ResultRow row, RingRows rings) {
             worldSize = row.worldSize();
-            title = "n=" + row.worldSize() + " " + row.transport() + " " + row.type();
+            title = "n=" + row.worldSize() + " " + row.transport() + " " + row.type()
+                    + (row.algorithm().equals(STAR) ? "" : " " + row.algorithm());
+            ring = rings.times;
+            ringBusbw = rings.busbw;
+            rings.wrong.forEach((size, count) -> wrong.merge(size, count, Long::sum));
         }
 
         boolean both(long size) {
@@ -41,31 +46,48 @@ public final class StarRingTable {
         }
     }
 
+    /** The ring's rows of one world size, transport and type, which every star of them is divided by. */
+    private static final class RingRows {
+        final Map<Long, Double> times = new HashMap<>();
+        final Map<Long, Double> busbw = new HashMap<>();
+        final Map<Long, Long> wrong = new HashMap<>();
+    }
+
+    /** Whether {@code label} is the star, with one server ({@code ps}) or more ({@code ps-s2}, ...). */
+    private static boolean isStar(String label) {
+        return label.equals(STAR) || label.matches(STAR + "-s\\d+");
+    }
+
     private StarRingTable() {
     }
 
     /**
      * The table and its summary lines.
      *
-     * @param rows result rows; only the reduce rows of the star ({@code ps}) and the ring are read
+     * @param rows result rows; only the reduce rows of the star ({@code ps}, {@code ps-s2}, ...) and the ring are read
      * @param linkBitsPerSecond the rate every link was shaped to, 0 when unshaped (no n/2, no link share)
      */
     public static String render(List<ResultRow> rows, double linkBitsPerSecond) {
+        Map<String, RingRows> rings = new HashMap<>();
+        for (ResultRow row : rows) {
+            if (row.op().equals("reduce") && row.algorithm().equals(RING)) {
+                RingRows ring = rings.computeIfAbsent(key(row), key -> new RingRows());
+                ring.times.put(row.sizeBytes(), row.p50Micros());
+                ring.busbw.put(row.sizeBytes(), row.busbwGbps());
+                ring.wrong.merge(row.sizeBytes(), row.isWrong() ? row.wrong() : 0, Long::sum);
+            }
+        }
         Map<String, Group> groups = new LinkedHashMap<>();
         TreeSet<Long> sizes = new TreeSet<>();
         for (ResultRow row : rows) {
-            boolean star = row.algorithm().equals(STAR);
-            if (!row.op().equals("reduce") || !star && !row.algorithm().equals(RING)) {
+            if (!row.op().equals("reduce") || !isStar(row.algorithm()) || !rings.containsKey(key(row))) {
                 continue;
             }
-            Group group = groups.computeIfAbsent(row.worldSize() + " " + row.transport() + " " + row.type(),
-                    key -> new Group(row));
+            Group group = groups.computeIfAbsent(key(row) + " " + row.algorithm(),
+                    key -> new Group(row, rings.get(key(row))));
             long size = row.sizeBytes();
-            (star ? group.star : group.ring).put(size, row.p50Micros());
-            if (!star) {
-                group.ringBusbw.put(size, row.busbwGbps());
-            }
-            group.wrong.merge(size, row.wrong(), Long::sum);
+            group.star.put(size, row.p50Micros());
+            group.wrong.merge(size, row.isWrong() ? row.wrong() : 0, Long::sum);
             sizes.add(size);
         }
         if (groups.isEmpty()) {
@@ -86,6 +108,10 @@ public final class StarRingTable {
             text.append(summary(group, sizes, linkBitsPerSecond)).append('\n');
         }
         return text.toString();
+    }
+
+    private static String key(ResultRow row) {
+        return row.worldSize() + " " + row.transport() + " " + row.type();
     }
 
     private static String cell(Group group, long size) {

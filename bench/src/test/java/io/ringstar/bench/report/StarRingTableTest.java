@@ -53,6 +53,22 @@ class StarRingTableTest {
     }
 
     @Test
+    void aColumnPerNumberOfServersEachAgainstTheSameRing() {
+        List<ResultRow> rows = new ArrayList<>();
+        rows.add(Fixtures.row(4, "netty", "float", "ring", "reduce", 1024, 100, 0));
+        rows.add(Fixtures.row(4, "netty", "float", "ps", "reduce", 1024, 200, 0));
+        rows.add(Fixtures.row(4, "netty", "float", "ps-s2", "reduce", 1024, 150, 0));
+        rows.add(Fixtures.row(4, "netty", "float", "ps-s4", "reduce", 1024, 110, 0));
+        // Not a star with servers: compressed rows have tables of their own.
+        rows.add(Fixtures.row(4, "netty", "float", "ps-fp16", "reduce", 1024, 1, 0));
+        String table = StarRingTable.render(rows, 0);
+        String header = table.lines().findFirst().orElseThrow();
+        assertEquals("| size | n=4 netty float: star ÷ ring | n=4 netty float ps-s2: star ÷ ring "
+                + "| n=4 netty float ps-s4: star ÷ ring |", header);
+        assertEquals("| 1 KiB | 2.00 | 1.50 | 1.10 |", table.lines().skip(2).findFirst().orElseThrow());
+    }
+
+    @Test
     void noRowsSaysSo() {
         assertEquals("No reduce rows of the star and the ring.\n", StarRingTable.render(List.of(), 0));
     }
