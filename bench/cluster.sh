@@ -22,8 +22,17 @@
 # Open MPI's: what the emulated links cost anyone, against what ringstar adds. mpirun starts in
 # host 0's namespace and reaches the others through a launch agent that enters theirs.
 #
+# With --servers 1,2,4 the star also runs with each number of servers above 1 (option servers, at
+# most the world size; label ps-s2 and so on), a column each in the star ÷ ring table. With
+# --compression none,fp16,bf16,topk:0.01 the star and the ring also run with each compression
+# other than none (labels ps-fp16, ring-topk:0.01, ...). Every run of one algorithm is its own set
+# of processes, and the bytes every host sent on its link during it (eth0's tx_bytes, so TCP/IP
+# headers and the bench's few control messages included) go to DIR/wire.md: per call when one size
+# is measured (--min-bytes = --max-bytes) with a fixed --warmup W (calls = 1 checked + W + iters).
+#
 # Usage: bench/cluster.sh [--world-sizes 2,3,4] [--min-bytes 1K] [--max-bytes 16M] [--rate 1gbit]
 #          [--iters 20] [--warmup auto] [--type float] [--transport netty] [--mpi no|yes] [--out DIR]
+#          [--servers 1] [--compression none]
 #        bench/cluster.sh --table FILE.csv [--rate R|none]   (only print the table of a CSV in
 #          ringstar's schema, per world size, transport and type: `ringstar report cluster`)
 # Writes DIR/cluster.csv (ringstar's CSV schema, all world sizes) and DIR/cluster.md (the table);
@@ -33,9 +42,9 @@ set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 
 world_sizes=2,3,4 min_bytes=1K max_bytes=16M rate=1gbit iters=20 warmup=auto type=float transport=netty
-out=bench/results/cluster table='' mpi=no
+out=bench/results/cluster table='' mpi=no servers=1 compression=none
 hosts=4
-parse_flags "world-sizes min-bytes max-bytes rate iters warmup type transport mpi out table" "$@"
+parse_flags "world-sizes min-bytes max-bytes rate iters warmup type transport mpi out table servers compression" "$@"
 
 # The tables (star ÷ ring, where they cross, ringstar ÷ Open MPI) are `ringstar report cluster`'s.
 if [ -n "$table" ]; then
@@ -70,7 +79,8 @@ cleanup() {
     for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
     ip netns del "$ns" 2>/dev/null || true
   done
-  rm -f "$out"/.cluster-part-*.csv "$out"/.rank-*.log "$out/.netns-agent" "$out/.hostfile" "$out/.mpi.log"
+  rm -f "$out"/.cluster-part-*.csv "$out"/.rank-*.log "$out/.netns-agent" "$out/.hostfile" "$out/.mpi.log" \
+    "$out/.wire.tsv"
 }
 at_exit cleanup
 
@@ -99,47 +109,97 @@ for i in $(seq 0 $((hosts - 1))); do
 done
 echo "== emulated cluster: $hosts hosts on a bridge, every link $rate each way (tc tbf), transport $transport"
 
+# host_tx_bytes N: the bytes the first N hosts have sent on their links so far, summed.
+host_tx_bytes() {
+  local i total=0
+  for i in $(seq 0 $(($1 - 1))); do
+    total=$((total + $(ip netns exec "rs-h$i-$$" cat /sys/class/net/eth0/statistics/tx_bytes)))
+  done
+  echo "$total"
+}
+
+# The runs at each world size: the star and the ring as they are, then the star with each number of
+# servers and both with each compression. Each is "NAME|ALGORITHM|OPTION" (OPTION empty for none).
+variants=("ps|ps|" "ring|ring|")
+for s in ${servers//,/ }; do
+  [ "$s" = 1 ] || variants+=("ps-s$s|ps|servers=$s")
+done
+for c in ${compression//,/ }; do
+  [ "$c" = none ] || variants+=("ps-$c|ps|compression=$c" "ring-$c|ring|compression=$c")
+done
+calls_per_run=''
+if [ "$min_bytes" = "$max_bytes" ] && [ "$warmup" != auto ]; then
+  calls_per_run=$((1 + warmup + iters))
+fi
+wire=$out/.wire.tsv
+: > "$wire"
+
 status=0
 port=29500
 parts=()
 for n in ${world_sizes//,/ }; do
-  port=$((port + 1))
-  csv=$out/.cluster-part-$n.csv
-  # A part left by a run that was killed before its cleanup must not pass for this run's.
-  rm -f "$csv"
-  warmup_flags=()
-  [ "$warmup" = auto ] || warmup_flags=(--warmup "$warmup")
-  args=(bench --world-size "$n" --coordinator "10.77.0.1:$port" --transport "$transport" --algorithm both
-    --op reduce --type "$type" --min-bytes "$min_bytes" --max-bytes "$max_bytes" --iters "$iters"
-    "${warmup_flags[@]}" --timeout 120)
-  echo "== world size $n: ranks 0..$((n - 1)) on hosts 10.77.0.1..$n: ${args[*]}"
-  ranks=()
-  for r in $(seq 1 $((n - 1))); do
-    timeout 1200 ip netns exec "rs-h$r-$$" java -jar "$jar" "${args[@]}" --rank "$r" >"$out/.rank-$r.log" 2>&1 &
+  for variant in "${variants[@]}"; do
+    IFS='|' read -r name algorithm option <<< "$variant"
+    if [[ $name == ps-s* ]] && [ "${option#servers=}" -gt "$n" ]; then
+      continue
+    fi
+    port=$((port + 1))
+    csv=$out/.cluster-part-$n-$name.csv
+    # A part left by a run that was killed before its cleanup must not pass for this run's.
+    rm -f "$csv"
+    warmup_flags=()
+    [ "$warmup" = auto ] || warmup_flags=(--warmup "$warmup")
+    option_flags=()
+    [ -z "$option" ] || option_flags=(--option "$option")
+    args=(bench --world-size "$n" --coordinator "10.77.0.1:$port" --transport "$transport" --algorithm "$algorithm"
+      --op reduce --type "$type" --min-bytes "$min_bytes" --max-bytes "$max_bytes" --iters "$iters"
+      "${warmup_flags[@]}" "${option_flags[@]}" --timeout 120)
+    echo "== world size $n, $name: ranks 0..$((n - 1)) on hosts 10.77.0.1..$n: ${args[*]}"
+    sent_before=$(host_tx_bytes "$n")
+    ranks=()
+    for r in $(seq 1 $((n - 1))); do
+      timeout 1200 ip netns exec "rs-h$r-$$" java -jar "$jar" "${args[@]}" --rank "$r" >"$out/.rank-$r.log" 2>&1 &
+      ranks+=($!)
+    done
+    # Rank 0 runs in the background too: bash runs a trap only between commands, and `wait` is one
+    # that a signal interrupts, so Ctrl-C or SIGTERM cleans up at once instead of after the run.
+    timeout 1200 ip netns exec rs-h0-$$ java -jar "$jar" "${args[@]}" --rank 0 --output "$csv" &
     ranks+=($!)
-  done
-  # Rank 0 runs in the background too: bash runs a trap only between commands, and `wait` is one
-  # that a signal interrupts, so Ctrl-C or SIGTERM cleans up at once instead of after the run.
-  timeout 1200 ip netns exec rs-h0-$$ java -jar "$jar" "${args[@]}" --rank 0 --output "$csv" &
-  ranks+=($!)
-  rank0=0
-  wait "${ranks[-1]}" || rank0=$?
-  for r in $(seq 1 $((n - 1))); do
-    if ! wait "${ranks[$((r - 1))]}"; then
-      echo "cluster.sh: rank $r at world size $n failed; its last lines:" >&2
-      tail -5 "$out/.rank-$r.log" >&2
+    rank0=0
+    wait "${ranks[-1]}" || rank0=$?
+    for r in $(seq 1 $((n - 1))); do
+      if ! wait "${ranks[$((r - 1))]}"; then
+        echo "cluster.sh: rank $r at world size $n ($name) failed; its last lines:" >&2
+        tail -5 "$out/.rank-$r.log" >&2
+        status=1
+      fi
+      rm -f "$out/.rank-$r.log"
+    done
+    ranks=()
+    printf '%s\t%s\t%s\n' "$n" "$name" "$(( $(host_tx_bytes "$n") - sent_before ))" >> "$wire"
+    if [ "$rank0" != 0 ] || [ ! -s "$csv" ]; then
+      echo "cluster.sh: rank 0 at world size $n ($name) failed (status $rank0)" >&2
       status=1
     fi
-    rm -f "$out/.rank-$r.log"
+    # Rank 0 writes its rows before it exits 1 on wrong elements: kept, so the check below names them.
+    [ ! -s "$csv" ] || parts+=("$csv")
   done
-  ranks=()
-  if [ "$rank0" != 0 ] || [ ! -s "$csv" ]; then
-    echo "cluster.sh: rank 0 at world size $n failed (status $rank0)" >&2
-    status=1
-  fi
-  # Rank 0 writes its rows before it exits 1 on wrong elements: kept, so the check below names them.
-  [ ! -s "$csv" ] || parts+=("$csv")
 done
+{
+  echo "Bytes all hosts sent on their links during each run (eth0 tx_bytes: TCP/IP headers and the bench's"
+  echo "control messages included), size $min_bytes..$max_bytes, $type, rate $rate."
+  echo
+  echo "| n | run | bytes sent | bytes per call | ÷ the same algorithm uncompressed |"
+  echo "|---:|---|---:|---:|---:|"
+  awk -F'\t' -v calls="$calls_per_run" '
+    { n[NR] = $1; name[NR] = $2; bytes[NR] = $3; base = $2; sub(/-(fp16|bf16|topk:.*)$/, "", base); key[NR] = $1 " " base
+      if (base == $2) plain[$1 " " base] = $3 }
+    END { for (i = 1; i <= NR; i++) {
+      per = calls == "" ? "n/a" : sprintf("%.0f", bytes[i] / calls)
+      ratio = (key[i] in plain) && plain[key[i]] > 0 ? sprintf("%.3f", bytes[i] / plain[key[i]]) : ""
+      printf "| %s | %s | %d | %s | %s |\n", n[i], name[i], bytes[i], per, ratio } }' "$wire"
+} > "$out/wire.md"
+rm -f "$wire"
 if [ "$mpi" = yes ]; then
   command -v mpicc >/dev/null && command -v mpirun >/dev/null || {
     echo "cluster.sh: --mpi yes needs Open MPI's mpicc and mpirun (apt-get install openmpi-bin libopenmpi-dev)" >&2
@@ -178,7 +238,9 @@ versus_mpi=()
 report cluster "$out/cluster.csv" --rate "$rate" "${versus_mpi[@]}" > "$out/cluster.md"
 echo
 cat "$out/cluster.md"
-echo "== wrote $out/cluster.csv and $out/cluster.md"
+echo
+cat "$out/wire.md"
+echo "== wrote $out/cluster.csv, $out/cluster.md and $out/wire.md"
 if ! report wrong "$out/cluster.csv" >&2; then
   echo "cluster.sh: some rows have wrong elements (column wrong)" >&2
   status=1

@@ -19,13 +19,16 @@ import java.nio.ByteBuffer;
  * and is the same on every rank. (A server {@code s > 0} holds {@code x0} only once it has
  * arrived, and then combines its own values at their place in the order.)
  *
- * <p><b>Order on the wire.</b> Messages between two ranks are first-in first-out, so each rank
- * sends and receives partitions in increasing order: a rank goes through the partitions in order,
- * serving its own or taking the result of the others', and sends the parts of later partitions
- * ahead, at most {@value #WINDOW} beyond the one it is at, but never past one it serves and has
- * not finished (whose results must reach a peer before any later part does). Every rank at
- * partition {@code p} has therefore sent its part of {@code p}: the rank furthest behind can
- * always go on, so the group cannot deadlock.
+ * <p><b>Order on the wire.</b> Messages between two ranks are first-in first-out, so both ends
+ * must agree on their order. The partitions go in rounds of one per server (round {@code t} holds
+ * partitions {@code t·s … t·s+s-1}, server {@code r} the {@code r}-th of them), and in every round
+ * each rank sends its parts of the round, a server then reduces its partition and sends its result
+ * to every rank, and each rank takes the round's other results. So between any two ranks a round's
+ * parts always come before its results, and those before the next round's parts. To keep the links
+ * busy, a server sends the next round's parts as soon as it has sent its result, before it waits for
+ * the others'; a rank that serves nothing sends up to {@value #WINDOW} rounds ahead (with one
+ * server, every rank but 0). A server waits only for parts that every rank sends before it waits
+ * for anything of that round, so the group cannot deadlock.
  *
  * <p><b>Memory.</b> A server reduces straight into its result, out of the transport's memory as
  * the parts arrive (see {@link RingAllReduce} on copies). Only a server other than rank 0 working
@@ -34,7 +37,7 @@ import java.nio.ByteBuffer;
  * grows with its part, never with the world size.
  */
 public final class StarReduce {
-    /** Partitions a rank may send ahead of the one it is at. */
+    /** Rounds a rank that serves nothing may send ahead of the one it is at. */
     static final int WINDOW = 4;
 
     private StarReduce() {
@@ -52,38 +55,55 @@ public final class StarReduce {
         }
         int rank = call.rank();
         int servers = Math.min(call.servers(), worldSize);
-        int elementBytes = call.type().bytes();
         long total = call.elementCount();
         int partitions = StarPartitions.count(total, maxChunkElements, servers);
-        int sent = 0;
-        for (int partition = 0; partition < partitions; partition++) {
-            int window = Math.min(partitions, partition + WINDOW + 1);
-            while (sent < window) {
-                int server = StarPartitions.server(sent, servers);
-                if (server == rank) {
-                    if (sent >= partition) {
-                        break;
-                    }
-                    sent++;
-                    continue;
-                }
-                int start = byteAt(total, partitions, sent, elementBytes);
-                call.send(server, MessageKind.STAR_REDUCE, sent, source, start,
-                        byteAt(total, partitions, sent + 1, elementBytes) - start);
-                sent++;
+        int rounds = (partitions + servers - 1) / servers;
+        boolean server = rank < servers;
+        int sentRounds = 0;
+        for (int round = 0; round < rounds; round++) {
+            // A server sends a round's parts only once it has sent the results of the one before
+            // (they must reach each peer first); a rank that only works runs ahead.
+            int sendUpTo = server ? round + 1 : Math.min(rounds, round + 1 + WINDOW);
+            while (sentRounds < sendUpTo) {
+                sendParts(call, source, total, partitions, servers, sentRounds++);
             }
-            int server = StarPartitions.server(partition, servers);
-            int start = byteAt(total, partitions, partition, elementBytes);
-            int length = byteAt(total, partitions, partition + 1, elementBytes) - start;
-            if (server == rank) {
-                serve(call, source, result, partition, start, length);
+            int own = round * servers + rank;
+            if (server && own < partitions) {
+                int start = byteAt(call, total, partitions, own);
+                int length = byteAt(call, total, partitions, own + 1) - start;
+                serve(call, source, result, own, start, length);
                 for (int peer = 0; peer < worldSize; peer++) {
                     if (peer != rank) {
-                        call.send(peer, MessageKind.STAR_REDUCE_RESULT, partition, result, start, length);
+                        call.send(peer, MessageKind.STAR_REDUCE_RESULT, own, result, start, length);
                     }
                 }
-            } else {
-                call.receiveCopy(server, MessageKind.STAR_REDUCE_RESULT, partition, result, start, length);
+            }
+            if (server && sentRounds < rounds) {
+                // The next round's parts go before this round's results are awaited: the servers
+                // reduce them while those results travel.
+                sendParts(call, source, total, partitions, servers, sentRounds++);
+            }
+            for (int partition = round * servers; partition < Math.min(partitions, (round + 1) * servers);
+                    partition++) {
+                int holder = StarPartitions.server(partition, servers);
+                if (holder != rank) {
+                    int start = byteAt(call, total, partitions, partition);
+                    call.receiveCopy(holder, MessageKind.STAR_REDUCE_RESULT, partition, result, start,
+                            byteAt(call, total, partitions, partition + 1) - start);
+                }
+            }
+        }
+    }
+
+    /** Sends this rank's part of every partition of {@code round} to its server (but its own). */
+    private static void sendParts(CollectiveCall call, ByteBuffer source, long total, int partitions, int servers,
+            int round) {
+        for (int partition = round * servers; partition < Math.min(partitions, (round + 1) * servers); partition++) {
+            int holder = StarPartitions.server(partition, servers);
+            if (holder != call.rank()) {
+                int start = byteAt(call, total, partitions, partition);
+                call.send(holder, MessageKind.STAR_REDUCE, partition, source, start,
+                        byteAt(call, total, partitions, partition + 1) - start);
             }
         }
     }
@@ -129,7 +149,7 @@ public final class StarReduce {
         }
     }
 
-    private static int byteAt(long total, int partitions, int partition, int elementBytes) {
-        return Math.toIntExact(StarPartitions.start(total, partitions, partition) * elementBytes);
+    private static int byteAt(CollectiveCall call, long total, int partitions, int partition) {
+        return Math.toIntExact(StarPartitions.start(total, partitions, partition) * call.type().bytes());
     }
 }
