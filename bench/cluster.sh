@@ -197,7 +197,7 @@ done
     END { for (i = 1; i <= NR; i++) {
       per = calls == "" ? "n/a" : sprintf("%.0f", bytes[i] / calls)
       ratio = (key[i] in plain) && plain[key[i]] > 0 ? sprintf("%.3f", bytes[i] / plain[key[i]]) : ""
-      printf "| %s | %s | %d | %s | %s |\n", n[i], name[i], bytes[i], per, ratio } }' "$wire"
+      printf "| %s | %s | %.0f | %s | %s |\n", n[i], name[i], bytes[i], per, ratio } }' "$wire"
 } > "$out/wire.md"
 rm -f "$wire"
 if [ "$mpi" = yes ]; then
