@@ -118,6 +118,17 @@ host_tx_bytes() {
   echo "$total"
 }
 
+# switch_drops N: packets the switch's shaped ports towards the first N hosts have dropped so far
+# (tbf drops what exceeds its queue: the many-to-one traffic into one host's link, say), summed.
+switch_drops() {
+  local i total=0 dropped
+  for i in $(seq 0 $(($1 - 1))); do
+    dropped=$(ip netns exec "$switch" tc -s qdisc show dev "h$i" | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1)
+    total=$((total + ${dropped:-0}))
+  done
+  echo "$total"
+}
+
 # The runs at each world size: the star and the ring as they are, then the star with each number of
 # servers and both with each compression. Each is "NAME|ALGORITHM|OPTION" (OPTION empty for none).
 variants=("ps|ps|" "ring|ring|")
@@ -156,6 +167,7 @@ for n in ${world_sizes//,/ }; do
       "${warmup_flags[@]}" "${option_flags[@]}" --timeout 120)
     echo "== world size $n, $name: ranks 0..$((n - 1)) on hosts 10.77.0.1..$n: ${args[*]}"
     sent_before=$(host_tx_bytes "$n")
+    drops_before=$(switch_drops "$n")
     ranks=()
     for r in $(seq 1 $((n - 1))); do
       timeout 1200 ip netns exec "rs-h$r-$$" java -jar "$jar" "${args[@]}" --rank "$r" >"$out/.rank-$r.log" 2>&1 &
@@ -176,7 +188,8 @@ for n in ${world_sizes//,/ }; do
       rm -f "$out/.rank-$r.log"
     done
     ranks=()
-    printf '%s\t%s\t%s\n' "$n" "$name" "$(( $(host_tx_bytes "$n") - sent_before ))" >> "$wire"
+    printf '%s\t%s\t%s\t%s\n' "$n" "$name" "$(( $(host_tx_bytes "$n") - sent_before ))" \
+      "$(( $(switch_drops "$n") - drops_before ))" >> "$wire"
     if [ "$rank0" != 0 ] || [ ! -s "$csv" ]; then
       echo "cluster.sh: rank 0 at world size $n ($name) failed (status $rank0)" >&2
       status=1
@@ -189,15 +202,17 @@ done
   echo "Bytes all hosts sent on their links during each run (eth0 tx_bytes: TCP/IP headers and the bench's"
   echo "control messages included), size $min_bytes..$max_bytes, $type, rate $rate."
   echo
-  echo "| n | run | bytes sent | bytes per call | ÷ the same algorithm uncompressed |"
-  echo "|---:|---|---:|---:|---:|"
+  echo "Packets dropped: by the switch's shaped ports towards the hosts (queue full), during the run."
+  echo
+  echo "| n | run | bytes sent | bytes per call | ÷ the same algorithm uncompressed | packets dropped |"
+  echo "|---:|---|---:|---:|---:|---:|"
   awk -F'\t' -v calls="$calls_per_run" '
-    { n[NR] = $1; name[NR] = $2; bytes[NR] = $3; base = $2; sub(/-(fp16|bf16|topk:.*)$/, "", base); key[NR] = $1 " " base
+    { n[NR] = $1; name[NR] = $2; bytes[NR] = $3; drops[NR] = $4; base = $2; sub(/-(fp16|bf16|topk:.*)$/, "", base); key[NR] = $1 " " base
       if (base == $2) plain[$1 " " base] = $3 }
     END { for (i = 1; i <= NR; i++) {
       per = calls == "" ? "n/a" : sprintf("%.0f", bytes[i] / calls)
       ratio = (key[i] in plain) && plain[key[i]] > 0 ? sprintf("%.3f", bytes[i] / plain[key[i]]) : ""
-      printf "| %s | %s | %.0f | %s | %s |\n", n[i], name[i], bytes[i], per, ratio } }' "$wire"
+      printf "| %s | %s | %.0f | %s | %s | %s |\n", n[i], name[i], bytes[i], per, ratio, drops[i] } }' "$wire"
 } > "$out/wire.md"
 rm -f "$wire"
 if [ "$mpi" = yes ]; then
