@@ -45,7 +45,8 @@ import java.util.Arrays;
  *       starts afresh).</li>
  *   <li>{@link #FINAL}, server to worker: the final part once every worker has finished.</li>
  *   <li>{@link #ABORT}, either way: the training failed; {@code failed rank} is the rank the
- *       failure is about, the payload the reason in UTF-8.</li>
+ *       failure is about, {@code step} the failure's type (1 a peer failed, 2 a timeout, 3 a
+ *       mismatch, 0 other), the payload the reason in UTF-8.</li>
  * </ul>
  */
 public final class AsyncMessages {
@@ -121,13 +122,16 @@ public final class AsyncMessages {
         return allocate(HEADER_BYTES + Math.max(4L * floats, MAX_REASON_BYTES));
     }
 
-    /** An ABORT message (header and reason in one buffer) about {@code failedRank}. */
-    public static ByteBuffer abort(int servers, int failedRank, String reason) {
+    /**
+     * An ABORT message (header and reason in one buffer) about {@code failedRank}; {@code step}
+     * carries the failure's type ({@code AsyncFailures.code}), so the receiver throws the same type.
+     */
+    public static ByteBuffer abort(int servers, int failedRank, long type, String reason) {
         byte[] whole = reason.getBytes(StandardCharsets.UTF_8);
         // Cutting may split a multi-byte character; the reader decodes it as a replacement character.
         byte[] text = whole.length <= MAX_REASON_BYTES ? whole : Arrays.copyOf(whole, MAX_REASON_BYTES);
         ByteBuffer buffer = allocate(HEADER_BYTES + text.length);
-        new Header(ABORT, servers, -1, -1, -1, -1, text.length, failedRank, 0, 0, 0).writeTo(buffer);
+        new Header(ABORT, servers, -1, type, -1, -1, text.length, failedRank, 0, 0, 0).writeTo(buffer);
         buffer.limit(buffer.capacity()).position(HEADER_BYTES);
         buffer.put(text);
         return buffer.flip();

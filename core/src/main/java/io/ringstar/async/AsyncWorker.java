@@ -169,7 +169,7 @@ public final class AsyncWorker {
     public void abandon() {
         if (state == State.STARTED && failure == null) {
             failure = new PeerFailureException(operation, rank, rank, "closed before finish");
-            abortServers(rank, "worker rank " + rank + " was closed before it finished");
+            abortServers(failure, "worker rank " + rank + " was closed before it finished");
         }
     }
 
@@ -180,9 +180,7 @@ public final class AsyncWorker {
             int length = transport.recvAtMost(server, buffer, wait);
             AsyncMessages.Header message = AsyncMessages.read(buffer, length, servers, operation, rank, server);
             if (message.kind() == AsyncMessages.ABORT) {
-                int about = message.failedRank() >= 0 ? message.failedRank() : server;
-                throw new PeerFailureException(operation, rank, about, "server rank " + server
-                        + " stopped the training: " + AsyncMessages.reason(buffer, message));
+                throw AsyncFailures.told(message, buffer, operation, rank, server, "server");
             }
             if (message.kind() == AsyncMessages.WAITING && expected == AsyncMessages.FINAL) {
                 continue;
@@ -253,19 +251,27 @@ public final class AsyncWorker {
         try {
             return body.get();
         } catch (CollectiveException e) {
-            failure = AsyncFailures.about(e, operation, rank, e.peerRank(), call + ": " + e.getMessage());
-            abortServers(failure.peerRank(), "worker rank " + rank + " failed: " + e.getMessage());
+            // A server that fails tells its workers, then its process ends: a send to it may fail before the
+            // reason is read.
+            CollectiveException told = e instanceof PeerFailureException && e.peerRank() >= 0 && e.peerRank() < servers
+                    ? AsyncFailures.queuedAbort(transport, e.peerRank(), in[e.peerRank()], servers, operation, "server")
+                    : null;
+            CollectiveException cause = told != null ? told : e;
+            failure = AsyncFailures.about(cause, operation, rank, cause.peerRank(), call + ": " + cause.getMessage());
+            abortServers(failure, "worker rank " + rank + " failed: " + e.getMessage());
             throw failure;
         }
     }
 
-    private void abortServers(int about, String reason) {
+    /** Tells every server, best effort, except one that is gone. */
+    private void abortServers(CollectiveException cause, String reason) {
+        int about = cause.peerRank() == CollectiveException.NO_RANK ? rank : cause.peerRank();
         for (int s = 0; s < servers; s++) {
-            if (s == about) {
+            if (s == about && cause instanceof PeerFailureException) {
                 continue;
             }
             try {
-                transport.send(s, AsyncMessages.abort(servers, about, reason));
+                transport.send(s, AsyncMessages.abort(servers, about, AsyncFailures.code(cause), reason));
             } catch (RuntimeException ignored) {
                 // That server or its link is gone too; it fails on its own.
             }

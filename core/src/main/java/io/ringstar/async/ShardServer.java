@@ -5,6 +5,7 @@ import io.ringstar.AsyncStatistics;
 import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveMismatchException;
 import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -101,11 +102,17 @@ public final class ShardServer {
      */
     public AsyncStatistics serve(float[] initialRange) {
         restoreOrStart(initialRange);
+        // Every worker starts from the same version, taken before any thread can apply an update.
+        ByteBuffer start = AsyncMessages.allocate(4L * length);
+        start.asFloatBuffer().put(parameters);
         List<Thread> threads = new ArrayList<>();
         for (int w = 0; w < workers; w++) {
             int worker = w;
-            Thread thread = new Thread(() -> serveWorker(worker), "ringstar-async-server-" + rank + "-for-rank-"
-                    + (servers + w));
+            ByteBuffer startHeader = AsyncMessages.Header.of(AsyncMessages.START, servers, version, clock[w], total,
+                    offset, 4 * length).writeTo(AsyncMessages.allocate(AsyncMessages.HEADER_BYTES));
+            ByteBuffer startPayload = start.duplicate();
+            Thread thread = new Thread(() -> serveWorker(worker, startHeader, startPayload),
+                    "ringstar-async-server-" + rank + "-for-rank-" + (servers + w));
             thread.setDaemon(true);
             threads.add(thread);
             thread.start();
@@ -194,28 +201,20 @@ public final class ShardServer {
     }
 
     /** One worker's thread: START, then PUSH and PULL answered until FINISH, ABORT or a failure. */
-    private void serveWorker(int worker) {
+    private void serveWorker(int worker, ByteBuffer startHeader, ByteBuffer startPayload) {
         int peer = servers + worker;
         ByteBuffer in = AsyncMessages.receiveBuffer(length);
         ByteBuffer header = AsyncMessages.allocate(AsyncMessages.HEADER_BYTES);
         ByteBuffer payload = AsyncMessages.allocate(4L * length);
         float[] gradient = new float[length];
         try {
-            lock.lock();
-            try {
-                pack(header, payload, AsyncMessages.START, clock[worker]);
-            } finally {
-                lock.unlock();
-            }
-            transport.send(peer, header, payload);
+            transport.send(peer, startHeader, startPayload);
             while (true) {
                 in.clear();
                 int received = transport.recvAtMost(peer, in, timeout);
                 AsyncMessages.Header message = AsyncMessages.read(in, received, servers, operation, rank, peer);
                 if (message.kind() == AsyncMessages.ABORT) {
-                    int about = message.failedRank() >= 0 ? message.failedRank() : peer;
-                    fail(AsyncFailures.peerFailure(operation, rank, about, "worker rank " + peer
-                            + " stopped the training: " + AsyncMessages.reason(in, message)));
+                    fail(AsyncFailures.told(message, in, operation, rank, peer, "worker"));
                     return;
                 }
                 if (failed()) {
@@ -253,6 +252,13 @@ public final class ShardServer {
             fail(new CollectiveException(operation, rank, peer, "interrupted while serving worker rank " + peer, e));
             sendAbort(peer);
         } catch (CollectiveException e) {
+            // A worker that fails tells the servers, then its process ends: its reason may wait behind the closed link.
+            CollectiveException told = e instanceof PeerFailureException
+                    ? AsyncFailures.queuedAbort(transport, peer, in, servers, operation, "worker") : null;
+            if (told != null) {
+                fail(told);
+                return;
+            }
             fail(AsyncFailures.about(e, operation, rank, peer, "serving worker rank " + peer + ": " + e.getMessage()));
             sendAbort(peer);
         } catch (RuntimeException | Error e) {
@@ -452,7 +458,8 @@ public final class ShardServer {
         }
         int about = reason == null || reason.peerRank() == CollectiveException.NO_RANK ? rank : reason.peerRank();
         try {
-            transport.send(peer, AsyncMessages.abort(servers, about, "server rank " + rank + " stopped: "
+            transport.send(peer, AsyncMessages.abort(servers, about, reason == null ? 0 : AsyncFailures.code(reason),
+                    "server rank " + rank + " stopped: "
                     + (reason == null ? "failed" : reason.getMessage())));
         } catch (RuntimeException ignored) {
             // The worker or its link is gone; the failure is recorded and serve() throws it.
