@@ -12,7 +12,9 @@ import io.ringstar.ParameterSnapshot;
 import io.ringstar.PeerFailureException;
 import io.ringstar.SgdMomentum;
 import io.ringstar.Transport;
+import io.ringstar.async.AsyncMessages;
 import io.ringstar.testing.Ranks;
+import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -127,5 +129,59 @@ class AsyncParameterServerFailureTest {
             return null;
         });
         outcomes.forEach(Ranks.Outcome::valueOrFail);
+    }
+
+    /**
+     * A rank that is not a worker of this protocol: garbage, then (in a second group) a well-formed
+     * message of a kind a server never takes. The server fails with a mismatch naming it; a worker
+     * that gets garbage from a server fails naming that server.
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void garbageOrAWrongKindIsAMismatchNamingTheSender() {
+        ByteBuffer garbage = ByteBuffer.wrap(new byte[100]);
+        ByteBuffer wrongKind = AsyncMessages.Header.of(AsyncMessages.PARAMS, 1, 0, 0, 10, 0, 0)
+                .writeTo(AsyncMessages.allocate(AsyncMessages.HEADER_BYTES));
+        for (ByteBuffer rogue : List.of(garbage, wrongKind)) {
+            List<Transport> transports = InProcessTransport.createGroup(2, AsyncGroup.TIMEOUT);
+            List<Ranks.Outcome<Void>> outcomes = Ranks.run(2, AsyncGroup.TIMEOUT.multipliedBy(4), rank -> {
+                if (rank == 1) {
+                    ByteBuffer start = AsyncMessages.receiveBuffer(10);
+                    transports.get(1).recvAtMost(0, start, AsyncGroup.TIMEOUT);
+                    transports.get(1).send(0, rogue.duplicate());
+                    return null;
+                }
+                var config = io.ringstar.DistributedConfig.builder().worldSize(2).rank(0)
+                        .timeout(AsyncGroup.TIMEOUT).build();
+                try (var ps = new io.ringstar.AsyncParameterServer(config, transports.get(0), SETTINGS, SHAPES)) {
+                    ps.serve(Tensors.of(AsyncParameterServerTest.initial(), SHAPES));
+                }
+                return null;
+            });
+            Throwable server = outcomes.get(0).error;
+            assertInstanceOf(CollectiveMismatchException.class, server, String.valueOf(server));
+            assertEquals(1, ((CollectiveException) server).peerRank(), server.getMessage());
+            assertTrue(server.getMessage().contains(rogue == garbage ? "magic 0x00000000" : "got PARAMS"),
+                    server.getMessage());
+            transports.get(1).close();
+        }
+
+        List<Transport> transports = InProcessTransport.createGroup(2, AsyncGroup.TIMEOUT);
+        List<Ranks.Outcome<Void>> outcomes = Ranks.run(2, AsyncGroup.TIMEOUT.multipliedBy(4), rank -> {
+            if (rank == 0) {
+                transports.get(0).send(1, garbage.duplicate());
+                return null;
+            }
+            var config = io.ringstar.DistributedConfig.builder().worldSize(2).rank(1).timeout(AsyncGroup.TIMEOUT)
+                    .build();
+            try (var ps = new io.ringstar.AsyncParameterServer(config, transports.get(1), SETTINGS, SHAPES)) {
+                ps.pull();
+            }
+            return null;
+        });
+        Throwable worker = outcomes.get(1).error;
+        assertInstanceOf(CollectiveMismatchException.class, worker, String.valueOf(worker));
+        assertEquals(0, ((CollectiveException) worker).peerRank(), worker.getMessage());
+        transports.get(0).close();
     }
 }
