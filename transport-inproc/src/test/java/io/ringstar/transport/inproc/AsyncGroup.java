@@ -50,8 +50,14 @@ final class AsyncGroup {
     /** As above over transports the caller made (to close one from another rank). */
     static <T> List<Ranks.Outcome<T>> run(int worldSize, int servers, AsyncSettings settings, long[][] shapes,
             List<Transport> transports, Body<T> body) {
+        return run(worldSize, servers, settings, shapes, transports, TIMEOUT, body);
+    }
+
+    /** As above with another timeout. */
+    static <T> List<Ranks.Outcome<T>> run(int worldSize, int servers, AsyncSettings settings, long[][] shapes,
+            List<Transport> transports, Duration timeout, Body<T> body) {
         return Ranks.run(worldSize, TIMEOUT.multipliedBy(4), rank -> {
-            DistributedConfig config = DistributedConfig.builder().worldSize(worldSize).rank(rank).timeout(TIMEOUT)
+            DistributedConfig config = DistributedConfig.builder().worldSize(worldSize).rank(rank).timeout(timeout)
                     .option(ParameterServer.SERVERS_OPTION, Integer.toString(servers)).build();
             try (AsyncParameterServer ps = new AsyncParameterServer(config, transports.get(rank), settings, shapes)) {
                 return body.run(ps, transports.get(rank));

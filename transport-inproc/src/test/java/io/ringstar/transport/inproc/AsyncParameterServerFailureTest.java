@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.ringstar.AsyncSettings;
 import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveMismatchException;
+import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.ParameterSnapshot;
 import io.ringstar.PeerFailureException;
 import io.ringstar.SgdMomentum;
@@ -15,6 +16,7 @@ import io.ringstar.Transport;
 import io.ringstar.async.AsyncMessages;
 import io.ringstar.testing.Ranks;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -77,6 +79,38 @@ class AsyncParameterServerFailureTest {
         assertNames(outcomes.get(0), 1);
         assertNames(outcomes.get(2), 1);
         assertNames(outcomes.get(3), 1);
+    }
+
+    /**
+     * K = 0 and a worker that sends nothing for longer than the timeout: the server holds the other
+     * worker's reply back for the timeout, then fails naming the slow one, and so does the other
+     * worker. (The server's receive from the slow worker times out at about the same moment; either
+     * way the failure is a timeout naming it.)
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void aHoldBackLongerThanTheTimeoutFailsNamingTheSlowestWorker() {
+        Duration timeout = Duration.ofSeconds(1);
+        AsyncSettings lockStep = AsyncSettings.builder(SgdMomentum.plain(0.5f)).maxStaleness(0).build();
+        List<Ranks.Outcome<Void>> outcomes = AsyncGroup.run(3, 1, lockStep, SHAPES,
+                InProcessTransport.createGroup(3, timeout), timeout, (ps, transport) -> {
+                    if (ps.isServer()) {
+                        ps.serve(Tensors.of(AsyncParameterServerTest.initial(), SHAPES));
+                        return null;
+                    }
+                    ps.pull();
+                    if (transport.rank() == 2) {
+                        Thread.sleep(2500);
+                    }
+                    ps.push(AsyncParameterServerTest.fixedGradients(transport.rank() - 1, 0));
+                    return null;
+                });
+        for (int rank : new int[] {0, 1}) {
+            Throwable error = outcomes.get(rank).error;
+            assertInstanceOf(CollectiveTimeoutException.class, error, "rank " + rank + ": " + error);
+            assertEquals(2, ((CollectiveException) error).peerRank(), error.getMessage());
+            assertTrue(error.getMessage().contains("worker rank 2"), error.getMessage());
+        }
     }
 
     /** A worker whose model has another parameter count is refused by its first pull; the server hears why. */
