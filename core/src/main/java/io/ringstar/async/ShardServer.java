@@ -101,7 +101,23 @@ public final class ShardServer {
      * @param initialRange this server's range of the initial parameters, used unless a checkpoint is resumed
      */
     public AsyncStatistics serve(float[] initialRange) {
-        restoreOrStart(initialRange);
+        if (parameters != null) {
+            throw new IllegalStateException(operation + " on rank " + rank + ": serve called twice");
+        }
+        try {
+            restoreOrStart(initialRange);
+        } catch (RuntimeException | Error e) {
+            // A checkpoint of another run, say: the workers hear it now instead of waiting for their timeout.
+            for (int w = 0; w < workers; w++) {
+                try {
+                    transport.send(servers + w, AsyncMessages.abort(servers, rank, 0, "server rank " + rank
+                            + " could not start: " + e.getMessage()));
+                } catch (RuntimeException ignored) {
+                    // That worker is gone already.
+                }
+            }
+            throw e;
+        }
         // Every worker starts from the same version, taken before any thread can apply an update.
         ByteBuffer start = AsyncMessages.allocate(4L * length);
         start.asFloatBuffer().put(parameters);

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.AsyncSettings;
+import io.ringstar.CollectiveException;
 import io.ringstar.ParameterSnapshot;
 import io.ringstar.PeerFailureException;
 import io.ringstar.ServerOptimizer;
@@ -16,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -105,6 +107,29 @@ class AsyncParameterServerCheckpointTest {
         }
         if (workers == 2) {
             assertArrayEquals(AsyncParameterServerTest.afterFixedGradients(workers, STEPS, 0.5f), uninterrupted);
+        }
+    }
+
+    /** A checkpoint of another run is refused by each server, and the workers hear it at once. */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void aCheckpointOfAnotherRunIsRefused(@TempDir Path directory) {
+        AsyncSettings.Builder run = AsyncSettings.builder(SgdMomentum.plain(0.5f)).checkpointDirectory(directory)
+                .resume(true);
+        long[] startSteps = new long[2];
+        AsyncGroup.values(train(2, run.checkpointMetadata("model", "a").build(), STEPS, startSteps));
+        List<Ranks.Outcome<float[]>> other = train(2, run.checkpointMetadata("model", "b").build(), STEPS,
+                startSteps);
+        for (int server = 0; server < SERVERS; server++) {
+            Throwable error = other.get(server).error;
+            assertInstanceOf(IllegalArgumentException.class, error, "server " + server);
+            assertTrue(error.getMessage().contains("it was saved with model a, this run has b"), error.getMessage());
+        }
+        for (int worker = SERVERS; worker < SERVERS + 2; worker++) {
+            Ranks.Outcome<float[]> outcome = other.get(worker);
+            assertInstanceOf(CollectiveException.class, outcome.error, "worker " + worker);
+            assertTrue(outcome.error.getMessage().contains("could not start"), outcome.error.getMessage());
+            assertTrue(outcome.elapsed.compareTo(AsyncGroup.TIMEOUT) < 0, "took " + outcome.elapsed);
         }
     }
 }
