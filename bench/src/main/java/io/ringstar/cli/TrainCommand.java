@@ -1,5 +1,6 @@
 package io.ringstar.cli;
 
+import io.ringstar.AggregatorOptions;
 import io.ringstar.Transport;
 import io.ringstar.bench.Algorithm;
 import io.ringstar.cli.launch.NativeThreads;
@@ -9,6 +10,7 @@ import io.ringstar.cli.launch.RankPlacement;
 import io.ringstar.cli.launch.RankThreads;
 import io.ringstar.train.CheckpointSettings;
 import io.ringstar.train.OverlapSettings;
+import io.ringstar.train.SlowRankSettings;
 import io.ringstar.train.TrainSettings;
 import io.ringstar.train.Trainer;
 import java.io.PrintStream;
@@ -50,8 +52,16 @@ import picocli.CommandLine.Spec;
             "only rank 0 needs to see the directory. A synchronous run resumed after a kill ends with the",
             "same parameters, bit for bit, as one never interrupted (the summary's params sha256 shows it):",
             "each step's batch depends only on the seed and the step. A torn or corrupt newest checkpoint",
-            "is reported and the one before it used. In async mode the server checkpoints its parameters,",
-            "version and the workers' steps; an async run is not reproducible, resumed or not.",
+            "is reported and the one before it used. In async mode each server checkpoints its own range",
+            "of the parameters, its version and the workers' steps in DIR/ps/server-<s> and restores it with",
+            "--resume; each worker restarts at the lowest step a server recorded for it, and a server skips",
+            "(but answers) steps it had already applied. An async run is not reproducible, resumed or not.",
+            "",
+            "Async mode (--mode async, the library's AsyncParameterServer): ranks 0..servers-1 serve",
+            "(--option servers=N, default 1), each holding its range of the parameters and applying every",
+            "gradient as it arrives; the other ranks are workers, and the first worker prints. A straggler",
+            "for measurements: --slow-rank R --slow-ms M makes rank R sleep M ms before each of its steps,",
+            "in sync and async modes alike.",
             "",
             "Exit status: 0 trained, 1 a rank failed, 2 usage error (bad flag, unreadable data, a",
             "checkpoint of another run to resume from).",
@@ -60,6 +70,7 @@ import picocli.CommandLine.Spec;
             "  java -jar ringstar.jar train                        # 4 ranks as threads, Netty on loopback",
             "  java -jar ringstar.jar launch --nproc 4 -- train --algorithm ring --model mlp",
             "  java -jar ringstar.jar train --algorithm ps --mode async --max-staleness 4",
+            "  java -jar ringstar.jar launch --nproc 4 -- train --mode async --slow-rank 3 --slow-ms 20",
             "  java -jar ringstar.jar launch --nproc 4 -- train --checkpoint-dir ckpt --resume",
             "  java -jar ringstar.jar launch --nproc 2 -- train --overlap --hidden 2048 --bucket-bytes 1M"})
 public final class TrainCommand implements Command {
@@ -84,7 +95,7 @@ public final class TrainCommand implements Command {
     @Override
     public void declareOptions(CommandSpec commandSpec) {
         List<TrainSettings.FlagHelp> flags = Stream.of(TrainSettings.flagHelp(), CheckpointSettings.flagHelp(),
-                OverlapSettings.flagHelp()).flatMap(List::stream).toList();
+                OverlapSettings.flagHelp(), SlowRankSettings.flagHelp()).flatMap(List::stream).toList();
         for (TrainSettings.FlagHelp flag : flags) {
             OptionSpec.Builder option = OptionSpec.builder("--" + flag.name()).description(flag.description());
             if (flag.label().isEmpty()) {
@@ -112,6 +123,8 @@ public final class TrainCommand implements Command {
             OverlapSettings overlap = OverlapSettings.fromFlags(
                     Boolean.TRUE.equals(spec.findOption("--" + OverlapSettings.FLAG).getValue()),
                     given(List.of(OverlapSettings.BUCKET_BYTES_FLAG)).get(OverlapSettings.BUCKET_BYTES_FLAG));
+            SlowRankSettings slow = SlowRankSettings.fromFlags(given(SlowRankSettings.FLAGS));
+            int servers = AggregatorOptions.SERVERS.value(placement.config());
             boolean hostsRankZero = placement.isRankZero(0);
             // The ring is always synchronous, so async mode without an explicit algorithm means the star alone.
             // With --overlap the communicator averages, so one run (the ring's start) is enough.
@@ -120,10 +133,10 @@ public final class TrainCommand implements Command {
             for (Algorithm algorithm : Algorithm.chosen(algorithm, defaultAlgorithm)) {
                 // Every algorithm after the first trains on the first's data: it is read (or generated) once.
                 Trainer trainer = trainers.isEmpty()
-                        ? new Trainer(settings, algorithm, out, checkpoints).withOverlap(overlap)
+                        ? new Trainer(settings, algorithm, out, checkpoints).withOverlap(overlap).withSlowRank(slow)
                         : trainers.get(0).withAlgorithm(algorithm);
                 // Reads the data and checks the batch split now, so a bad flag or file stops us before connecting.
-                trainer.validate(placement.config().worldSize());
+                trainer.validate(placement.config().worldSize(), servers);
                 if (hostsRankZero) {
                     // The same for a checkpoint of another run: rank 0 alone reads the checkpoints.
                     trainer.checkResume(placement.config().worldSize());

@@ -79,7 +79,8 @@ public record CheckpointSettings(Path directory, int every, boolean resume) {
     public static List<TrainSettings.FlagHelp> flagHelp() {
         return List.of(
                 new TrainSettings.FlagHelp("checkpoint-dir", "DIR", "rank 0 saves parameters and step to"
-                        + " DIR/<algorithm> (newest 2 kept) (default: none)"),
+                        + " DIR/<algorithm> (newest 2 kept; async: each server its own state to DIR/ps/server-<s>)"
+                        + " (default: none)"),
                 new TrainSettings.FlagHelp("checkpoint-every", "N", "a checkpoint every N steps and after the last"
                         + " (default: " + DEFAULT_EVERY + ")"),
                 new TrainSettings.FlagHelp(RESUME_FLAG, "", "continue from the newest valid checkpoint in"

@@ -12,25 +12,28 @@ import java.util.Locale;
  * What one rank's training came to. Plain data; {@code lossCurve} is the rank's own array, and
  * equality of two summaries compares it by identity, as records do with arrays.
  *
- * @param steps steps taken (async: per worker; the server reports the workers' count)
- * @param finalLoss mean training loss of the last step (async server: of the last round of updates)
+ * @param steps steps taken (async: per worker; a server reports the workers' count)
+ * @param finalLoss mean training loss of the last step (async worker: of its own last batch; async
+ *     server: NaN, it computes no loss)
  * @param heldOutAccuracy accuracy of this rank's final parameters on the held-out samples, in [0, 1]
+ *     (async server: NaN, it holds only its range of the parameters)
  * @param elapsed wall time of the training, from the first parameter exchange to the last step
  * @param communicationShare share of step time spent in the aggregator or waiting for the server, in [0, 1]
  * @param lossCurve training loss per step (sync: of the global batch, identical on every rank;
- *     async server: mean of each round of one update per worker; async worker: its own batches)
+ *     async worker: its own batches, zero before the step it resumed at; async server: empty)
  * @param heldOutSize number of held-out samples
  * @param algorithm "ps" or "ring"
  * @param mode "sync" or "async"
  * @param worldSize ranks in the group
- * @param maxStepLead async server: the largest number of steps a worker was ahead of the slowest
- *     worker when it was sent parameters to go on with; -1 otherwise
- * @param maxGradientStaleness async server: the most updates applied between the version a
- *     gradient was computed on and its own application; -1 otherwise
- * @param heldBackReplies async server: replies delayed by the staleness bound; -1 otherwise
+ * @param maxStepLead async: the largest number of steps a worker was ahead of the slowest worker
+ *     when a server sent it parameters to go on with (a server's own count; a worker's, the
+ *     largest the servers reported); -1 otherwise
+ * @param maxGradientStaleness async: the most updates a server applied between the version a
+ *     gradient was computed on and its own application (counted likewise); -1 otherwise
+ * @param heldBackReplies async: replies a server delayed for the staleness bound (likewise); -1 otherwise
  * @param parameterDigest SHA-256 of this rank's final parameters in hex ({@link #digest}), so
- *     that two runs' results compare at a glance
- * @param resumedFrom the step this run resumed from (async server: the round), 0 for a fresh
+ *     that two runs' results compare at a glance (async server: empty)
+ * @param resumedFrom the step this run resumed from (async: the worker's own), 0 for a fresh
  *     start; {@code elapsed} and the shares cover only the steps from there on
  */
 public record TrainSummary(int steps, double finalLoss, double heldOutAccuracy, Duration elapsed,

@@ -1,5 +1,6 @@
 package io.ringstar.train;
 
+import io.ringstar.AggregatorOptions;
 import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.LocalAggregator;
@@ -52,18 +53,21 @@ import org.nd4j.linalg.factory.Nd4j;
  * I/O after the step's timing is taken; the other ranks wait for it in the next step's reduce.
  *
  * <h2>Asynchronous training ({@code --mode async}, parameter server only)</h2>
- * See {@link AsyncTraining}: rank 0 serves and does not compute gradients; each of the
- * {@code N-1} workers takes its slice ({@code B/(N-1)} samples) of global batch {@code t} at its
- * step {@code t}. With one rank there is nobody to wait for, and it trains synchronously.
+ * On the library's {@link io.ringstar.AsyncParameterServer}, see {@link AsyncTrainingRun}: ranks
+ * {@code 0 … servers-1} (option {@code servers}) serve and do not compute gradients; each of the
+ * {@code N-servers} workers takes its slice ({@code B/(N-servers)} samples) of global batch
+ * {@code t} at its step {@code t}, and the first worker prints. With one rank there is nobody to
+ * wait for, and it trains synchronously.
  *
  * <h2>Progress lines</h2>
  * {@code step s/S  loss L  held-out acc A%  step T ms  comm C%}: {@code L} is the training loss of
- * step {@code s} (sync: of the global batch; async: the mean of the last round of one gradient per
- * worker), {@code A} the accuracy of the current parameters on the held-out samples, {@code T} the
+ * step {@code s} (sync: of the global batch; async: of the first worker's slice of it), {@code A}
+ * the accuracy of the current parameters on the held-out samples, {@code T} the
  * mean wall time per step since the previous line and {@code C} the share of that time spent in
  * the aggregator (sync, rank 0's own time over the same steps) or, async, the workers' time from
  * sending a gradient to holding the reply, over the run so far. Evaluation is not counted in
- * either. Async lines add the parameter version (gradients applied).
+ * either. Async lines add the parameter version (gradients applied) and the servers' largest lead
+ * of a worker over the slowest and replies held back so far.
  *
  * <h2>Threads, blocking, output</h2>
  * {@link #run} blocks until this rank's training is done; every wait on another rank is bounded
@@ -120,6 +124,22 @@ public final class Trainer {
     Trainer(TrainSettings settings, Algorithm algorithm, PrintStream out, StepHook hook,
             CheckpointSettings checkpoints) {
         this(settings, algorithm, out, hook, new SplitData(settings), checkpoints, OverlapSettings.NONE);
+    }
+
+    /**
+     * This trainer with rank {@code slow.rank()} sleeping {@code slow.millis()} before each of its
+     * steps (sharing this one's data), in sync and async modes alike; see {@link SlowRankSettings}.
+     */
+    public Trainer withSlowRank(SlowRankSettings slow) {
+        if (!slow.enabled()) {
+            return this;
+        }
+        StepHook inner = hook;
+        StepHook slowed = (rank, step) -> {
+            slow.beforeStep(rank);
+            inner.beforeStep(rank, step);
+        };
+        return new Trainer(settings, algorithm, out, slowed, data, checkpointSettings, overlap);
     }
 
     private Trainer(TrainSettings settings, Algorithm algorithm, PrintStream out, StepHook hook, SplitData data,
@@ -187,8 +207,22 @@ public final class Trainer {
      *     (for example a global batch that does not divide evenly among the ranks)
      */
     public void validate(int worldSize) {
+        validate(worldSize, 1);
+    }
+
+    /**
+     * {@link #validate(int)} for a group whose ranks {@code 0 … servers-1} serve in async mode
+     * (option {@code servers}).
+     *
+     * @throws IllegalArgumentException as {@link #validate(int)} does, or if async mode would leave no worker
+     */
+    public void validate(int worldSize, int servers) {
         Dataset train = data.get()[0];
-        int computing = computingRanks(worldSize);
+        if (isAsync(worldSize) && servers >= worldSize) {
+            throw new IllegalArgumentException("--mode async with option servers=" + servers + " leaves no worker "
+                    + "among " + worldSize + " ranks; use at most " + (worldSize - 1) + " servers");
+        }
+        int computing = computingRanks(worldSize, servers);
         if (settings.batchSize() % computing != 0) {
             throw new IllegalArgumentException("--batch-size " + settings.batchSize() + " does not split evenly among "
                     + "the " + computing + " ranks that compute gradients (" + settings.mode().label() + ", world size "
@@ -224,19 +258,20 @@ public final class Trainer {
         return settings.mode() == TrainSettings.Mode.ASYNC && worldSize > 1;
     }
 
-    /** The ranks that compute gradients: all of them, except the async server (rank 0). */
-    private int computingRanks(int worldSize) {
-        return isAsync(worldSize) ? worldSize - 1 : worldSize;
+    /** The ranks that compute gradients: all of them, except the async servers (ranks 0 to servers-1). */
+    private int computingRanks(int worldSize, int servers) {
+        return isAsync(worldSize) ? worldSize - servers : worldSize;
     }
 
     Outcome runWithParameters(DistributedConfig config, Transport transport) {
-        validate(config.worldSize());
+        int servers = AggregatorOptions.SERVERS.value(config);
+        validate(config.worldSize(), servers);
         Dataset[] split = data.get();
         Dataset train = split[0];
         Dataset heldOut = split[1];
         Network network = network();
         boolean async = isAsync(config.worldSize());
-        int computing = computingRanks(config.worldSize());
+        int computing = computingRanks(config.worldSize(), servers);
         if (config.rank() == 0) {
             out.printf(Locale.ROOT, "train: %s on %s; %s %s, %d rank%s, global batch %d (%d per %s), %d steps, "
                     + "lr %s, %d held-out samples%s%n", settings.model().label() + (settings.model()
@@ -244,11 +279,13 @@ public final class Trainer {
                     algorithm.label(), async ? "async" : "sync", config.worldSize(),
                     config.worldSize() == 1 ? "" : "s", settings.batchSize(), settings.batchSize() / computing,
                     async ? "worker" : "rank", settings.steps(), settings.learningRate(), heldOut.size(),
-                    async ? ", max staleness " + settings.maxStaleness() : "");
+                    async ? ", max staleness " + settings.maxStaleness() + ", " + servers + " server"
+                            + (servers == 1 ? "" : "s") : "");
         }
         if (async) {
-            return new AsyncTraining(settings, network, train, heldOut, config, transport, out, hook,
-                    new BatchSchedule(train.size(), settings.batchSize(), settings.seed()), checkpoints).run();
+            return new AsyncTrainingRun(settings, network, train, heldOut, config, transport, out, hook,
+                    new BatchSchedule(train.size(), settings.batchSize(), settings.seed()), checkpointSettings,
+                    checkpoints.identity(config.worldSize())).run();
         }
         return new SyncTraining(settings, algorithm, network, train, heldOut, config, transport, out, hook, checkpoints,
                 overlap).run();

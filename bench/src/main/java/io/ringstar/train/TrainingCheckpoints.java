@@ -54,7 +54,7 @@ final class TrainingCheckpoints {
     }
 
     /** What a checkpoint of this run records about it; a resume must find the same. */
-    private Map<String, String> identity(int worldSize) {
+    Map<String, String> identity(int worldSize) {
         Map<String, String> identity = new LinkedHashMap<>();
         identity.put("format", FORMAT);
         identity.put("algorithm", algorithm.label());
@@ -96,7 +96,9 @@ final class TrainingCheckpoints {
      * @throws IllegalArgumentException if the checkpoint is not of this run, naming the difference
      */
     synchronized void checkResume(int worldSize, Network network) {
-        if (settings.resume() && preloaded == null) {
+        if (settings.resume() && train.mode() == TrainSettings.Mode.ASYNC) {
+            checkServerCheckpoint(worldSize);
+        } else if (settings.resume() && preloaded == null) {
             preloaded = load(worldSize, network);
         }
     }
@@ -122,6 +124,37 @@ final class TrainingCheckpoints {
                     directory.directory(), algorithm.label());
         }
         return point;
+    }
+
+    /**
+     * Async mode: the servers checkpoint in {@code DIR/ps/server-<s>} through the library, which
+     * checks each on resume; server 0's newest is checked here too, so that a checkpoint of another
+     * run stops the program before it connects.
+     */
+    private void checkServerCheckpoint(int worldSize) {
+        CheckpointDirectory server0 = new CheckpointDirectory(directory.directory().resolve("server-0"));
+        Optional<Checkpoint> point;
+        try {
+            point = server0.loadLatest();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        point.ifPresent(checkpoint -> {
+            try {
+                String file = server0.pathOf(checkpoint.step()).toString();
+                for (Map.Entry<String, String> expected : identity(worldSize).entrySet()) {
+                    String saved = checkpoint.metadata().get(expected.getKey());
+                    if (!expected.getValue().equals(saved)) {
+                        throw new IllegalArgumentException("cannot resume from " + file + ": it was saved with "
+                                + expected.getKey() + " " + (saved == null ? "(not recorded)" : saved) + ", this run "
+                                + "has " + expected.getValue() + "; resume with the settings it was saved with, or "
+                                + "give another --checkpoint-dir to start afresh");
+                    }
+                }
+            } finally {
+                checkpoint.tensors().values().forEach(INDArray::close);
+            }
+        });
     }
 
     private Optional<Checkpoint> load(int worldSize, Network network) {

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.CollectiveException;
 import io.ringstar.DistributedConfig;
+import io.ringstar.PeerFailureException;
 import io.ringstar.bench.Algorithm;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -44,7 +45,8 @@ class AsyncTrainingTest {
                 .rank(0).summary();
         TrainGroup.Result async = TrainGroup.run(4, TIMEOUT, new Trainer(settings("async", 150, 4), Algorithm.PS,
                 new PrintStream(printed, true, StandardCharsets.UTF_8)));
-        TrainSummary server = async.rank(0).summary();
+        // The first worker (rank 1, after the one server) reports, on the final parameters.
+        TrainSummary server = async.rank(1).summary();
         assertTrue(sync.heldOutAccuracy() > 0.5, "sync accuracy " + sync.heldOutAccuracy());
         assertTrue(server.heldOutAccuracy() > 0.5, "async accuracy " + server.heldOutAccuracy());
         assertTrue(server.heldOutAccuracy() >= sync.heldOutAccuracy() - 0.05,
@@ -79,7 +81,7 @@ class AsyncTrainingTest {
             }
         };
         TrainSummary bounded = TrainGroup.run(4, TIMEOUT,
-                new Trainer(settings("async", 60, 1), Algorithm.PS, QUIET, slowRank1)).rank(0).summary();
+                new Trainer(settings("async", 60, 1), Algorithm.PS, QUIET, slowRank1)).rank(1).summary();
         assertTrue(bounded.maxStepLead() <= 1, "lead " + bounded.maxStepLead() + " exceeds the bound 1");
         assertTrue(largestLead.get() <= 2, "a worker started step s while another had not started s - 2: lead "
                 + largestLead.get());
@@ -91,7 +93,7 @@ class AsyncTrainingTest {
             started.set(rank, 0);
         }
         TrainSummary free = TrainGroup.run(4, TIMEOUT,
-                new Trainer(settings("async", 60, 1000), Algorithm.PS, QUIET, slowRank1)).rank(0).summary();
+                new Trainer(settings("async", 60, 1000), Algorithm.PS, QUIET, slowRank1)).rank(1).summary();
         assertTrue(free.maxStepLead() > 5, "lead without a bound only " + free.maxStepLead());
         assertTrue(largestLead.get() > 5, "the workers' own view of the lead without a bound: " + largestLead.get());
         assertEquals(0, free.heldBackReplies());
@@ -114,11 +116,43 @@ class AsyncTrainingTest {
         assertEquals(2, ((CollectiveException) server).peerRank());
         for (int worker : new int[] {1, 3}) {
             Throwable error = result.errors().get(worker);
-            assertTrue(error instanceof CollectiveException && error.getMessage().contains("server stopped"),
+            assertTrue(error instanceof PeerFailureException && error.getMessage().contains("server rank 0 stopped"),
                     "worker " + worker + ": " + error);
+            assertEquals(2, ((CollectiveException) error).peerRank(), error.getMessage());
         }
         // Told at once, not left to the timeout.
         assertTrue(System.nanoTime() - start < TIMEOUT.toNanos() / 2, "took too long to stop");
+    }
+
+    /**
+     * Two servers and two workers: each server holds half the parameters; the workers end with the
+     * same final parameters, trained as well as with one server, and the summary says so.
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void twoServersShardTheParameters() throws Exception {
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        TrainGroup.Result result = TrainGroup.run(4, TIMEOUT, Map.of("servers", "2"), new Trainer(
+                settings("async", 150, 2), Algorithm.PS, new PrintStream(printed, true, StandardCharsets.UTF_8)));
+        TrainSummary reporter = result.rank(2).summary();
+        assertTrue(reporter.heldOutAccuracy() > 0.5, "accuracy " + reporter.heldOutAccuracy());
+        assertTrue(reporter.maxStepLead() <= 2, "lead " + reporter.maxStepLead());
+        assertEquals(reporter.parameterDigest(), result.rank(3).summary().parameterDigest());
+        String text = printed.toString(StandardCharsets.UTF_8);
+        assertTrue(text.contains("30 per worker") && text.contains("2 servers"), text);
+        assertTrue(text.contains("train done: ps async, 4 ranks"), text);
+    }
+
+    /** {@code --slow-rank}: the slow worker holds the others back under a bound, in async mode too. */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void aSlowRankSleepsBeforeEachOfItsSteps() {
+        long start = System.nanoTime();
+        TrainSummary summary = TrainGroup.run(3, TIMEOUT, new Trainer(settings("async", 20, 0), Algorithm.PS, QUIET)
+                .withSlowRank(new SlowRankSettings(2, 25))).rank(1).summary();
+        assertTrue(System.nanoTime() - start >= 20 * 25_000_000L, "20 steps of 25 ms took less");
+        assertTrue(summary.heldBackReplies() > 0, "lock step never held the fast worker back");
+        assertThrows(IllegalArgumentException.class, () -> SlowRankSettings.fromFlags(Map.of("slow-rank", "1")));
     }
 
     @Test
@@ -137,28 +171,5 @@ class AsyncTrainingTest {
         assertTrue(e.getMessage().contains("--mode async"), e.getMessage());
         // The refusal is about async mode alone: the ring trains synchronously.
         assertDoesNotThrow(() -> new Trainer(settings("sync", 10, 4), Algorithm.RING, QUIET));
-    }
-
-    @Test
-    void messagesRoundTripAndBadOnesNameThePeer() {
-        var buffer = AsyncMessage.allocate(3);
-        AsyncMessage.writeHeader(buffer, AsyncMessage.GRADIENT, 7, 3, 0.5, 11, 13, 12);
-        AsyncMessage.putFloats(buffer, new float[] {1, 2, 3});
-        buffer.flip();
-        int length = buffer.remaining();
-        AsyncMessage.Header header = AsyncMessage.read(buffer, length, "op", 0, 2);
-        assertEquals(new AsyncMessage.Header(AsyncMessage.GRADIENT, 7, 3, 0.5, 11, 13, 12), header);
-        float[] values = AsyncMessage.floats(buffer, header, 3, "op", 0, 2);
-        assertEquals(3f, values[2]);
-        CollectiveException wrongModel = assertThrows(CollectiveException.class, () -> {
-            buffer.position(AsyncMessage.HEADER_BYTES);
-            AsyncMessage.floats(buffer, header, 4, "op", 0, 2);
-        });
-        assertEquals(2, wrongModel.peerRank());
-        buffer.putInt(0, 0x12345678);
-        CollectiveException badMagic = assertThrows(CollectiveException.class,
-                () -> AsyncMessage.read(buffer, length, "op", 0, 2));
-        assertTrue(badMagic.getMessage().contains("magic 0x12345678"), badMagic.getMessage());
-        assertThrows(CollectiveException.class, () -> AsyncMessage.read(buffer, 10, "op", 0, 2));
     }
 }

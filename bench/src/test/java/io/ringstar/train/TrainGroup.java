@@ -7,6 +7,7 @@ import io.ringstar.transport.inproc.InProcessTransport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /** Runs one {@link Trainer} per rank as threads of this JVM over the in-process transport, as TrainCommand will. */
 final class TrainGroup {
@@ -32,6 +33,11 @@ final class TrainGroup {
      * bounded by one); a rank still running then fails the test with a RankFailureException naming it.
      */
     static Result run(int worldSize, Duration timeout, Trainer trainer) {
+        return run(worldSize, timeout, Map.of(), trainer);
+    }
+
+    /** As {@link #run(int, Duration, Trainer)} with configuration options (such as {@code servers}) on every rank. */
+    static Result run(int worldSize, Duration timeout, Map<String, String> options, Trainer trainer) {
         List<Transport> transports = InProcessTransport.createGroup(worldSize, timeout);
         List<Attempt> attempts;
         try (RankThreads threads = new RankThreads(worldSize)) {
@@ -40,8 +46,10 @@ final class TrainGroup {
             attempts = threads.run(rank -> {
                 Transport transport = transports.get(rank);
                 try {
-                    DistributedConfig config = DistributedConfig.builder().worldSize(worldSize).rank(rank)
-                            .timeout(timeout).build();
+                    DistributedConfig.Builder builder = DistributedConfig.builder().worldSize(worldSize).rank(rank)
+                            .timeout(timeout);
+                    options.forEach(builder::option);
+                    DistributedConfig config = builder.build();
                     return new Attempt(trainer.runWithParameters(config, transport), null);
                 } catch (Throwable e) {
                     return new Attempt(null, e);

@@ -1,0 +1,246 @@
+package io.ringstar;
+
+import io.ringstar.async.AsyncWorker;
+import io.ringstar.async.ParameterPartition;
+import io.ringstar.async.ShardServer;
+import io.ringstar.tensor.TensorMemory;
+import java.util.Arrays;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+
+/**
+ * The asynchronous parameter server: server ranks hold the parameters and apply each worker's
+ * gradient as it arrives with an optimizer of their own ({@link ServerOptimizer}, such as {@link
+ * SgdMomentum}); workers push gradients and pull the current parameters with their version, and
+ * never wait for each other, only for the servers' replies and the staleness bound.
+ *
+ * <h2>Roles and sharding</h2>
+ * Ranks {@code 0 … servers-1} serve (option {@value ParameterServer#SERVERS_OPTION}, {@link
+ * AggregatorOptions#SERVERS}, default 1), ranks {@code servers … n-1} work; there must be at least
+ * one worker. The parameters are FLOAT tensors of the shapes every rank gives, flattened in order
+ * (each in 'c' order) into one vector; server {@code s} of {@code S} holds the contiguous range
+ * {@code [floor(s*total/S), floor((s+1)*total/S))} of it ({@link ParameterPartition}), with the
+ * optimizer state of that range, its version (updates it applied) and each worker's clock (that
+ * worker's gradients it applied). A worker sends each server its range of every gradient and takes
+ * each server's range of the parameters back, one transport message each way per server.
+ *
+ * <h2>Use</h2>
+ * <pre>{@code
+ * try (AsyncParameterServer ps = new AsyncParameterServer(config, transport, settings, shapes)) {
+ *     if (ps.isServer()) {
+ *         ps.serve(initialParameters);                  // returns once every worker finished
+ *     } else {
+ *         ParameterSnapshot current = ps.pull();        // where to start: current.step()
+ *         for (long step = current.step(); step < steps; step++) {
+ *             current = ps.push(gradients(current.parameters()));
+ *         }
+ *         ParameterSnapshot last = ps.finish();         // the final parameters
+ *     }
+ * }
+ * }</pre>
+ *
+ * <h2>Staleness (SSP)</h2>
+ * With {@link AsyncSettings#maxStaleness()} K, each server holds back its reply to a worker whose
+ * clock is more than K ahead of the lowest clock among the workers that have not finished, until
+ * the slowest catch up. So a worker starts step {@code t} only when every unfinished worker has
+ * pushed step {@code t - K - 1}; K = 0 is lock step (a reply may already hold updates of the next
+ * round from workers that went on first). The slowest worker is never held back, so the rule
+ * cannot deadlock.
+ *
+ * <h2>Checkpoints and resume</h2>
+ * With a checkpoint directory, each server saves its own state (its range, the optimizer state,
+ * version, worker clocks) in {@code <directory>/server-<s>} through {@link
+ * io.ringstar.checkpoint.CheckpointDirectory}: after every {@link AsyncSettings#checkpointEvery()}
+ * updates it applied (under its lock, so the state agrees with itself) and when {@link #serve}
+ * ends. With {@link AsyncSettings#resume()} each server restores its newest checkpoint. Servers
+ * save at different moments, so their clocks for a worker may differ: the worker restarts at the
+ * lowest clock any server has for it ({@link ParameterSnapshot#step()} of the first {@link #pull}),
+ * and a server that has already applied a step ignores that push but still answers it. Each
+ * gradient step of each worker is thus applied exactly once per range over the runs; gradients
+ * computed but not yet applied when the checkpoint was taken are computed again.
+ *
+ * <h2>Ownership, blocking, timeouts, failures</h2>
+ * Gradients are read, never modified or kept. Every {@link ParameterSnapshot} holds new arrays
+ * that belong to the caller. Each call blocks until done on this rank; every wait is bounded by
+ * {@code config.timeout()}: a server holds a reply back at most that long, then fails with {@link
+ * CollectiveTimeoutException} naming the slowest worker, and a worker waits for a reply at most
+ * twice that long (the hold-back plus the answer). A worker whose link dies fails the servers with
+ * {@link PeerFailureException} naming it, and they tell the other workers, who fail naming it too;
+ * a server that dies fails its workers naming it, and they tell the other servers. Garbage or a
+ * message of the wrong kind is a {@link CollectiveMismatchException}, as are ranks with different
+ * parameter counts or numbers of servers. After a failure every later call fails at once.
+ *
+ * <h2>Threads</h2>
+ * A server runs one daemon thread per worker while it serves (each worker's link used by one
+ * thread per direction, as {@link Transport} requires) and ends them all before {@link #serve}
+ * returns or throws. Otherwise not thread-safe: one thread calls an instance at a time.
+ */
+public final class AsyncParameterServer implements AutoCloseable {
+    /** The operation named by every failure. */
+    public static final String OPERATION = "async parameter server";
+
+    private final Transport transport;
+    private final AsyncSettings settings;
+    private final int servers;
+    private final long[][] shapes;
+    private final long total;
+    private final ShardServer server;
+    private final AsyncWorker worker;
+    private boolean closed;
+
+    /**
+     * @param config this rank's configuration (rank, world size, timeout, option {@value
+     *     ParameterServer#SERVERS_OPTION}); must match the transport
+     * @param transport an open transport of the group; this object owns it from now on and closes
+     *     it in {@link #close()} (pass {@link Transports#borrowed} to keep it)
+     * @param settings optimizer, staleness bound and checkpoints, the same on every rank
+     * @param shapes the shapes of the parameter tensors, in order, the same on every rank
+     * @throws InvalidConfigException if there would be no worker, or the transport is of another rank or size
+     */
+    public AsyncParameterServer(DistributedConfig config, Transport transport, AsyncSettings settings,
+            long[]... shapes) {
+        this.transport = transport;
+        this.settings = settings;
+        this.servers = AggregatorOptions.SERVERS.value(config);
+        if (transport.rank() != config.rank() || transport.worldSize() != config.worldSize()) {
+            throw new InvalidConfigException("transport", "rank " + transport.rank() + " of " + transport.worldSize(),
+                    "must be rank " + config.rank() + " of " + config.worldSize() + " as the configuration says");
+        }
+        if (servers >= config.worldSize()) {
+            throw new InvalidConfigException(ParameterServer.SERVERS_OPTION, servers, "leaves no worker in a world of "
+                    + config.worldSize() + " ranks: the asynchronous parameter server needs at most world size - 1 "
+                    + "servers");
+        }
+        this.shapes = Arrays.stream(shapes).map(long[]::clone).toArray(long[][]::new);
+        this.total = Arrays.stream(shapes).mapToLong(AsyncWorker::elements).sum();
+        if (config.rank() < servers) {
+            this.server = new ShardServer(transport, servers, total, settings, OPERATION);
+            this.worker = null;
+        } else {
+            this.server = null;
+            this.worker = new AsyncWorker(transport, servers, this.shapes, OPERATION);
+        }
+    }
+
+    /** Whether this rank is a server (rank below the number of servers). */
+    public boolean isServer() {
+        return server != null;
+    }
+
+    /** The number of server ranks. */
+    public int servers() {
+        return servers;
+    }
+
+    /** The number of worker ranks. */
+    public int workers() {
+        return transport.worldSize() - servers;
+    }
+
+    /**
+     * Server ranks: serves every worker until each has called {@link #finish()}, then (with a
+     * checkpoint directory) checkpoints and returns this server's counts. Blocks meanwhile; each
+     * wait on a worker is bounded by the timeout.
+     *
+     * @param initialParameters the parameters to start from, all of them, FLOAT, read only (the
+     *     server keeps a copy of its range); ignored when a checkpoint is resumed. Every server
+     *     must pass the same values.
+     * @throws IllegalStateException on a worker rank
+     * @throws IllegalArgumentException if the tensors do not have the shapes given at construction
+     * @throws CollectiveException naming the worker, if one fails, sends nonsense or times out
+     */
+    public AsyncStatistics serve(INDArray... initialParameters) {
+        if (server == null) {
+            throw new IllegalStateException(OPERATION + " on rank " + transport.rank() + ": serve on a worker rank");
+        }
+        return server.serve(range(initialParameters));
+    }
+
+    /**
+     * Worker ranks: the current parameters. The first call takes the parameters every server
+     * sends at the start and says where this worker starts ({@link ParameterSnapshot#step()});
+     * later calls ask each server for its range.
+     *
+     * @throws IllegalStateException on a server rank or after {@link #finish()}
+     */
+    public ParameterSnapshot pull() {
+        return requireWorker("pull").pull();
+    }
+
+    /**
+     * Worker ranks: pushes one gradient per parameter tensor (FLOAT, the parameters' shapes, any
+     * order or view; read only) computed on the parameters of the last snapshot, and returns the
+     * parameters each server answers with once it applied its range (and the staleness bound let it answer).
+     *
+     * @throws IllegalStateException on a server rank, before the first {@link #pull()} or after {@link #finish()}
+     * @throws IllegalArgumentException if the gradients do not match the parameters' count or shapes
+     */
+    public ParameterSnapshot push(INDArray... gradients) {
+        return requireWorker("push").push(gradients);
+    }
+
+    /**
+     * Worker ranks: tells the servers this worker is done and waits until every worker is, then
+     * returns the final parameters. The wait starts afresh whenever a server reports progress, and
+     * fails after a timeout without any.
+     */
+    public ParameterSnapshot finish() {
+        return requireWorker("finish").finish();
+    }
+
+    /** This server's counts so far, or on a worker those the servers reported with their latest replies. */
+    public AsyncStatistics statistics() {
+        return server != null ? server.statistics() : worker.statistics();
+    }
+
+    /**
+     * Closes the transport. A worker that has pulled but not finished first tells the servers, best
+     * effort, so that they fail at once naming it instead of waiting for the timeout. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (worker != null) {
+            worker.abandon();
+        }
+        transport.close();
+    }
+
+    private AsyncWorker requireWorker(String call) {
+        if (worker == null) {
+            throw new IllegalStateException(OPERATION + " on rank " + transport.rank() + ": " + call
+                    + " on a server rank");
+        }
+        return worker;
+    }
+
+    /** This server's range of the initial parameters, checked against the shapes. */
+    private float[] range(INDArray[] parameters) {
+        if (parameters.length != shapes.length) {
+            throw new IllegalArgumentException(OPERATION + " on rank " + transport.rank() + ": " + parameters.length
+                    + " parameter tensors, the shapes given were " + shapes.length);
+        }
+        float[] all = new float[Math.toIntExact(total)];
+        int at = 0;
+        for (int i = 0; i < parameters.length; i++) {
+            if (!Arrays.equals(parameters[i].shape(), shapes[i])) {
+                throw new IllegalArgumentException(OPERATION + " on rank " + transport.rank() + ": parameter " + i
+                        + " has shape " + Arrays.toString(parameters[i].shape()) + ", the shape given was "
+                        + Arrays.toString(shapes[i]));
+            }
+            INDArray copy = parameters[i].castTo(DataType.FLOAT).dup('c');
+            try {
+                float[] values = copy.data().asFloat();
+                System.arraycopy(values, 0, all, at, values.length);
+                at += values.length;
+            } finally {
+                TensorMemory.close(copy);
+            }
+        }
+        int from = Math.toIntExact(server.offset());
+        return Arrays.copyOfRange(all, from, from + server.length());
+    }
+}
