@@ -111,6 +111,11 @@ public final class Communicator implements AutoCloseable {
         }
     }
 
+    /** The engine, for tests of the compression's residuals. */
+    CollectiveEngine engine() {
+        return engine;
+    }
+
     /** This rank, in {@code [0, worldSize())}. */
     public int rank() {
         return engine.rank();
@@ -260,7 +265,8 @@ public final class Communicator implements AutoCloseable {
 
     private Object runAllReduce(ReduceOp op, TensorLayout layout, INDArray[] tensors, Deadline deadline) {
         CollectiveEngine.Algorithm chosen = allReduceAlgorithm(layout);
-        engine.run(ALL_REDUCE, chosen, op, MessageHeader.NO_ROOT, layout, tensors, tensors, false, true, deadline);
+        engine.run(ALL_REDUCE, chosen, WindowCompression.Compressible.RING, op, MessageHeader.NO_ROOT, layout, tensors,
+                tensors, false, true, deadline);
         return null;
     }
 

@@ -41,9 +41,20 @@ abstract class TransportAggregator implements GradientAggregator {
     private final CollectiveEngine.Algorithm reduceAlgorithm = this::reduce;
     private final CollectiveEngine.Algorithm broadcastAlgorithm = this::broadcast;
 
+    /** How top-k pairs of {@link #reduceGradients} travel: to the star's servers, or around the ring. */
+    private final WindowCompression.Compressible compressible;
+
     TransportAggregator(DistributedConfig config, Transport transport) {
         this.engine = new CollectiveEngine(config, transport, "aggregator");
         this.timeout = config.timeout();
+        // The star's own class is the lead's: its topology is told here rather than by an override there.
+        this.compressible = this instanceof ParameterServer ? WindowCompression.Compressible.STAR
+                : WindowCompression.Compressible.RING;
+    }
+
+    /** The engine, for tests of the compression's residuals. */
+    CollectiveEngine engine() {
+        return engine;
     }
 
     /**
@@ -63,12 +74,12 @@ abstract class TransportAggregator implements GradientAggregator {
 
     @Override
     public INDArray[] broadcastParams(INDArray... params) {
-        return collective(BROADCAST, params, null, 0, broadcastAlgorithm);
+        return collective(BROADCAST, params, null, 0, broadcastAlgorithm, WindowCompression.Compressible.NO);
     }
 
     @Override
     public INDArray[] reduceGradients(INDArray... grads) {
-        return collective(REDUCE, grads, ReduceOp.AVG, MessageHeader.NO_ROOT, reduceAlgorithm);
+        return collective(REDUCE, grads, ReduceOp.AVG, MessageHeader.NO_ROOT, reduceAlgorithm, compressible);
     }
 
     /** This rank. */
@@ -87,11 +98,12 @@ abstract class TransportAggregator implements GradientAggregator {
     }
 
     private INDArray[] collective(String operation, INDArray[] tensors, ReduceOp op, int root,
-            CollectiveEngine.Algorithm algorithm) {
+            CollectiveEngine.Algorithm algorithm, WindowCompression.Compressible compression) {
         engine.checkUsable(operation);
         TensorLayout layout = engine.layout(operation, tensors, TensorLayout.FLOATING_POINT);
         INDArray[] results = new INDArray[tensors.length];
-        engine.run(operation, algorithm, op, root, layout, tensors, results, true, true, Deadline.after(timeout));
+        engine.run(operation, algorithm, compression, op, root, layout, tensors, results, true, true,
+                Deadline.after(timeout));
         return results;
     }
 

@@ -1,0 +1,432 @@
+package io.ringstar.testing;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.ringstar.AllReduceAggregator;
+import io.ringstar.CollectiveMismatchException;
+import io.ringstar.Communicator;
+import io.ringstar.CompressionHooks;
+import io.ringstar.DistributedConfig;
+import io.ringstar.GradientAggregator;
+import io.ringstar.ParameterServer;
+import io.ringstar.ReduceOp;
+import io.ringstar.Transport;
+import io.ringstar.tensor.HalfFloats;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+
+/**
+ * Option {@code compression} of the ring, the star and the communicator's all-reduce, written once
+ * over the transport a subclass supplies: top-k's error feedback loses nothing (what was sent plus
+ * what every rank kept is the sum of the inputs, exactly, over calls of several layouts), topk:1.0
+ * is the uncompressed result, the star's and the ring's top-k agree bit for bit whatever the number
+ * of servers, fp16 and bf16 stay within their documented bound of the float64 result, results are
+ * bit-identical on every rank, ranks that disagree on the option all fail with a mismatch, and
+ * what is never compressed is not.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+public abstract class CompressionConformanceTest {
+    /** Watchdog for each group of ranks. */
+    protected static final Duration LIMIT = Duration.ofSeconds(90);
+    private static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
+
+    /** A group of {@code worldSize} connected transports, element {@code r} for rank {@code r}. */
+    protected abstract List<Transport> createGroup(int worldSize, Duration timeout);
+
+    /** What runs the compressed all-reduce, with which op. */
+    protected enum Target {
+        RING(ReduceOp.AVG, null), STAR(ReduceOp.AVG, null),
+        COMMUNICATOR_AUTO_SUM(ReduceOp.SUM, Communicator.ALGORITHM_AUTO),
+        COMMUNICATOR_RING_AVG(ReduceOp.AVG, Communicator.ALGORITHM_RING),
+        COMMUNICATOR_STAR_SUM(ReduceOp.SUM, Communicator.ALGORITHM_STAR);
+
+        final ReduceOp op;
+        final String algorithm;
+
+        Target(ReduceOp op, String algorithm) {
+            this.op = op;
+            this.algorithm = algorithm;
+        }
+
+        /** A world size at which an average of integers is exact: 4 divides without rounding. */
+        int exactWorldSize() {
+            return op == ReduceOp.AVG ? 4 : 3;
+        }
+    }
+
+    /** One rank's aggregator or communicator. */
+    private static final class Member implements AutoCloseable {
+        final Target target;
+        final Object owner;
+
+        Member(Target target, DistributedConfig config, Transport transport) {
+            this.target = target;
+            this.owner = target == Target.RING ? new AllReduceAggregator(config, transport)
+                    : target == Target.STAR ? new ParameterServer(config, transport)
+                    : new Communicator(config, transport);
+        }
+
+        INDArray[] allReduce(INDArray[] tensors) {
+            if (owner instanceof GradientAggregator) {
+                return ((GradientAggregator) owner).reduceGradients(tensors);
+            }
+            INDArray[] copies = TensorFixtures.copies(tensors);
+            ((Communicator) owner).allReduce(target.op, copies);
+            return copies;
+        }
+
+        @Override
+        public void close() {
+            if (owner instanceof Communicator) {
+                ((Communicator) owner).close();
+            } else {
+                ((GradientAggregator) owner).close();
+            }
+        }
+    }
+
+    @FunctionalInterface
+    private interface MemberBody<T> {
+        T run(int rank, Member member) throws Exception;
+    }
+
+    /** Runs {@code body} on every rank of a group of its own, rank {@code r} with {@code options.apply(r)}. */
+    private <T> List<Ranks.Outcome<T>> run(Target target, int worldSize, IntFunction<Map<String, String>> options,
+            MemberBody<T> body) {
+        List<Transport> transports = createGroup(worldSize, CALL_TIMEOUT);
+        List<Member> members = new ArrayList<>();
+        try {
+            for (int rank = 0; rank < worldSize; rank++) {
+                DistributedConfig.Builder builder = DistributedConfig.builder().worldSize(worldSize).rank(rank)
+                        .timeout(CALL_TIMEOUT);
+                if (target.algorithm != null) {
+                    builder.option(Communicator.ALGORITHM_OPTION, target.algorithm);
+                }
+                options.apply(rank).forEach(builder::option);
+                members.add(new Member(target, builder.build(), transports.get(rank)));
+            }
+            return Ranks.run(worldSize, LIMIT, rank -> body.run(rank, members.get(rank)));
+        } finally {
+            members.forEach(Member::close);
+            transports.forEach(Transport::close);
+        }
+    }
+
+    private static IntFunction<Map<String, String>> same(String compression, String chunkBytes) {
+        Map<String, String> options = new HashMap<>();
+        options.put("compression", compression);
+        options.put("chunkBytes", chunkBytes);
+        return rank -> options;
+    }
+
+    /**
+     * The tensors of a call of layout {@code layout} (0: six tensors of two types, some empty, one in
+     * 'f' order; 1: one 'c'-order vector, worked on in its own memory; 2: two vectors), rank
+     * {@code rank}, call {@code call}: integers in [-20, 20] or reals in [-1, 1].
+     */
+    static INDArray[] inputs(int layout, int rank, int call, boolean integers) {
+        Random random = new Random(1_000_003L * layout + 7919L * rank + call);
+        long[][] shapes = layout == 0 ? new long[][] {{7}, {1009}, {0}, {1}, {2, 13}, {101}}
+                : layout == 1 ? new long[][] {{1009}} : new long[][] {{3}, {557}};
+        INDArray[] tensors = new INDArray[shapes.length];
+        for (int t = 0; t < shapes.length; t++) {
+            long length = 1;
+            for (long dimension : shapes[t]) {
+                length *= dimension;
+            }
+            double[] values = new double[(int) length];
+            for (int i = 0; i < values.length; i++) {
+                values[i] = integers ? random.nextInt(41) - 20 : (float) (random.nextDouble() * 2 - 1);
+            }
+            DataType type = layout == 0 && t == 1 ? DataType.DOUBLE : DataType.FLOAT;
+            INDArray tensor = length == 0 ? Nd4j.create(type, shapes[t], 'c')
+                    : Nd4j.create(values, shapes[t], 'c').castTo(type);
+            tensors[t] = layout == 0 && t == 4 ? tensor.dup('f') : tensor;
+        }
+        return tensors;
+    }
+
+    private static double[][] values(INDArray[] tensors) {
+        double[][] values = new double[tensors.length][];
+        for (int t = 0; t < tensors.length; t++) {
+            values[t] = TensorFixtures.values(tensors[t]);
+        }
+        return values;
+    }
+
+    /** One rank's record of a run of calls: per layout, its inputs summed, the results summed, what it kept. */
+    private static final class Ledger {
+        final Map<Integer, double[][]> inputs = new HashMap<>();
+        final Map<Integer, double[][]> sent = new HashMap<>();
+        final Map<Integer, double[][]> kept = new HashMap<>();
+        final List<double[][]> results = new ArrayList<>();
+    }
+
+    private static void addInto(Map<Integer, double[][]> sums, int layout, double[][] values, double scale) {
+        double[][] sum = sums.computeIfAbsent(layout, key -> {
+            double[][] zeros = new double[values.length][];
+            for (int t = 0; t < values.length; t++) {
+                zeros[t] = new double[values[t].length];
+            }
+            return zeros;
+        });
+        for (int t = 0; t < values.length; t++) {
+            for (int i = 0; i < values[t].length; i++) {
+                sum[t][i] += values[t][i] * scale;
+            }
+        }
+    }
+
+    /** Calls of layouts 0, 0, 1, 0, 2, 1, 0, 2: each layout's residuals must stay its own. */
+    private static final int[] CALLS = {0, 0, 1, 0, 2, 1, 0, 2};
+
+    private List<Ranks.Outcome<Ledger>> ledgers(Target target, int worldSize, String compression, boolean integers) {
+        return run(target, worldSize, same(compression, "64"), (rank, member) -> {
+            Ledger ledger = new Ledger();
+            double scale = target.op == ReduceOp.AVG ? worldSize : 1;
+            for (int call = 0; call < CALLS.length; call++) {
+                INDArray[] inputs = inputs(CALLS[call], rank, call, integers);
+                double[][] results = values(member.allReduce(inputs));
+                ledger.results.add(results);
+                addInto(ledger.inputs, CALLS[call], values(inputs), 1);
+                addInto(ledger.sent, CALLS[call], results, scale);
+            }
+            for (int layout = 0; layout < 3; layout++) {
+                ledger.kept.put(layout, CompressionHooks.residuals(member.owner, inputs(layout, rank, 0, true)));
+            }
+            return ledger;
+        });
+    }
+
+    private static void assertBitIdentical(List<Ranks.Outcome<Ledger>> outcomes, String what) {
+        List<double[][]> first = outcomes.get(0).valueOrFail().results;
+        for (Ranks.Outcome<Ledger> outcome : outcomes) {
+            List<double[][]> results = outcome.valueOrFail().results;
+            for (int call = 0; call < results.size(); call++) {
+                for (int t = 0; t < results.get(call).length; t++) {
+                    CollectiveClosedForm.assertBitIdentical(first.get(call)[t], results.get(call)[t],
+                            what + ": call " + call + ", tensor " + t + " on rank " + outcome.rank + " and rank 0");
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Target.class)
+    void topkSentPlusKeptIsTheSumOfTheInputs(Target target) {
+        for (String compression : new String[] {"topk:0.1", "topk:0.35"}) {
+            int worldSize = target.exactWorldSize();
+            List<Ranks.Outcome<Ledger>> outcomes = ledgers(target, worldSize, compression, true);
+            String what = target + " " + compression;
+            assertBitIdentical(outcomes, what);
+            double keptMagnitude = 0;
+            for (int layout = 0; layout < 3; layout++) {
+                double[][] sent = outcomes.get(0).valueOrFail().sent.get(layout);
+                for (int t = 0; t < sent.length; t++) {
+                    for (int i = 0; i < sent[t].length; i++) {
+                        double inputs = 0;
+                        double kept = 0;
+                        for (Ranks.Outcome<Ledger> outcome : outcomes) {
+                            inputs += outcome.value.inputs.get(layout)[t][i];
+                            kept += outcome.value.kept.get(layout)[t][i];
+                            keptMagnitude += Math.abs(outcome.value.kept.get(layout)[t][i]);
+                        }
+                        assertEquals(inputs, sent[t][i] + kept, 0.0, what + ": layout " + layout + ", tensor " + t
+                                + ", element " + i + ": sent " + sent[t][i] + " plus kept " + kept);
+                    }
+                }
+            }
+            assertTrue(keptMagnitude > 0, what + ": nothing was kept back, so nothing was compressed");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Target.class)
+    void topkOfEverythingIsTheUncompressedResult(Target target) {
+        int worldSize = target.exactWorldSize();
+        List<Ranks.Outcome<Ledger>> outcomes = ledgers(target, worldSize, "topk:1.0", true);
+        assertBitIdentical(outcomes, target + " topk:1.0");
+        for (Ranks.Outcome<Ledger> outcome : outcomes) {
+            for (int call = 0; call < CALLS.length; call++) {
+                double[][] results = outcome.valueOrFail().results.get(call);
+                List<double[][]> inputs = new ArrayList<>();
+                for (int r = 0; r < worldSize; r++) {
+                    inputs.add(values(inputs(CALLS[call], r, call, true)));
+                }
+                for (int t = 0; t < results.length; t++) {
+                    for (int i = 0; i < results[t].length; i++) {
+                        double sum = 0;
+                        for (double[][] rank : inputs) {
+                            sum += rank[t][i];
+                        }
+                        double expected = target.op == ReduceOp.AVG ? sum / worldSize : sum;
+                        assertEquals(expected, results[t][i], 0.0, target + " topk:1.0 on rank " + outcome.rank
+                                + ": call " + call + ", tensor " + t + ", element " + i);
+                    }
+                }
+            }
+            for (double[][] kept : outcome.value.kept.values()) {
+                for (double[] tensor : kept) {
+                    for (double value : tensor) {
+                        assertEquals(0.0, value, 0.0, "topk:1.0 keeps nothing back");
+                    }
+                }
+            }
+        }
+    }
+
+    /** The ring's, the communicator's and the star's top-k with 1, 2 or 3 servers: the same bits. */
+    @Test
+    void topkResultsDoNotDependOnTheTopologyOrTheServers() {
+        List<Ranks.Outcome<Ledger>> ring = ledgers(Target.RING, 3, "topk:0.2", false);
+        assertBitIdentical(ring, "ring");
+        List<List<Ranks.Outcome<Ledger>>> others = new ArrayList<>();
+        others.add(ledgers(Target.COMMUNICATOR_RING_AVG, 3, "topk:0.2", false));
+        for (int servers = 1; servers <= 3; servers++) {
+            Map<String, String> options = new HashMap<>(same("topk:0.2", "64").apply(0));
+            options.put(ParameterServer.SERVERS_OPTION, Integer.toString(servers));
+            others.add(run(Target.STAR, 3, rank -> options, (rank, member) -> {
+                Ledger ledger = new Ledger();
+                for (int call = 0; call < CALLS.length; call++) {
+                    ledger.results.add(values(member.allReduce(inputs(CALLS[call], rank, call, false))));
+                }
+                return ledger;
+            }));
+        }
+        for (List<Ranks.Outcome<Ledger>> other : others) {
+            List<Ranks.Outcome<Ledger>> pair = List.of(ring.get(0), other.get(0), other.get(1), other.get(2));
+            assertBitIdentical(pair, "ring against another top-k");
+        }
+    }
+
+    /**
+     * fp16 and bf16: within {@code (n+1) u' (|x_1| + ... + |x_n|)} of the float64 sum (over {@code n}
+     * for AVG, plus 2^-25), u' = u for FLOAT inputs and u + 2^-24 for DOUBLE; every value a 16-bit float.
+     */
+    @ParameterizedTest
+    @EnumSource(Target.class)
+    void halfPrecisionStaysWithinItsBound(Target target) {
+        for (String compression : new String[] {"fp16", "bf16"}) {
+            boolean bfloat = compression.equals("bf16");
+            for (int worldSize : new int[] {3, 5}) {
+                List<Ranks.Outcome<Ledger>> outcomes = run(target, worldSize, same(compression, "64"),
+                        (rank, member) -> {
+                            Ledger ledger = new Ledger();
+                            for (int call = 0; call < 3; call++) {
+                                ledger.results.add(values(member.allReduce(inputs(call, rank, call, false))));
+                            }
+                            return ledger;
+                        });
+                String what = target + " " + compression + " on " + worldSize + " ranks";
+                assertBitIdentical(outcomes, what);
+                for (int call = 0; call < 3; call++) {
+                    checkBound(outcomes.get(0).value.results.get(call), call, worldSize, target.op, bfloat,
+                            what + ", call " + call);
+                }
+            }
+        }
+    }
+
+    private static void checkBound(double[][] results, int call, int worldSize, ReduceOp op, boolean bfloat,
+            String what) {
+        double u = bfloat ? 0x1p-8 : 0x1p-11;
+        List<double[][]> inputs = new ArrayList<>();
+        INDArray[] shapes = inputs(call, 0, call, false);
+        for (int r = 0; r < worldSize; r++) {
+            inputs.add(values(inputs(call, r, call, false)));
+        }
+        for (int t = 0; t < results.length; t++) {
+            double unit = shapes[t].dataType() == DataType.DOUBLE ? u + 0x1p-24 : u;
+            for (int i = 0; i < results[t].length; i++) {
+                double sum = 0;
+                double magnitudes = 0;
+                for (double[][] rank : inputs) {
+                    sum += rank[t][i];
+                    magnitudes += Math.abs(rank[t][i]);
+                }
+                double bound = (worldSize + 1) * unit * magnitudes;
+                double exact = sum;
+                if (op == ReduceOp.AVG) {
+                    exact /= worldSize;
+                    bound = bound / worldSize + 0x1p-25;
+                }
+                double result = results[t][i];
+                assertTrue(Math.abs(result - exact) <= bound, what + ", tensor " + t + ", element " + i + ": "
+                        + result + " is " + Math.abs(result - exact) + " from " + exact + ", bound " + bound);
+                float asFloat = (float) result;
+                float through = bfloat ? HalfFloats.bfloat16ToFloat(HalfFloats.floatToBfloat16(asFloat))
+                        : HalfFloats.halfToFloat(HalfFloats.floatToHalf(asFloat));
+                assertEquals(asFloat, through, 0.0f, what + ": " + result + " did not come through 16 bits");
+            }
+        }
+    }
+
+    /** A rank with another compression than its peers: every rank fails with a mismatch, at once. */
+    @ParameterizedTest
+    @EnumSource(value = Target.class, names = {"RING", "STAR", "COMMUNICATOR_AUTO_SUM"})
+    void ranksThatDisagreeOnCompressionAllFail(Target target) {
+        String[][] disagreements = {{"none", "fp16"}, {"topk:0.1", "topk:0.2"}, {"bf16", "topk:0.5"}};
+        for (String[] settings : disagreements) {
+            List<Ranks.Outcome<Object>> outcomes = run(target, 3,
+                    rank -> Map.of("compression", rank == 1 ? settings[1] : settings[0], "chunkBytes", "64"),
+                    (rank, member) -> member.allReduce(inputs(0, rank, 0, false)));
+            for (Ranks.Outcome<Object> outcome : outcomes) {
+                assertInstanceOf(CollectiveMismatchException.class, outcome.error, target + " " + settings[0]
+                        + " against " + settings[1] + ": rank " + outcome.rank + " did not fail with a mismatch");
+            }
+        }
+    }
+
+    /** With fp16 on, MAX, broadcasts and parameter broadcasts move floats exactly (they are never compressed). */
+    @Test
+    void otherCollectivesAreNotCompressed() {
+        List<Ranks.Outcome<double[][]>> outcomes = run(Target.COMMUNICATOR_AUTO_SUM, 3, same("fp16", "64"),
+                (rank, member) -> {
+                    INDArray[] tensors = inputs(2, rank, 0, false);
+                    Communicator communicator = (Communicator) member.owner;
+                    communicator.allReduce(ReduceOp.MAX, tensors);
+                    INDArray[] broadcast = inputs(2, rank, 1, false);
+                    communicator.broadcast(2, broadcast);
+                    return new double[][] {values(tensors)[1], values(broadcast)[1]};
+                });
+        double[] expectedBroadcast = TensorFixtures.values(inputs(2, 2, 1, false)[1]);
+        for (Ranks.Outcome<double[][]> outcome : outcomes) {
+            double[][] results = outcome.valueOrFail();
+            double[][] inputs = new double[3][];
+            for (int r = 0; r < 3; r++) {
+                inputs[r] = TensorFixtures.values(inputs(2, r, 0, false)[1]);
+            }
+            for (int i = 0; i < results[0].length; i++) {
+                double max = Math.max(inputs[0][i], Math.max(inputs[1][i], inputs[2][i]));
+                assertEquals(max, results[0][i], 0.0, "MAX of element " + i + " on rank " + outcome.rank);
+            }
+            assertEquals(expectedBroadcast.length, results[1].length);
+            for (int i = 0; i < expectedBroadcast.length; i++) {
+                assertEquals(expectedBroadcast[i], results[1][i], 0.0, "broadcast element " + i);
+            }
+        }
+        List<Ranks.Outcome<double[]>> params = run(Target.STAR, 3, same("fp16", "64"),
+                (rank, member) -> values(((GradientAggregator) member.owner)
+                        .broadcastParams(inputs(1, rank, 0, false)))[0]);
+        double[] expected = TensorFixtures.values(inputs(1, 0, 0, false)[0]);
+        for (Ranks.Outcome<double[]> outcome : params) {
+            CollectiveClosedForm.assertBitIdentical(expected, outcome.valueOrFail(), "broadcastParams on rank "
+                    + outcome.rank);
+        }
+    }
+}
