@@ -44,6 +44,8 @@ final class CollectiveEngine implements AutoCloseable {
     private final int bucketBytes;
     private final Map<ElementType, TensorBucket> buckets = new EnumMap<>(ElementType.class);
     private final CollectiveCall call;
+    /** What the collectives send through, counted ({@link #bytesSent()}). */
+    private final SentBytes sent;
     private final WindowCompression compression;
     /** The last call's layout, kept while calls pass the same shapes (see {@link TensorLayout#matches}). */
     private TensorLayout lastLayout;
@@ -78,7 +80,8 @@ final class CollectiveEngine implements AutoCloseable {
             throw new InvalidConfigException(ParameterServer.SERVERS_OPTION, Integer.toString(servers),
                     "is more than the world size " + worldSize);
         }
-        this.call = new CollectiveCall(transport, AggregatorOptions.CHECKSUM.value(config),
+        this.sent = new SentBytes(transport);
+        this.call = new CollectiveCall(sent, AggregatorOptions.CHECKSUM.value(config),
                 Math.max(chunkBytes, Double.BYTES), servers, AggregatorOptions.COMPRESSION.value(config));
         this.compression = new WindowCompression(AggregatorOptions.COMPRESSION.value(config), worldSize);
         for (ElementType type : ElementType.values()) {
@@ -113,6 +116,14 @@ final class CollectiveEngine implements AutoCloseable {
             total += bucket.capacityBytes();
         }
         return total;
+    }
+
+    /**
+     * Bytes of every message the collectives sent so far (64-byte headers and payloads, abort notices
+     * too; not the transport's own framing): the difference across a call is what it put on the wire.
+     */
+    long bytesSent() {
+        return sent.bytes();
     }
 
     /** The bucket of {@code type}, for collectives that need a buffer of their own. */

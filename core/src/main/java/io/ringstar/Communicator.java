@@ -116,6 +116,15 @@ public final class Communicator implements AutoCloseable {
         return engine;
     }
 
+    /**
+     * Bytes this rank has sent so far in the communicator's collectives: every message's 64-byte
+     * header and payload (not the transport's own framing). Read it before and after a call, with no
+     * non-blocking collective in flight, for the bytes the call put on the wire from this rank.
+     */
+    public long bytesSent() {
+        return engine.bytesSent();
+    }
+
     /** This rank, in {@code [0, worldSize())}. */
     public int rank() {
         return engine.rank();

@@ -97,6 +97,16 @@ abstract class TransportAggregator implements GradientAggregator {
         return engine.bufferBytes();
     }
 
+    /**
+     * Bytes this rank has sent so far in the aggregator's collectives: every message's 64-byte header
+     * and payload (not the transport's own framing). Read it before and after a call, on the thread
+     * that makes the calls, for the bytes the call put on the wire from this rank (with compression,
+     * see {@value #COMPRESSION_OPTION}, fewer).
+     */
+    public long bytesSent() {
+        return engine.bytesSent();
+    }
+
     private INDArray[] collective(String operation, INDArray[] tensors, ReduceOp op, int root,
             CollectiveEngine.Algorithm algorithm, WindowCompression.Compressible compression) {
         engine.checkUsable(operation);

@@ -36,8 +36,8 @@ import org.nd4j.linalg.factory.Nd4j;
  * what every rank kept is the sum of the inputs, exactly, over calls of several layouts), topk:1.0
  * is the uncompressed result, the star's and the ring's top-k agree bit for bit whatever the number
  * of servers, fp16 and bf16 stay within their documented bound of the float64 result, results are
- * bit-identical on every rank, ranks that disagree on the option all fail with a mismatch, and
- * what is never compressed is not.
+ * bit-identical on every rank, ranks that disagree on the option all fail with a mismatch, what
+ * is never compressed is not, and the bytes sent ({@code bytesSent()}) shrink as they should.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 public abstract class CompressionConformanceTest {
@@ -88,6 +88,12 @@ public abstract class CompressionConformanceTest {
             INDArray[] copies = TensorFixtures.copies(tensors);
             ((Communicator) owner).allReduce(target.op, copies);
             return copies;
+        }
+
+        long bytesSent() {
+            return owner instanceof Communicator ? ((Communicator) owner).bytesSent()
+                    : owner instanceof AllReduceAggregator ? ((AllReduceAggregator) owner).bytesSent()
+                    : ((ParameterServer) owner).bytesSent();
         }
 
         @Override
@@ -390,6 +396,40 @@ public abstract class CompressionConformanceTest {
                         + " against " + settings[1] + ": rank " + outcome.rank + " did not fail with a mismatch");
             }
         }
+    }
+
+    /** Bytes all ranks sent for one call of 100 003 floats with {@code compression}. */
+    private long bytesSent(Target target, String compression) {
+        List<Ranks.Outcome<Long>> outcomes = run(target, 3, same(compression, "65536"), (rank, member) -> {
+            INDArray[] tensors = {Nd4j.rand(DataType.FLOAT, 100_003)};
+            long before = member.bytesSent();
+            member.allReduce(tensors);
+            return member.bytesSent() - before;
+        });
+        long total = 0;
+        for (Ranks.Outcome<Long> outcome : outcomes) {
+            total += outcome.valueOrFail();
+        }
+        return total;
+    }
+
+    /**
+     * The counter of bytes sent, and what compression saves: fp16 and bf16 half the payload (the
+     * same messages), topk:0.01 a few percent on the ring; the star still sends dense results back.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Target.class, names = {"RING", "STAR", "COMMUNICATOR_RING_AVG"})
+    void compressionSendsFewerBytes(Target target) {
+        long dense = bytesSent(target, "none");
+        assertTrue(dense > 100_003L * 4, target + ": " + dense + " bytes sent for 400 KB");
+        for (String half : new String[] {"fp16", "bf16"}) {
+            long bytes = bytesSent(target, half);
+            assertTrue(bytes < 0.52 * dense && bytes > 0.48 * dense, target + " " + half + ": " + bytes
+                    + " bytes against " + dense + " uncompressed");
+        }
+        long topk = bytesSent(target, "topk:0.01");
+        double most = target == Target.STAR ? 0.55 : 0.05;
+        assertTrue(topk < most * dense, target + " topk:0.01: " + topk + " bytes against " + dense + " uncompressed");
     }
 
     /** With fp16 on, MAX, broadcasts and parameter broadcasts move floats exactly (they are never compressed). */
