@@ -432,6 +432,50 @@ public abstract class CompressionConformanceTest {
         assertTrue(topk < most * dense, target + " topk:0.01: " + topk + " bytes against " + dense + " uncompressed");
     }
 
+    /**
+     * In the steady state a compressed call allocates nothing that grows with its size on the
+     * calling thread: the scratch buffer, the residual and the selection's state are reused.
+     * Measured as the least over a few rounds of calls, as the aggregator suite measures.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Target.class, names = {"RING", "STAR", "COMMUNICATOR_RING_AVG"})
+    void compressedCallsAllocateNothingThatGrowsWithTheSize(Target target) {
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        org.junit.jupiter.api.Assumptions.assumeTrue(threads.isThreadAllocatedMemoryEnabled(),
+                "per-thread allocation counting is off");
+        for (String compression : new String[] {"fp16", "topk:0.1"}) {
+            List<Ranks.Outcome<long[]>> outcomes = run(target, 3, same(compression, "65536"), (rank, member) -> {
+                long[] perCall = new long[2];
+                int[] counts = {256, 1 << 18};
+                for (int c = 0; c < counts.length; c++) {
+                    INDArray[] input = {Nd4j.rand(DataType.FLOAT, counts[c])};
+                    for (int i = 0; i < 20; i++) {
+                        member.allReduce(input);
+                    }
+                    long least = Long.MAX_VALUE;
+                    for (int round = 0; round < 3; round++) {
+                        long before = threads.getThreadAllocatedBytes(Thread.currentThread().getId());
+                        for (int i = 0; i < 10; i++) {
+                            member.allReduce(input);
+                        }
+                        least = Math.min(least, (threads.getThreadAllocatedBytes(Thread.currentThread().getId())
+                                - before) / 10);
+                    }
+                    perCall[c] = least;
+                }
+                return perCall;
+            });
+            for (Ranks.Outcome<long[]> outcome : outcomes) {
+                long[] perCall = outcome.valueOrFail();
+                System.out.printf("allocation %s %s rank %d: %d B per call of 256 floats, %d B of 262144%n", target,
+                        compression, outcome.rank, perCall[0], perCall[1]);
+                assertTrue(perCall[1] - perCall[0] <= 1024, target + " " + compression + " on rank " + outcome.rank
+                        + ": " + perCall[1] + " bytes per call of 262144 floats, " + perCall[0] + " of 256");
+            }
+        }
+    }
+
     /** With fp16 on, MAX, broadcasts and parameter broadcasts move floats exactly (they are never compressed). */
     @Test
     void otherCollectivesAreNotCompressed() {
