@@ -27,8 +27,13 @@ abstract class TransportAggregator implements GradientAggregator {
     static final int DEFAULT_BUCKET_BYTES = 1 << 30;
     /**
      * Option naming how gradients are sent: {@code none} (default), {@code fp16}, {@code bf16} or
-     * {@code topk:F} (see {@link io.ringstar.compression.Compression}); the same on every rank.
-     * {@link #broadcastParams} is never compressed.
+     * {@code topk:F} (see {@link io.ringstar.compression.Compression}); the same on every rank, or
+     * every rank fails with a {@link CollectiveMismatchException}. It applies to SUM and AVG
+     * all-reduces of FLOAT and DOUBLE tensors ({@link #reduceGradients}, the communicator's
+     * all-reduce); {@link #broadcastParams}, HALF, BFLOAT16 and integer tensors are never compressed.
+     * fp16/bf16: values rounded to 16 bits (nearest even) and summed in float32, half the bytes.
+     * topk:F: per chunk the fraction F largest in magnitude, as (index, value) pairs; the rest is kept
+     * on the rank (one dense copy of the gradients per tensor layout) and added to the next call's.
      */
     public static final String COMPRESSION_OPTION = "compression";
 
