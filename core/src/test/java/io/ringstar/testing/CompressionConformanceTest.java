@@ -398,6 +398,28 @@ public abstract class CompressionConformanceTest {
         }
     }
 
+    /** With the checksum on (whole messages gathered and checked), the same bits as without. */
+    @ParameterizedTest
+    @EnumSource(value = Target.class, names = {"RING", "STAR", "COMMUNICATOR_AUTO_SUM"})
+    void compressionWithTheChecksumGivesTheSameBits(Target target) {
+        for (String compression : new String[] {"fp16", "topk:0.35", "topk:1.0"}) {
+            List<List<Ranks.Outcome<Ledger>>> runs = new ArrayList<>();
+            for (String checksum : new String[] {DistributedConfig.CHECKSUM_NONE, DistributedConfig.CHECKSUM_CRC32C}) {
+                Map<String, String> options = new HashMap<>(same(compression, "64").apply(0));
+                options.put(DistributedConfig.CHECKSUM_OPTION, checksum);
+                runs.add(run(target, 3, rank -> options, (rank, member) -> {
+                    Ledger ledger = new Ledger();
+                    for (int call = 0; call < CALLS.length; call++) {
+                        ledger.results.add(values(member.allReduce(inputs(CALLS[call], rank, call, false))));
+                    }
+                    return ledger;
+                }));
+            }
+            assertBitIdentical(List.of(runs.get(0).get(0), runs.get(1).get(0), runs.get(1).get(1), runs.get(1).get(2)),
+                    target + " " + compression + " with and without the checksum");
+        }
+    }
+
     /** Bytes all ranks sent for one call of 100 003 floats with {@code compression}. */
     private long bytesSent(Target target, String compression) {
         List<Ranks.Outcome<Long>> outcomes = run(target, 3, same(compression, "65536"), (rank, member) -> {
