@@ -13,14 +13,25 @@ import java.util.Arrays;
  *
  * <p><b>Which elements.</b> Magnitudes are compared as the bits of {@code |v|} (a NaN above
  * infinity, -0 equal to +0); among equal magnitudes the lower index wins, so the choice is the same
- * wherever it is made. The k-th largest magnitude is found by a radix select on those bits, 8 bits a
- * pass (4 passes over the segment for FLOAT, 8 for DOUBLE), with no sort and no allocation; a last
- * pass writes the pairs. Only FLOAT and DOUBLE are selected.
+ * wherever it is made. The k-th largest magnitude is found by a radix select on those bits, 11 bits
+ * a pass, each pass over the elements whose keys still match the digits found so far (the whole
+ * segment once, then few: 3 passes for FLOAT, 6 for DOUBLE), with no sort; a last pass writes the
+ * pairs. Only FLOAT and DOUBLE are selected.
  *
- * <p>Reused; not thread-safe.
+ * <p>Reused: its key and candidate arrays grow to the longest segment (one chunk) and stay; nothing
+ * else allocates. Not thread-safe.
  */
 public final class TopKSelector {
-    private final int[] counts = new int[256];
+    /** Bits of a radix digit: a float's magnitude takes three passes, and the first splits exponents. */
+    private static final int DIGIT_BITS = 11;
+
+    private final int[] counts = new int[1 << DIGIT_BITS];
+    /** The segment's magnitude keys, read once from the buffer. */
+    private long[] keys = new long[0];
+    /** The elements whose key still matches the threshold's digits found so far. */
+    private int[] candidates = new int[0];
+    /** Of the elements whose key equals the threshold, how many the segment takes (the lowest indices). */
+    private int equalToTake;
 
     /**
      * Adds the window's values in {@code source} (from byte 0) into {@code residual} (from byte
@@ -34,24 +45,25 @@ public final class TopKSelector {
             throw new IllegalArgumentException("top-k selects FLOAT and DOUBLE values, not " + type);
         }
         Reduction.add(type, residual, residualOffset, source, 0, Math.toIntExact(layout.total()));
+        int size = type.bytes();
         for (int s = 0; s < layout.segments(); s++) {
             int keep = layout.keep(s);
             if (keep == 0) {
                 continue;
             }
             int from = (int) layout.segmentStart(s);
-            int to = (int) layout.segmentStart(s + 1);
-            boolean all = keep == to - from;
-            long threshold = all ? 0 : threshold(type, residual, residualOffset, from, to, keep);
-            int equalToTake = all ? keep : keep - countAbove(type, residual, residualOffset, from, to, threshold);
+            int length = (int) layout.segmentStart(s + 1) - from;
+            int first = residualOffset + from * size;
+            readKeys(type, residual, first, length);
+            long threshold = threshold(type, length, keep);
             int index = blockOffset + layout.indexOffset(s);
             int value = blockOffset + layout.valueOffset(s);
-            int size = type.bytes();
-            for (int i = from; i < to; i++) {
-                int at = residualOffset + i * size;
-                long key = key(type, residual, at);
-                if (key > threshold || (key == threshold && equalToTake-- > 0)) {
-                    block.putInt(index, i);
+            int equal = equalToTake;
+            for (int i = 0; i < length; i++) {
+                long key = keys[i];
+                if (key > threshold || (key == threshold && equal-- > 0)) {
+                    int at = first + i * size;
+                    block.putInt(index, from + i);
                     index += PairLayout.INDEX_BYTES;
                     if (type == ElementType.DOUBLE) {
                         block.putDouble(value, residual.getDouble(at));
@@ -71,39 +83,57 @@ public final class TopKSelector {
         return type == ElementType.DOUBLE ? buffer.getLong(at) & Long.MAX_VALUE : buffer.getInt(at) & Integer.MAX_VALUE;
     }
 
-    /** The key of the {@code keep}-th largest magnitude of elements {@code [from, to)}, by radix select. */
-    private long threshold(ElementType type, ByteBuffer buffer, int offset, int from, int to, int keep) {
+    private void readKeys(ElementType type, ByteBuffer buffer, int first, int length) {
+        if (keys.length < length) {
+            keys = new long[length];
+            candidates = new int[length];
+        }
         int size = type.bytes();
+        for (int i = 0; i < length; i++) {
+            keys[i] = key(type, buffer, first + i * size);
+        }
+    }
+
+    /**
+     * The key of the {@code keep}-th largest of the {@code length} keys, by radix select from the top
+     * digit down; each pass keeps only the elements that still match, so after the first pass over all
+     * keys the others are short. Sets {@link #equalToTake}.
+     */
+    private long threshold(ElementType type, int length, int keep) {
+        if (keep == length) {
+            equalToTake = length;
+            return 0;
+        }
+        int shift = type.bytes() * 8 - 1;
         long prefix = 0;
-        long mask = 0;
         int wanted = keep;
-        for (int shift = size * 8 - 8; shift >= 0; shift -= 8) {
-            Arrays.fill(counts, 0);
-            for (int i = from; i < to; i++) {
-                long key = key(type, buffer, offset + i * size);
-                if ((key & mask) == prefix) {
-                    counts[(int) (key >>> shift) & 0xFF]++;
-                }
+        int matching = length;
+        boolean firstPass = true;
+        while (shift > 0) {
+            int width = Math.min(DIGIT_BITS, shift);
+            shift -= width;
+            int digitMask = (1 << width) - 1;
+            Arrays.fill(counts, 0, 1 << width, 0);
+            for (int j = 0; j < matching; j++) {
+                counts[(int) (keys[firstPass ? j : candidates[j]] >>> shift) & digitMask]++;
             }
-            int digit = 255;
+            int digit = digitMask;
             while (counts[digit] < wanted) {
                 wanted -= counts[digit];
                 digit--;
             }
-            prefix |= (long) digit << shift;
-            mask |= 0xFFL << shift;
-        }
-        return prefix;
-    }
-
-    private static int countAbove(ElementType type, ByteBuffer buffer, int offset, int from, int to, long threshold) {
-        int size = type.bytes();
-        int above = 0;
-        for (int i = from; i < to; i++) {
-            if (key(type, buffer, offset + i * size) > threshold) {
-                above++;
+            int kept = 0;
+            for (int j = 0; j < matching; j++) {
+                int element = firstPass ? j : candidates[j];
+                if (((int) (keys[element] >>> shift) & digitMask) == digit) {
+                    candidates[kept++] = element;
+                }
             }
+            matching = kept;
+            firstPass = false;
+            prefix |= (long) digit << shift;
         }
-        return above;
+        equalToTake = wanted;
+        return prefix;
     }
 }
