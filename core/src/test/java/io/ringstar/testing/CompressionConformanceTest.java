@@ -520,6 +520,43 @@ public abstract class CompressionConformanceTest {
         }
     }
 
+    /**
+     * HALF and BFLOAT16 tensors go as they are, beside a FLOAT tensor that is compressed: with topk:0.1
+     * their every element is summed (small integers, exact in 16 bits), not a tenth of them.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Target.class, names = {"STAR", "COMMUNICATOR_AUTO_SUM"})
+    void halfAndBfloat16TensorsAreNotCompressed(Target target) {
+        assumeCase(target);
+        int worldSize = target.exactWorldSize();
+        List<Ranks.Outcome<double[][]>> outcomes = run(target, worldSize, same("topk:0.1", "64"), (rank, member) ->
+                values(member.allReduce(sixteenBitInputs(rank))));
+        double[][][] inputs = new double[worldSize][][];
+        for (int r = 0; r < worldSize; r++) {
+            inputs[r] = values(sixteenBitInputs(r));
+        }
+        for (Ranks.Outcome<double[][]> outcome : outcomes) {
+            double[][] results = outcome.valueOrFail();
+            for (int t = 1; t < results.length; t++) {
+                for (int i = 0; i < results[t].length; i++) {
+                    double sum = 0;
+                    for (double[][] rank : inputs) {
+                        sum += rank[t][i];
+                    }
+                    double expected = target.op == ReduceOp.AVG ? sum / worldSize : sum;
+                    assertEquals(expected, results[t][i], 0.0, target + ": tensor " + t + " element " + i + " on rank "
+                            + outcome.rank);
+                }
+            }
+        }
+    }
+
+    /** A FLOAT tensor, then a HALF and a BFLOAT16 one of small integers. */
+    private static INDArray[] sixteenBitInputs(int rank) {
+        INDArray[] tensors = inputs(2, rank, 5, true);
+        return new INDArray[] {tensors[1], tensors[1].castTo(DataType.HALF), tensors[0].castTo(DataType.BFLOAT16)};
+    }
+
     /** With fp16 on, MAX, broadcasts and parameter broadcasts move floats exactly (they are never compressed). */
     @Test
     void otherCollectivesAreNotCompressed() {
