@@ -19,11 +19,13 @@ import java.nio.ByteBuffer;
  * result, adds every rank's pairs into it in rank order (its own at its place), divides for AVG, and
  * sends the dense partition to every other rank, which copies it into its result.
  *
- * <p><b>Order.</b> Every rank walks the partitions in order, the pairs of partition {@code t} one
- * partition ahead of the results of {@code t-1}: in iteration {@code i} it first sends (and, as its
- * server, takes in) the pairs of partition {@code i}, then sends or receives the result of partition
- * {@code i-1}. Both ends of a link therefore see its messages in the same order, and no link holds
- * more than two partitions' messages.
+ * <p><b>Order.</b> The partitions go in rounds of one per server (partitions {@code [j s, (j+1) s)}
+ * for {@code s} servers), so every server works at once, and the pairs of round {@code j} go one
+ * round ahead of its results: in step {@code j} every rank sends its pairs of round {@code j}, a
+ * server then takes in and sums its partition of the round, and then the results of round
+ * {@code j-1} are sent and received. Both ends of a link therefore see its messages in the same
+ * order (pairs of round {@code j}, then the result of round {@code j-1}), and no link holds more
+ * than two rounds' messages.
  *
  * <p><b>Bytes</b>, per call of {@code S} bytes of {@code b}-byte values: a worker sends about
  * {@code (4 + b) F S / b} of pairs and receives {@code S} dense; with one server, the server receives
@@ -46,12 +48,26 @@ public final class TopKStarReduce {
      */
     public static void run(CollectiveCall call, PairLayout layout, ByteBuffer pairs, ByteBuffer result) {
         int segments = layout.segments();
-        for (int i = 0; i <= segments; i++) {
-            if (i < segments) {
-                pairsOf(call, layout, i, pairs, result);
+        int servers = call.servers();
+        int rounds = (segments + servers - 1) / servers;
+        for (int round = 0; round <= rounds; round++) {
+            if (round < rounds) {
+                int first = round * servers;
+                int end = Math.min(segments, first + servers);
+                for (int segment = first; segment < end; segment++) {
+                    sendPairs(call, layout, segment, pairs);
+                }
+                for (int segment = first; segment < end; segment++) {
+                    if (serverOf(segment, servers) == call.rank()) {
+                        sumPairs(call, layout, segment, pairs, result);
+                    }
+                }
             }
-            if (i > 0) {
-                resultOf(call, layout, i - 1, result);
+            if (round > 0) {
+                int first = (round - 1) * servers;
+                for (int segment = first; segment < Math.min(segments, first + servers); segment++) {
+                    resultOf(call, layout, segment, result);
+                }
             }
         }
     }
@@ -61,19 +77,25 @@ public final class TopKStarReduce {
         return segment % servers;
     }
 
-    private static void pairsOf(CollectiveCall call, PairLayout layout, int segment, ByteBuffer pairs,
-            ByteBuffer result) {
+    /** Sends this rank's indices and values of {@code segment} to its server, unless this rank is the server. */
+    private static void sendPairs(CollectiveCall call, PairLayout layout, int segment, ByteBuffer pairs) {
         int server = serverOf(segment, call.servers());
+        if (server != call.rank()) {
+            int keep = layout.keep(segment);
+            MessageKind kind = MessageKind.TOPK_STAR_PAIRS;
+            call.send(server, kind, 2 * segment, pairs, layout.indexOffset(segment), keep * PairLayout.INDEX_BYTES);
+            call.send(server, kind, 2 * segment + 1, pairs, layout.valueOffset(segment), keep * layout.type().bytes());
+        }
+    }
+
+    /** As the server of {@code segment}: every rank's pairs of it, in rank order, into zeros in the result. */
+    private static void sumPairs(CollectiveCall call, PairLayout layout, int segment, ByteBuffer pairs,
+            ByteBuffer result) {
         int keep = layout.keep(segment);
         int indexBytes = keep * PairLayout.INDEX_BYTES;
         ElementType type = layout.type();
         int valueBytes = keep * type.bytes();
         MessageKind kind = MessageKind.TOPK_STAR_PAIRS;
-        if (server != call.rank()) {
-            call.send(server, kind, 2 * segment, pairs, layout.indexOffset(segment), indexBytes);
-            call.send(server, kind, 2 * segment + 1, pairs, layout.valueOffset(segment), valueBytes);
-            return;
-        }
         long start = layout.segmentStart(segment);
         int length = (int) (layout.segmentStart(segment + 1) - start);
         int startByte = (int) (start * type.bytes());
