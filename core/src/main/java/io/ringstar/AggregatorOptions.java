@@ -51,8 +51,8 @@ public final class AggregatorOptions {
                     TransportAggregator.COMPRESSION_OPTION,
                     OptionParser.of("none|fp16|bf16|topk:F", Compression.allowed(), Compression::parse))
             .defaultValue(Compression.NONE).defaultText("none")
-            .description("gradients sent as they are, in half precision (fp16, bf16) or as the top fraction F by "
-                    + "magnitude with error feedback (topk:F); equal on every rank")
+            .description("float/double SUM and AVG all-reduces sent as they are, in half precision (fp16, bf16) "
+                    + "or as the top fraction F by magnitude with error feedback (topk:F); equal on every rank")
             .build();
     /** Every option above, in the order help lists them. */
     public static final List<ConfigOption<?>> ALL = List.of(CHECKSUM, CHUNK_BYTES, BUCKET_BYTES,

@@ -16,6 +16,17 @@ import java.nio.ByteBuffer;
  * (bytes, default 1 MiB). A CRC32C per message: option
  * {@value DistributedConfig#CHECKSUM_OPTION} (off by default; a mismatch throws
  * {@link PayloadCorruptionException}). Contracts as in {@link GradientAggregator}.
+ *
+ * <p><b>Compression</b> of {@link #reduceGradients}' FLOAT and DOUBLE tensors: option
+ * {@value TransportAggregator#COMPRESSION_OPTION}. {@code fp16} or {@code bf16}: the ring runs on the
+ * values rounded to 16 bits and summed in float32, half the bytes, within
+ * {@code (n+1) u (|x_1| + ... + |x_n|) / n} of the exact average (u = 2^-11 for fp16, 2^-8 for
+ * bf16; for DOUBLE inputs u + 2^-24), plus 2^-25. {@code topk:F}: each rank sends, per chunk of its
+ * gradients, the fraction F largest in magnitude as (index, value) pairs, gathered around the ring
+ * and summed on every rank in rank order ({@link io.ringstar.algorithm.TopKAllReduce}); what it did
+ * not send is kept, one dense copy of the gradients per tensor layout, and added to the next call's.
+ * HALF and BFLOAT16 tensors and {@link #broadcastParams} are never compressed. Results stay
+ * bit-identical on every rank. {@code ALGORITHMS.md} gives the bytes on the wire of each setting.
  */
 public final class AllReduceAggregator extends TransportAggregator {
 

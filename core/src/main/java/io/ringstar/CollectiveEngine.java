@@ -44,6 +44,9 @@ final class CollectiveEngine implements AutoCloseable {
     private final int bucketBytes;
     private final Map<ElementType, TensorBucket> buckets = new EnumMap<>(ElementType.class);
     private final CollectiveCall call;
+    /** What the collectives send through, counted ({@link #bytesSent()}). */
+    private final SentBytes sent;
+    private final WindowCompression compression;
     /** The last call's layout, kept while calls pass the same shapes (see {@link TensorLayout#matches}). */
     private TensorLayout lastLayout;
     /** The last source worked on in place, and the view of its bytes, kept while the same array comes back. */
@@ -77,8 +80,10 @@ final class CollectiveEngine implements AutoCloseable {
             throw new InvalidConfigException(ParameterServer.SERVERS_OPTION, Integer.toString(servers),
                     "is more than the world size " + worldSize);
         }
-        this.call = new CollectiveCall(transport, AggregatorOptions.CHECKSUM.value(config),
+        this.sent = new SentBytes(transport);
+        this.call = new CollectiveCall(sent, AggregatorOptions.CHECKSUM.value(config),
                 Math.max(chunkBytes, Double.BYTES), servers, AggregatorOptions.COMPRESSION.value(config));
+        this.compression = new WindowCompression(AggregatorOptions.COMPRESSION.value(config), worldSize);
         for (ElementType type : ElementType.values()) {
             buckets.put(type, new TensorBucket(type));
         }
@@ -101,13 +106,24 @@ final class CollectiveEngine implements AutoCloseable {
         return Math.max(1, chunkBytes / type.bytes());
     }
 
-    /** Bytes held off-heap between calls: the buckets (a call with one array per type needs none). */
+    /**
+     * Bytes held off-heap between calls: the buckets (a call with one array per type needs none),
+     * and with compression its scratch buffer and top-k residuals.
+     */
     long bufferBytes() {
-        long total = 0;
+        long total = compression.bufferBytes();
         for (TensorBucket bucket : buckets.values()) {
             total += bucket.capacityBytes();
         }
         return total;
+    }
+
+    /**
+     * Bytes of every message the collectives sent so far (64-byte headers and payloads, abort notices
+     * too; not the transport's own framing): the difference across a call is what it put on the wire.
+     */
+    long bytesSent() {
+        return sent.bytes();
     }
 
     /** The bucket of {@code type}, for collectives that need a buffer of their own. */
@@ -151,6 +167,18 @@ final class CollectiveEngine implements AutoCloseable {
      */
     void run(String operation, Algorithm algorithm, ReduceOp op, int root, TensorLayout layout, INDArray[] sources,
             INDArray[] results, boolean newResults, boolean writeResults, Deadline deadline) {
+        run(operation, algorithm, WindowCompression.Compressible.NO, op, root, layout, sources, results, newResults,
+                writeResults, deadline);
+    }
+
+    /**
+     * {@link #run(String, Algorithm, ReduceOp, int, TensorLayout, INDArray[], INDArray[], boolean, boolean,
+     * Deadline)} of an all-reduce that option compression applies to as {@code compressible} says
+     * (see {@link WindowCompression}): its SUM or AVG windows of FLOAT and DOUBLE are compressed.
+     */
+    void run(String operation, Algorithm algorithm, WindowCompression.Compressible compressible, ReduceOp op,
+            int root, TensorLayout layout, INDArray[] sources, INDArray[] results, boolean newResults,
+            boolean writeResults, Deadline deadline) {
         List<TensorLayout.Group> groups = layout.groups();
         if (groups.isEmpty()) {
             // Nothing to move, but the ranks still meet, so a rank that passed tensors is caught.
@@ -160,7 +188,11 @@ final class CollectiveEngine implements AutoCloseable {
             // Indexed, not for-each: an iterator per call is an allocation the steady state avoids.
             for (int g = 0; g < groups.size(); g++) {
                 TensorLayout.Group group = groups.get(g);
+                boolean compressed = compression.applies(compressible, op, group.type());
                 long windowElements = bucketBytes / group.type().bytes();
+                if (compressed) {
+                    windowElements = compression.windowElements(group.type(), windowElements);
+                }
                 long total = group.elementCount();
                 boolean inOwnMemory = group.size() == 1 && TensorMemory.isLinearInCOrder(sources[group.tensorIndex(0)])
                         && (newResults || TensorMemory.isLinearInCOrder(results[group.tensorIndex(0)]));
@@ -169,8 +201,9 @@ final class CollectiveEngine implements AutoCloseable {
                 try {
                     do {
                         long to = Math.min(total, from + windowElements);
-                        window(operation, algorithm, op, root, layout, group, bucket, sources, results, newResults,
-                                writeResults, from, to, deadline);
+                        window(operation, algorithm, compressed ? compressible : WindowCompression.Compressible.NO,
+                                op, root, layout, group, bucket, sources, results, newResults, writeResults, from, to,
+                                deadline);
                         from = to;
                     } while (from < total);
                 } finally {
@@ -197,11 +230,13 @@ final class CollectiveEngine implements AutoCloseable {
      * without, the group is one 'c'-order array and the algorithm reads the source array and
      * writes the result array themselves (the same array, in place).
      */
-    private void window(String operation, Algorithm algorithm, ReduceOp op, int root, TensorLayout layout,
-            TensorLayout.Group group, TensorBucket bucket, INDArray[] sources, INDArray[] results, boolean newResults,
-            boolean writeResults, long from, long to, Deadline deadline) {
+    private void window(String operation, Algorithm algorithm, WindowCompression.Compressible compressed, ReduceOp op,
+            int root, TensorLayout layout, TensorLayout.Group group, TensorBucket bucket, INDArray[] sources,
+            INDArray[] results, boolean newResults, boolean writeResults, long from, long to, Deadline deadline) {
         ElementType type = group.type();
-        CollectiveCall collective = begin(operation, op, root, type, to - from, layout, deadline);
+        boolean compressing = compressed != WindowCompression.Compressible.NO;
+        CollectiveCall collective = begin(operation, op, root, compressing ? compression.wireType(type) : type,
+                to - from, layout, deadline);
         try {
             if (newResults && from == 0) {
                 for (int member = 0; member < group.size(); member++) {
@@ -221,7 +256,12 @@ final class CollectiveEngine implements AutoCloseable {
                 result = results[index] == sources[index] ? source
                         : TensorMemory.bytes(results[index], from * type.bytes(), length);
             }
-            algorithm.run(collective, source, result, maxChunkElements(type));
+            if (compressing) {
+                compression.run(collective, algorithm, compressed, type, source, result, layout.fingerprint(),
+                        group.elementCount(), from, Math.toIntExact(to - from), maxChunkElements(type) * type.bytes());
+            } else {
+                algorithm.run(collective, source, result, maxChunkElements(type));
+            }
             if (bucket != null) {
                 if (writeResults) {
                     bucket.unpackWindow(results, group, from, to);
@@ -252,6 +292,11 @@ final class CollectiveEngine implements AutoCloseable {
         // Counted once begun: a call refused by begin (a root out of range) sent nothing.
         sequence++;
         return started;
+    }
+
+    /** The compression of this engine's all-reduces, for tests of its residuals. */
+    WindowCompression compression() {
+        return compression;
     }
 
     /** Fails the group with {@code e} (see {@link #begin}) and returns what to throw. */
@@ -308,6 +353,7 @@ final class CollectiveEngine implements AutoCloseable {
             transport.close();
         } finally {
             buckets.values().forEach(TensorBucket::close);
+            compression.clear();
         }
     }
 }

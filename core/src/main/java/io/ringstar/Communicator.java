@@ -51,6 +51,15 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * reduce streams to the root, all-gather and reduce-scatter are rings, barrier is a recursive
  * doubling of empty messages. {@code ALGORITHMS.md} gives each one's steps and bytes on the wire.
  *
+ * <p><b>Compression.</b> Option {@value TransportAggregator#COMPRESSION_OPTION} ({@code none},
+ * {@code fp16}, {@code bf16}, {@code topk:F}) applies to {@link #allReduce} with SUM or AVG of FLOAT
+ * and DOUBLE tensors only: fp16 and bf16 run the chosen algorithm on values rounded to 16 bits and
+ * summed in float32 (error bound: {@code (n+1) u (|x_1| + ... + |x_n|)}, u = 2^-11 or 2^-8, u + 2^-24
+ * for DOUBLE inputs; divided by n, plus 2^-25, for AVG); top-k gathers every rank's pairs around a
+ * ring whatever {@value #ALGORITHM_OPTION} says ({@link io.ringstar.algorithm.TopKAllReduce}) and
+ * keeps what was not sent, per tensor layout, for the next call. Other ops and types, and every other
+ * collective, are never compressed. {@link #bytesSent()} counts what this rank sent.
+ *
  * <p>Owns its transport and closes it in {@link #close()}.
  */
 public final class Communicator implements AutoCloseable {
@@ -109,6 +118,20 @@ public final class Communicator implements AutoCloseable {
             transport.close();
             throw e;
         }
+    }
+
+    /** The engine, for tests of the compression's residuals. */
+    CollectiveEngine engine() {
+        return engine;
+    }
+
+    /**
+     * Bytes this rank has sent so far in the communicator's collectives: every message's 64-byte
+     * header and payload (not the transport's own framing). Read it before and after a call, with no
+     * non-blocking collective in flight, for the bytes the call put on the wire from this rank.
+     */
+    public long bytesSent() {
+        return engine.bytesSent();
     }
 
     /** This rank, in {@code [0, worldSize())}. */
@@ -260,7 +283,8 @@ public final class Communicator implements AutoCloseable {
 
     private Object runAllReduce(ReduceOp op, TensorLayout layout, INDArray[] tensors, Deadline deadline) {
         CollectiveEngine.Algorithm chosen = allReduceAlgorithm(layout);
-        engine.run(ALL_REDUCE, chosen, op, MessageHeader.NO_ROOT, layout, tensors, tensors, false, true, deadline);
+        engine.run(ALL_REDUCE, chosen, WindowCompression.Compressible.RING, op, MessageHeader.NO_ROOT, layout, tensors,
+                tensors, false, true, deadline);
         return null;
     }
 

@@ -27,8 +27,13 @@ abstract class TransportAggregator implements GradientAggregator {
     static final int DEFAULT_BUCKET_BYTES = 1 << 30;
     /**
      * Option naming how gradients are sent: {@code none} (default), {@code fp16}, {@code bf16} or
-     * {@code topk:F} (see {@link io.ringstar.compression.Compression}); the same on every rank.
-     * {@link #broadcastParams} is never compressed.
+     * {@code topk:F} (see {@link io.ringstar.compression.Compression}); the same on every rank, or
+     * every rank fails with a {@link CollectiveMismatchException}. It applies to SUM and AVG
+     * all-reduces of FLOAT and DOUBLE tensors ({@link #reduceGradients}, the communicator's
+     * all-reduce); {@link #broadcastParams}, HALF, BFLOAT16 and integer tensors are never compressed.
+     * fp16/bf16: values rounded to 16 bits (nearest even) and summed in float32, half the bytes.
+     * topk:F: per chunk the fraction F largest in magnitude, as (index, value) pairs; the rest is kept
+     * on the rank (one dense copy of the gradients per tensor layout) and added to the next call's.
      */
     public static final String COMPRESSION_OPTION = "compression";
 
@@ -41,9 +46,20 @@ abstract class TransportAggregator implements GradientAggregator {
     private final CollectiveEngine.Algorithm reduceAlgorithm = this::reduce;
     private final CollectiveEngine.Algorithm broadcastAlgorithm = this::broadcast;
 
+    /** How top-k pairs of {@link #reduceGradients} travel: to the star's servers, or around the ring. */
+    private final WindowCompression.Compressible compressible;
+
     TransportAggregator(DistributedConfig config, Transport transport) {
         this.engine = new CollectiveEngine(config, transport, "aggregator");
         this.timeout = config.timeout();
+        // The star's own class is the lead's: its topology is told here rather than by an override there.
+        this.compressible = this instanceof ParameterServer ? WindowCompression.Compressible.STAR
+                : WindowCompression.Compressible.RING;
+    }
+
+    /** The engine, for tests of the compression's residuals. */
+    CollectiveEngine engine() {
+        return engine;
     }
 
     /**
@@ -63,12 +79,12 @@ abstract class TransportAggregator implements GradientAggregator {
 
     @Override
     public INDArray[] broadcastParams(INDArray... params) {
-        return collective(BROADCAST, params, null, 0, broadcastAlgorithm);
+        return collective(BROADCAST, params, null, 0, broadcastAlgorithm, WindowCompression.Compressible.NO);
     }
 
     @Override
     public INDArray[] reduceGradients(INDArray... grads) {
-        return collective(REDUCE, grads, ReduceOp.AVG, MessageHeader.NO_ROOT, reduceAlgorithm);
+        return collective(REDUCE, grads, ReduceOp.AVG, MessageHeader.NO_ROOT, reduceAlgorithm, compressible);
     }
 
     /** This rank. */
@@ -86,12 +102,23 @@ abstract class TransportAggregator implements GradientAggregator {
         return engine.bufferBytes();
     }
 
+    /**
+     * Bytes this rank has sent so far in the aggregator's collectives: every message's 64-byte header
+     * and payload (not the transport's own framing). Read it before and after a call, on the thread
+     * that makes the calls, for the bytes the call put on the wire from this rank (with compression,
+     * see {@value #COMPRESSION_OPTION}, fewer).
+     */
+    public long bytesSent() {
+        return engine.bytesSent();
+    }
+
     private INDArray[] collective(String operation, INDArray[] tensors, ReduceOp op, int root,
-            CollectiveEngine.Algorithm algorithm) {
+            CollectiveEngine.Algorithm algorithm, WindowCompression.Compressible compression) {
         engine.checkUsable(operation);
         TensorLayout layout = engine.layout(operation, tensors, TensorLayout.FLOATING_POINT);
         INDArray[] results = new INDArray[tensors.length];
-        engine.run(operation, algorithm, op, root, layout, tensors, results, true, true, Deadline.after(timeout));
+        engine.run(operation, algorithm, compression, op, root, layout, tensors, results, true, true,
+                Deadline.after(timeout));
         return results;
     }
 

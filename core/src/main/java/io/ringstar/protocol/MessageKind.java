@@ -38,7 +38,13 @@ public enum MessageKind {
     /** The root's notice to every rank that a reduce is complete. */
     DIRECT_REDUCE_DONE(14, "reduce (direct)"),
     /** A rank failed; the payload says why (see {@code io.ringstar.algorithm.AbortNotice}). */
-    ABORT(15, "abort");
+    ABORT(15, "abort"),
+    /** A chunk of a rank's top-k pairs on its way around the ring of a compressed all-reduce. */
+    TOPK_ALL_GATHER(16, "all-reduce (top-k pairs, ring)"),
+    /** A worker's top-k indices or values of one partition on their way to the partition's server. */
+    TOPK_STAR_PAIRS(17, "all-reduce (top-k pairs, star)"),
+    /** A server's dense sum of one partition's top-k pairs on its way to a worker. */
+    TOPK_STAR_RESULT(18, "all-reduce (top-k pairs, star)");
 
     private final int code;
     private final String operation;

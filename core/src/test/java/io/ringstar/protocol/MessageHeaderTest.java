@@ -306,6 +306,9 @@ class MessageHeaderTest {
         assertEquals(13, MessageKind.DIRECT_REDUCE.code());
         assertEquals(14, MessageKind.DIRECT_REDUCE_DONE.code());
         assertEquals(15, MessageKind.ABORT.code());
+        assertEquals(16, MessageKind.TOPK_ALL_GATHER.code());
+        assertEquals(17, MessageKind.TOPK_STAR_PAIRS.code());
+        assertEquals(18, MessageKind.TOPK_STAR_RESULT.code());
         Set<Integer> codes = new HashSet<>();
         for (MessageKind kind : MessageKind.values()) {
             assertEquals(true, codes.add(kind.code()), "duplicate code " + kind.code());
@@ -316,7 +319,7 @@ class MessageHeaderTest {
     }
 
     @ParameterizedTest
-    @ValueSource(ints = {0, 16, 17, 255, 256, -1, Integer.MIN_VALUE, Integer.MAX_VALUE})
+    @ValueSource(ints = {0, 19, 20, 255, 256, -1, Integer.MIN_VALUE, Integer.MAX_VALUE})
     void unknownCodeIsNull(int code) {
         assertNull(MessageKind.fromCode(code));
     }
