@@ -106,7 +106,8 @@ class TransportsTest {
         InvalidConfigException e = assertThrows(InvalidConfigException.class,
                 () -> Transports.requireKnownOptions(typo, List.of(threads)));
         assertEquals("configure: option ioThread = 2 (from the configuration's options): no such option for transport"
-                + " netty; the known ones are allReduceAlgorithm, bucketBytes, checksum, chunkBytes, ioThreads",
+                + " netty; the known ones are allReduceAlgorithm, bucketBytes, checksum, chunkBytes, compression,"
+                + " ioThreads, servers",
                 e.getMessage());
         DistributedConfig secret = DistributedConfig.builder().option("secrett", "hunter2").build();
         InvalidConfigException hidden = assertThrows(InvalidConfigException.class,

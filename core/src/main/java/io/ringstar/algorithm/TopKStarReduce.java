@@ -58,7 +58,7 @@ public final class TopKStarReduce {
                     sendPairs(call, layout, segment, pairs);
                 }
                 for (int segment = first; segment < end; segment++) {
-                    if (serverOf(segment, servers) == call.rank()) {
+                    if (StarPartitions.server(segment, servers) == call.rank()) {
                         sumPairs(call, layout, segment, pairs, result);
                     }
                 }
@@ -72,14 +72,9 @@ public final class TopKStarReduce {
         }
     }
 
-    /** The server of a partition: {@code segment mod servers}, as the sharded star deals out its partitions. */
-    private static int serverOf(int segment, int servers) {
-        return segment % servers;
-    }
-
     /** Sends this rank's indices and values of {@code segment} to its server, unless this rank is the server. */
     private static void sendPairs(CollectiveCall call, PairLayout layout, int segment, ByteBuffer pairs) {
-        int server = serverOf(segment, call.servers());
+        int server = StarPartitions.server(segment, call.servers());
         if (server != call.rank()) {
             int keep = layout.keep(segment);
             MessageKind kind = MessageKind.TOPK_STAR_PAIRS;
@@ -119,7 +114,7 @@ public final class TopKStarReduce {
     }
 
     private static void resultOf(CollectiveCall call, PairLayout layout, int segment, ByteBuffer result) {
-        int server = serverOf(segment, call.servers());
+        int server = StarPartitions.server(segment, call.servers());
         int size = layout.type().bytes();
         int startByte = (int) (layout.segmentStart(segment) * size);
         int bytes = (int) (layout.segmentStart(segment + 1) * size) - startByte;
