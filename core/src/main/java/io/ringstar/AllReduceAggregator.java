@@ -48,4 +48,9 @@ public final class AllReduceAggregator extends TransportAggregator {
     void broadcast(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
         RingBroadcast.run(call, source, result, maxChunkElements);
     }
+
+    @Override
+    WindowCompression.Compressible compressible() {
+        return WindowCompression.Compressible.RING;
+    }
 }

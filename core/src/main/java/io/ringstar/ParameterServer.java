@@ -20,6 +20,12 @@ import java.nio.ByteBuffer;
  * the world size. A server that fails fails every rank with an exception naming it. See
  * {@link StarReduce} and {@link StarBroadcast}.
  *
+ * <p><b>Compression.</b> Option {@value TransportAggregator#COMPRESSION_OPTION}: {@code fp16} and
+ * {@code bf16} as for the ring; {@code topk:F} sends each worker's top fraction F of every chunk as
+ * index and value pairs to that chunk's server, which sums them in rank order and sends the dense
+ * partition back ({@link io.ringstar.algorithm.TopKStarReduce}); what was not sent is kept per
+ * tensor layout and added to the next call. {@link #broadcastParams} is never compressed.
+ *
  * <p>Owns the transport it is given and closes it in {@link #close()}. Each call waits at most the
  * configuration's timeout. Chunk size: option {@value TransportAggregator#CHUNK_BYTES_OPTION}
  * (bytes, default 1 MiB). A CRC32C per message: option
@@ -67,5 +73,10 @@ public final class ParameterServer extends TransportAggregator {
     @Override
     void broadcast(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
         StarBroadcast.run(call, source, result, maxChunkElements);
+    }
+
+    @Override
+    WindowCompression.Compressible compressible() {
+        return WindowCompression.Compressible.STAR;
     }
 }

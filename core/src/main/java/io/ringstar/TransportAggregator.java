@@ -47,14 +47,10 @@ abstract class TransportAggregator implements GradientAggregator {
     private final CollectiveEngine.Algorithm broadcastAlgorithm = this::broadcast;
 
     /** How top-k pairs of {@link #reduceGradients} travel: to the star's servers, or around the ring. */
-    private final WindowCompression.Compressible compressible;
 
     TransportAggregator(DistributedConfig config, Transport transport) {
         this.engine = new CollectiveEngine(config, transport, "aggregator");
         this.timeout = config.timeout();
-        // The star's own class is the lead's: its topology is told here rather than by an override there.
-        this.compressible = this instanceof ParameterServer ? WindowCompression.Compressible.STAR
-                : WindowCompression.Compressible.RING;
     }
 
     /** The engine, for tests of the compression's residuals. */
@@ -77,6 +73,9 @@ abstract class TransportAggregator implements GradientAggregator {
     /** Runs the broadcast algorithm on one window: from {@code source} into {@code result} (possibly one buffer). */
     abstract void broadcast(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements);
 
+    /** Which sparse algorithm {@code topk} compression uses for {@link #reduceGradients}: the topology's. */
+    abstract WindowCompression.Compressible compressible();
+
     @Override
     public INDArray[] broadcastParams(INDArray... params) {
         return collective(BROADCAST, params, null, 0, broadcastAlgorithm, WindowCompression.Compressible.NO);
@@ -84,7 +83,7 @@ abstract class TransportAggregator implements GradientAggregator {
 
     @Override
     public INDArray[] reduceGradients(INDArray... grads) {
-        return collective(REDUCE, grads, ReduceOp.AVG, MessageHeader.NO_ROOT, reduceAlgorithm, compressible);
+        return collective(REDUCE, grads, ReduceOp.AVG, MessageHeader.NO_ROOT, reduceAlgorithm, compressible());
     }
 
     /** This rank. */
