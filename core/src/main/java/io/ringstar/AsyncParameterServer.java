@@ -4,6 +4,7 @@ import io.ringstar.async.AsyncWorker;
 import io.ringstar.async.ParameterPartition;
 import io.ringstar.async.ShardServer;
 import io.ringstar.tensor.TensorMemory;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -153,7 +154,7 @@ public final class AsyncParameterServer implements AutoCloseable {
         if (server == null) {
             throw new IllegalStateException(OPERATION + " on rank " + transport.rank() + ": serve on a worker rank");
         }
-        return server.serve(range(initialParameters));
+        return server.serve(() -> range(initialParameters));
     }
 
     /**
@@ -217,30 +218,49 @@ public final class AsyncParameterServer implements AutoCloseable {
         return worker;
     }
 
-    /** This server's range of the initial parameters, checked against the shapes. */
+    /**
+     * This server's range of the initial parameters, checked against the shapes; only the tensors
+     * that overlap the range are copied, and of those only the overlapping elements.
+     */
     private float[] range(INDArray[] parameters) {
         if (parameters.length != shapes.length) {
             throw new IllegalArgumentException(OPERATION + " on rank " + transport.rank() + ": " + parameters.length
                     + " parameter tensors, the shapes given were " + shapes.length);
         }
-        float[] all = new float[Math.toIntExact(total)];
-        int at = 0;
         for (int i = 0; i < parameters.length; i++) {
             if (!Arrays.equals(parameters[i].shape(), shapes[i])) {
                 throw new IllegalArgumentException(OPERATION + " on rank " + transport.rank() + ": parameter " + i
                         + " has shape " + Arrays.toString(parameters[i].shape()) + ", the shape given was "
                         + Arrays.toString(shapes[i]));
             }
-            INDArray copy = parameters[i].castTo(DataType.FLOAT).dup('c');
-            try {
-                float[] values = copy.data().asFloat();
-                System.arraycopy(values, 0, all, at, values.length);
-                at += values.length;
-            } finally {
-                TensorMemory.close(copy);
-            }
         }
-        int from = Math.toIntExact(server.offset());
-        return Arrays.copyOfRange(all, from, from + server.length());
+        long from = server.offset();
+        long to = from + server.length();
+        float[] range = new float[server.length()];
+        long at = 0;
+        for (INDArray tensor : parameters) {
+            long elements = AsyncWorker.elements(tensor.shape());
+            long first = Math.max(at, from);
+            long last = Math.min(at + elements, to);
+            if (first < last) {
+                copyElements(tensor, first - at, range, Math.toIntExact(first - from), Math.toIntExact(last - first));
+            }
+            at += elements;
+        }
+        return range;
+    }
+
+    /** Copies {@code count} elements of {@code tensor} ('c' order, as FLOAT) from {@code first} into {@code into}. */
+    private static void copyElements(INDArray tensor, long first, float[] into, int at, int count) {
+        INDArray floats = tensor.dataType() == DataType.FLOAT ? tensor : tensor.castTo(DataType.FLOAT);
+        INDArray linear = TensorMemory.linearInCOrder(floats);
+        try {
+            // The tensor's memory in native order, as the workers write gradients.
+            TensorMemory.bytes(linear, 4 * first, 4 * count).order(ByteOrder.nativeOrder()).asFloatBuffer()
+                    .get(into, at, count);
+        } finally {
+            TensorMemory.closeIfCopy(floats, linear);
+            TensorMemory.closeIfCopy(tensor, floats);
+        }
     }
 }
