@@ -63,18 +63,33 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * <h2>Ownership, blocking, timeouts, failures</h2>
  * Gradients are read, never modified or kept. Every {@link ParameterSnapshot} holds new arrays
  * that belong to the caller. Each call blocks until done on this rank; every wait is bounded by
- * {@code config.timeout()}: a server holds a reply back at most that long, then fails with {@link
- * CollectiveTimeoutException} naming the slowest worker, and a worker waits for a reply at most
- * twice that long (the hold-back plus the answer). A worker whose link dies fails the servers with
+ * the timeout T, the transport's {@link Transport#timeout()} (normally {@code config.timeout()},
+ * from which transports are built): a server holds a reply back at most T, then fails with {@link
+ * CollectiveTimeoutException} naming the slowest worker, and a worker waits for a reply at most 2T
+ * (the hold-back plus the answer). A finished worker waits for the others: each server tells it
+ * whenever another worker pushes or pulls, and it gives up after 2T without word.
+ *
+ * <p>A worker must send each server its next message (push, pull or finish) within T of that
+ * server's last reply to it: the time from the first {@link #pull()} to the first push, and
+ * whatever the worker does between pushes (computing the gradient, evaluating, checkpointing
+ * its own state), count. Past that the server fails with {@link CollectiveTimeoutException}
+ * naming the worker, and so do the other ranks. Choose T above the longest such pause.
+ *
+ * <p>A worker whose link dies fails the servers with
  * {@link PeerFailureException} naming it, and they tell the other workers, who fail naming it too;
  * a server that dies fails its workers naming it, and they tell the other servers. Garbage or a
  * message of the wrong kind is a {@link CollectiveMismatchException}, as are ranks with different
- * parameter counts or numbers of servers. After a failure every later call fails at once.
+ * parameter counts or numbers of servers. A server's own failure (a checkpoint it cannot write,
+ * an exception of the {@link ServerOptimizer}) fails it and every worker naming that server.
+ * After a failure every later call fails at once.
  *
  * <h2>Threads</h2>
  * A server runs one daemon thread per worker while it serves (each worker's link used by one
  * thread per direction, as {@link Transport} requires) and ends them all before {@link #serve}
- * returns or throws. Otherwise not thread-safe: one thread calls an instance at a time.
+ * returns or throws (after a failure it waits 2T at most for them). Otherwise not thread-safe: one
+ * thread calls an instance at a time; in particular {@link #close()} must not run while another
+ * thread is blocked in a call of the same instance (a worker's close sends on the links that call
+ * uses, which {@link Transport} allows one thread per direction).
  */
 public final class AsyncParameterServer implements AutoCloseable {
     /** The operation named by every failure. */
@@ -146,9 +161,16 @@ public final class AsyncParameterServer implements AutoCloseable {
      * @param initialParameters the parameters to start from, all of them, FLOAT, read only (the
      *     server keeps a copy of its range); ignored when a checkpoint is resumed. Every server
      *     must pass the same values.
-     * @throws IllegalStateException on a worker rank
-     * @throws IllegalArgumentException if the tensors do not have the shapes given at construction
-     * @throws CollectiveException naming the worker, if one fails, sends nonsense or times out
+     * @throws IllegalStateException on a worker rank, or if {@code serve} was called before on this
+     *     instance (the workers are not told anything then)
+     * @throws IllegalArgumentException if the tensors do not have the shapes given at construction, or
+     *     (with {@link AsyncSettings#resume()}) the newest checkpoint is of another run; the workers are
+     *     told at once and fail naming this server
+     * @throws java.io.UncheckedIOException if the checkpoint to resume from cannot be read (the workers
+     *     are told the same way)
+     * @throws CollectiveException naming the worker, if one fails, sends nonsense or times out; or
+     *     naming no peer ({@link CollectiveException#NO_RANK}) if this server fails on its own: a
+     *     checkpoint it cannot write (the cause is the I/O error) or an exception of the optimizer
      */
     public AsyncStatistics serve(INDArray... initialParameters) {
         if (server == null) {
@@ -182,8 +204,8 @@ public final class AsyncParameterServer implements AutoCloseable {
 
     /**
      * Worker ranks: tells the servers this worker is done and waits until every worker is, then
-     * returns the final parameters. The wait starts afresh whenever a server reports progress, and
-     * fails after a timeout without any.
+     * returns the final parameters. The wait starts afresh whenever a server reports progress (another
+     * worker pushed, pulled or finished), and fails after twice the timeout without word from a server.
      */
     public ParameterSnapshot finish() {
         return requireWorker("finish").finish();
@@ -197,6 +219,8 @@ public final class AsyncParameterServer implements AutoCloseable {
     /**
      * Closes the transport. A worker that has pulled but not finished first tells the servers, best
      * effort, so that they fail at once naming it instead of waiting for the timeout. Idempotent.
+     * Not to be called while another thread is blocked in {@link #push}, {@link #pull} or {@link
+     * #finish} of this instance: call it from the thread that trains, after the call returned.
      */
     @Override
     public void close() {
