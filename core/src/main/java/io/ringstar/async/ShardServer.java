@@ -20,7 +20,8 @@ import java.util.function.Supplier;
  * One server rank of the asynchronous parameter server: its {@link ShardState} (range of the
  * parameters, optimizer state, version, worker clocks, staleness bound) and the messages to and
  * from the workers. One daemon thread per worker receives from it and sends to it, so each link is
- * used by one thread per direction; {@link #serve} ends them all before it returns. Messages as in
+ * used by one thread per direction; {@link #serve} ends them all before it returns (after a
+ * failure it waits two timeouts at most for them; they are daemons). Messages as in
  * {@link AsyncMessages}.
  */
 public final class ShardServer {
