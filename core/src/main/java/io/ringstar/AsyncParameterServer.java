@@ -4,6 +4,7 @@ import io.ringstar.async.AsyncWorker;
 import io.ringstar.async.ParameterPartition;
 import io.ringstar.async.ShardServer;
 import io.ringstar.tensor.TensorMemory;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -62,18 +63,33 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * <h2>Ownership, blocking, timeouts, failures</h2>
  * Gradients are read, never modified or kept. Every {@link ParameterSnapshot} holds new arrays
  * that belong to the caller. Each call blocks until done on this rank; every wait is bounded by
- * {@code config.timeout()}: a server holds a reply back at most that long, then fails with {@link
- * CollectiveTimeoutException} naming the slowest worker, and a worker waits for a reply at most
- * twice that long (the hold-back plus the answer). A worker whose link dies fails the servers with
+ * the timeout T, the transport's {@link Transport#timeout()} (normally {@code config.timeout()},
+ * from which transports are built): a server holds a reply back at most T, then fails with {@link
+ * CollectiveTimeoutException} naming the slowest worker, and a worker waits for a reply at most 2T
+ * (the hold-back plus the answer). A finished worker waits for the others: each server tells it
+ * whenever another worker pushes or pulls, and it gives up after 2T without word.
+ *
+ * <p>A worker must send each server its next message (push, pull or finish) within T of that
+ * server's last reply to it: the time from the first {@link #pull()} to the first push, and
+ * whatever the worker does between pushes (computing the gradient, evaluating, checkpointing
+ * its own state), count. Past that the server fails with {@link CollectiveTimeoutException}
+ * naming the worker, and so do the other ranks. Choose T above the longest such pause.
+ *
+ * <p>A worker whose link dies fails the servers with
  * {@link PeerFailureException} naming it, and they tell the other workers, who fail naming it too;
  * a server that dies fails its workers naming it, and they tell the other servers. Garbage or a
  * message of the wrong kind is a {@link CollectiveMismatchException}, as are ranks with different
- * parameter counts or numbers of servers. After a failure every later call fails at once.
+ * parameter counts or numbers of servers. A server's own failure (a checkpoint it cannot write,
+ * an exception of the {@link ServerOptimizer}) fails it and every worker naming that server.
+ * After a failure every later call fails at once.
  *
  * <h2>Threads</h2>
  * A server runs one daemon thread per worker while it serves (each worker's link used by one
  * thread per direction, as {@link Transport} requires) and ends them all before {@link #serve}
- * returns or throws. Otherwise not thread-safe: one thread calls an instance at a time.
+ * returns or throws (after a failure it waits 2T at most for them). Otherwise not thread-safe: one
+ * thread calls an instance at a time; in particular {@link #close()} must not run while another
+ * thread is blocked in a call of the same instance (a worker's close sends on the links that call
+ * uses, which {@link Transport} allows one thread per direction).
  */
 public final class AsyncParameterServer implements AutoCloseable {
     /** The operation named by every failure. */
@@ -145,15 +161,22 @@ public final class AsyncParameterServer implements AutoCloseable {
      * @param initialParameters the parameters to start from, all of them, FLOAT, read only (the
      *     server keeps a copy of its range); ignored when a checkpoint is resumed. Every server
      *     must pass the same values.
-     * @throws IllegalStateException on a worker rank
-     * @throws IllegalArgumentException if the tensors do not have the shapes given at construction
-     * @throws CollectiveException naming the worker, if one fails, sends nonsense or times out
+     * @throws IllegalStateException on a worker rank, or if {@code serve} was called before on this
+     *     instance (the workers are not told anything then)
+     * @throws IllegalArgumentException if the tensors do not have the shapes given at construction, or
+     *     (with {@link AsyncSettings#resume()}) the newest checkpoint is of another run; the workers are
+     *     told at once and fail naming this server
+     * @throws java.io.UncheckedIOException if the checkpoint to resume from cannot be read (the workers
+     *     are told the same way)
+     * @throws CollectiveException naming the worker, if one fails, sends nonsense or times out; or
+     *     naming no peer ({@link CollectiveException#NO_RANK}) if this server fails on its own: a
+     *     checkpoint it cannot write (the cause is the I/O error) or an exception of the optimizer
      */
     public AsyncStatistics serve(INDArray... initialParameters) {
         if (server == null) {
             throw new IllegalStateException(OPERATION + " on rank " + transport.rank() + ": serve on a worker rank");
         }
-        return server.serve(range(initialParameters));
+        return server.serve(() -> range(initialParameters));
     }
 
     /**
@@ -181,8 +204,8 @@ public final class AsyncParameterServer implements AutoCloseable {
 
     /**
      * Worker ranks: tells the servers this worker is done and waits until every worker is, then
-     * returns the final parameters. The wait starts afresh whenever a server reports progress, and
-     * fails after a timeout without any.
+     * returns the final parameters. The wait starts afresh whenever a server reports progress (another
+     * worker pushed, pulled or finished), and fails after twice the timeout without word from a server.
      */
     public ParameterSnapshot finish() {
         return requireWorker("finish").finish();
@@ -196,6 +219,8 @@ public final class AsyncParameterServer implements AutoCloseable {
     /**
      * Closes the transport. A worker that has pulled but not finished first tells the servers, best
      * effort, so that they fail at once naming it instead of waiting for the timeout. Idempotent.
+     * Not to be called while another thread is blocked in {@link #push}, {@link #pull} or {@link
+     * #finish} of this instance: call it from the thread that trains, after the call returned.
      */
     @Override
     public void close() {
@@ -217,30 +242,49 @@ public final class AsyncParameterServer implements AutoCloseable {
         return worker;
     }
 
-    /** This server's range of the initial parameters, checked against the shapes. */
+    /**
+     * This server's range of the initial parameters, checked against the shapes; only the tensors
+     * that overlap the range are copied, and of those only the overlapping elements.
+     */
     private float[] range(INDArray[] parameters) {
         if (parameters.length != shapes.length) {
             throw new IllegalArgumentException(OPERATION + " on rank " + transport.rank() + ": " + parameters.length
                     + " parameter tensors, the shapes given were " + shapes.length);
         }
-        float[] all = new float[Math.toIntExact(total)];
-        int at = 0;
         for (int i = 0; i < parameters.length; i++) {
             if (!Arrays.equals(parameters[i].shape(), shapes[i])) {
                 throw new IllegalArgumentException(OPERATION + " on rank " + transport.rank() + ": parameter " + i
                         + " has shape " + Arrays.toString(parameters[i].shape()) + ", the shape given was "
                         + Arrays.toString(shapes[i]));
             }
-            INDArray copy = parameters[i].castTo(DataType.FLOAT).dup('c');
-            try {
-                float[] values = copy.data().asFloat();
-                System.arraycopy(values, 0, all, at, values.length);
-                at += values.length;
-            } finally {
-                TensorMemory.close(copy);
-            }
         }
-        int from = Math.toIntExact(server.offset());
-        return Arrays.copyOfRange(all, from, from + server.length());
+        long from = server.offset();
+        long to = from + server.length();
+        float[] range = new float[server.length()];
+        long at = 0;
+        for (INDArray tensor : parameters) {
+            long elements = AsyncWorker.elements(tensor.shape());
+            long first = Math.max(at, from);
+            long last = Math.min(at + elements, to);
+            if (first < last) {
+                copyElements(tensor, first - at, range, Math.toIntExact(first - from), Math.toIntExact(last - first));
+            }
+            at += elements;
+        }
+        return range;
+    }
+
+    /** Copies {@code count} elements of {@code tensor} ('c' order, as FLOAT) from {@code first} into {@code into}. */
+    private static void copyElements(INDArray tensor, long first, float[] into, int at, int count) {
+        INDArray floats = tensor.dataType() == DataType.FLOAT ? tensor : tensor.castTo(DataType.FLOAT);
+        INDArray linear = TensorMemory.linearInCOrder(floats);
+        try {
+            // The tensor's memory in native order, as the workers write gradients.
+            TensorMemory.bytes(linear, 4 * first, 4 * count).order(ByteOrder.nativeOrder()).asFloatBuffer()
+                    .get(into, at, count);
+        } finally {
+            TensorMemory.closeIfCopy(floats, linear);
+            TensorMemory.closeIfCopy(tensor, floats);
+        }
     }
 }

@@ -51,8 +51,9 @@ public final class AsyncSettings {
     }
 
     /**
-     * K: a server holds back its reply to a worker that is more than K of its own updates ahead of
-     * the slowest unfinished worker; 0 is lock step, {@link #UNBOUNDED} (the default) no bound.
+     * K, in worker steps: a server holds back its reply to a worker whose step count (its gradients
+     * this server applied) is more than K ahead of the lowest among the unfinished workers; 0 is
+     * lock step, {@link #UNBOUNDED} (the default) no bound.
      */
     public int maxStaleness() {
         return maxStaleness;

@@ -32,7 +32,11 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * The first worker (rank {@code servers}) reports: a progress line every {@code --log-every} of its
  * steps (its batch loss, the held-out accuracy of the parameters it just got, their version and the
  * servers' staleness counts so far) and the summary, taken on the final parameters that
- * {@link AsyncParameterServer#finish()} returns once every worker is done.
+ * {@link AsyncParameterServer#finish()} returns once every worker is done. Its held-out evaluation
+ * runs between two of its pushes, so it counts against the servers' timeout ({@code --timeout}) as
+ * the gradient's computation does: a server fails naming this worker if the two together take
+ * longer. One forward pass over the held-out set takes far less than the timeout for the bench's
+ * models and data; a larger held-out set or slower model needs a larger timeout.
  *
  * <h2>Checkpoints</h2>
  * With {@code --checkpoint-dir DIR}, each server checkpoints its own state in {@code
@@ -146,6 +150,7 @@ final class AsyncTrainingRun {
                 int done = step + 1;
                 if (reporter && (done % settings.logEvery() == 0 || done == settings.steps())) {
                     int inWindow = Math.min(step % settings.logEvery(), step - firstStep) + 1;
+                    // Between two pushes: this and the next gradient must fit in the servers' timeout (see above).
                     double accuracy = network.accuracy(current.parameters(), heldOutX, heldOut.labels());
                     AsyncStatistics counts = ps.statistics();
                     Trainer.printProgress(out, done, settings.steps(), curve[step], accuracy,

@@ -46,13 +46,13 @@ class AsyncTrainingTest {
         TrainGroup.Result async = TrainGroup.run(4, TIMEOUT, new Trainer(settings("async", 150, 4), Algorithm.PS,
                 new PrintStream(printed, true, StandardCharsets.UTF_8)));
         // The first worker (rank 1, after the one server) reports, on the final parameters.
-        TrainSummary server = async.rank(1).summary();
+        TrainSummary reporter = async.rank(1).summary();
         assertTrue(sync.heldOutAccuracy() > 0.5, "sync accuracy " + sync.heldOutAccuracy());
-        assertTrue(server.heldOutAccuracy() > 0.5, "async accuracy " + server.heldOutAccuracy());
-        assertTrue(server.heldOutAccuracy() >= sync.heldOutAccuracy() - 0.05,
-                "async " + server.heldOutAccuracy() + " vs sync " + sync.heldOutAccuracy());
-        assertEquals("async", server.mode());
-        assertTrue(server.maxStepLead() <= 4, "lead " + server.maxStepLead());
+        assertTrue(reporter.heldOutAccuracy() > 0.5, "async accuracy " + reporter.heldOutAccuracy());
+        assertTrue(reporter.heldOutAccuracy() >= sync.heldOutAccuracy() - 0.05,
+                "async " + reporter.heldOutAccuracy() + " vs sync " + sync.heldOutAccuracy());
+        assertEquals("async", reporter.mode());
+        assertTrue(reporter.maxStepLead() <= 4, "lead " + reporter.maxStepLead());
         for (int worker = 1; worker < 4; worker++) {
             TrainSummary summary = async.rank(worker).summary();
             assertEquals(150, summary.steps());

@@ -139,8 +139,10 @@ public final class AsyncWorker {
                         0).writeTo(header);
                 transport.send(s, header);
             }
+            // A server sends WAITING whenever the others move and fails after a timeout in which none did, so its
+            // next message comes within the timeout; twice that is the margin, as for a push.
             for (int s = 0; s < servers; s++) {
-                receive(s, AsyncMessages.FINAL, step, timeout);
+                receive(s, AsyncMessages.FINAL, step, timeout.multipliedBy(2));
             }
             state = State.FINISHED;
             return snapshot();

@@ -41,6 +41,11 @@ public final class ShardCheckpoints {
         this.workers = workers;
     }
 
+    /** Where this server's checkpoints go. */
+    Path directory() {
+        return directory.directory();
+    }
+
     /** The newest valid checkpoint's state, or empty if there is none. */
     Optional<State> load(int length) {
         Optional<Checkpoint> latest;

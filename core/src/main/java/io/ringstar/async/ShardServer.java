@@ -13,12 +13,15 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 
 /**
  * One server rank of the asynchronous parameter server: its {@link ShardState} (range of the
  * parameters, optimizer state, version, worker clocks, staleness bound) and the messages to and
  * from the workers. One daemon thread per worker receives from it and sends to it, so each link is
- * used by one thread per direction; {@link #serve} ends them all before it returns. Messages as in
+ * used by one thread per direction; {@link #serve} ends them all before it returns (after a
+ * failure it waits two timeouts at most for them; they are daemons). Messages as in
  * {@link AsyncMessages}.
  */
 public final class ShardServer {
@@ -32,6 +35,7 @@ public final class ShardServer {
     private final Duration timeout;
     private final String operation;
     private final ShardState state;
+    private final AtomicBoolean served = new AtomicBoolean();
 
     /**
      * @param transport the group's transport, this rank a server ({@code rank < servers})
@@ -84,13 +88,20 @@ public final class ShardServer {
     /**
      * Serves every worker until each has finished; see {@code AsyncParameterServer.serve}.
      *
-     * @param initialRange this server's range of the initial parameters, used unless a checkpoint is resumed
+     * @param initialRange makes this server's range of the initial parameters (checking them), used
+     *     unless a checkpoint is resumed; what it throws is told to the workers, then thrown
+     * @throws IllegalStateException if called before, without telling the workers anything
      */
-    public AsyncStatistics serve(float[] initialRange) {
+    public AsyncStatistics serve(Supplier<float[]> initialRange) {
+        if (!served.compareAndSet(false, true)) {
+            // The first call served (or is serving) the workers; an ABORT now would reach them as nonsense.
+            throw new IllegalStateException(operation + " on rank " + rank + ": serve called twice");
+        }
         try {
-            state.start(initialRange);
+            state.start(initialRange.get());
         } catch (RuntimeException | Error e) {
-            // A checkpoint of another run, say: the workers hear it now instead of waiting for their timeout.
+            // Parameters of other shapes or a checkpoint of another run, say: the workers hear it now instead of
+            // waiting for their timeout.
             for (int w = 0; w < workers; w++) {
                 try {
                     transport.send(servers + w, AsyncMessages.abort(servers, rank, 0, "server rank " + rank
@@ -121,7 +132,9 @@ public final class ShardServer {
 
     /**
      * Each thread's waits are bounded by the timeout, so each ends; a thread that is still alive
-     * after two timeouts in which nothing moved is a bug, reported rather than waited for forever.
+     * after two timeouts in which nothing moved (no push, pull or finish) is a bug, reported rather
+     * than waited for forever. After that failure (or an interrupt) the threads, woken by it, still
+     * get two timeouts to tell their workers and end: a receive in progress ends within one.
      */
     private void awaitThreads(List<Thread> threads) {
         try {
@@ -132,6 +145,7 @@ public final class ShardServer {
                     if (now == seen) {
                         state.fail(new CollectiveTimeoutException(operation, rank, CollectiveException.NO_RANK,
                                 thread.getName() + " did not end within two timeouts in which nothing moved"));
+                        joinAll(threads);
                         return;
                     }
                     seen = now;
@@ -139,9 +153,31 @@ public final class ShardServer {
                 }
             }
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
             state.fail(new CollectiveException(operation, rank, CollectiveException.NO_RANK,
                     "interrupted while serving the workers", e));
+            joinAll(threads);
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Waits for the threads to end, two timeouts at most in all; one that still runs is left (it is a daemon). */
+    private void joinAll(List<Thread> threads) {
+        long deadline = System.nanoTime() + timeout.multipliedBy(2).toNanos();
+        boolean interrupted = false;
+        for (Thread thread : threads) {
+            long left = deadline - System.nanoTime();
+            while (thread.isAlive() && left > 0) {
+                try {
+                    thread.join(Math.max(1, left / 1_000_000));
+                } catch (InterruptedException e) {
+                    // Asked to stop: the join goes on within its bound, and the caller sees the interrupt after.
+                    interrupted = true;
+                }
+                left = deadline - System.nanoTime();
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -175,7 +211,10 @@ public final class ShardServer {
                             return;
                         }
                     }
-                    case AsyncMessages.PULL -> state.pack(header, payload, AsyncMessages.PARAMS, message.step());
+                    case AsyncMessages.PULL -> {
+                        state.pulled();
+                        state.pack(header, payload, AsyncMessages.PARAMS, message.step());
+                    }
                     case AsyncMessages.FINISH -> {
                         finish(worker, message, header, payload);
                         return;

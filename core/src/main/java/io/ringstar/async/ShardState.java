@@ -36,17 +36,21 @@ final class ShardState {
     private final long[] clock;
     private final boolean[] done;
     private long version;
-    /** Counts updates and finishes: what a wait for the others may see move. */
+    /** Counts updates, pulls and finishes: what a wait for the others may see move. */
     private long progress;
     private long maxLead;
     private long heldBack;
     private long maxGradientAge;
     private CollectiveException failure;
 
-    /** A worker's wait for the others to finish: the progress it last saw and when it gives up. */
+    /**
+     * A worker's wait for the others to finish: the progress it last saw, when it gives up, and
+     * when it was last sent WAITING.
+     */
     static final class FinishWait {
         private long seen;
         private long deadline;
+        private long sentAt;
     }
 
     ShardState(int rank, int servers, int workers, long total, long offset, int length, AsyncSettings settings,
@@ -134,14 +138,24 @@ final class ShardState {
                 pack(header, payload, AsyncMessages.PARAMS, message.step());
                 return true;
             }
-            settings.optimizer().apply(parameters, gradient, optimizerState);
+            try {
+                settings.optimizer().apply(parameters, gradient, optimizerState);
+            } catch (RuntimeException e) {
+                // This server's own failure, not the worker's: the ABORT names this server.
+                return failHere("failed applying step " + message.step() + " of worker rank " + peer
+                        + " with its optimizer " + settings.optimizer().describe() + ": " + e, e);
+            }
             maxGradientAge = Math.max(maxGradientAge, version - message.version());
             version++;
             progress++;
             clock[worker]++;
             changed.signalAll();
             if (checkpoints != null && settings.checkpointEvery() > 0 && version % settings.checkpointEvery() == 0) {
-                checkpoints.save(version, parameters, optimizerState, clock);
+                try {
+                    checkpoints.save(version, parameters, optimizerState, clock);
+                } catch (RuntimeException e) {
+                    return failHere(checkpointFailure(e), e);
+                }
             }
             long deadline = System.nanoTime() + timeout.toNanos();
             boolean waited = false;
@@ -188,7 +202,9 @@ final class ShardState {
             changed.signalAll();
             FinishWait wait = new FinishWait();
             wait.seen = progress;
-            wait.deadline = System.nanoTime() + timeout.toNanos();
+            long now = System.nanoTime();
+            wait.deadline = now + timeout.toNanos();
+            wait.sentAt = now - waitingSpacing();
             return wait;
         } finally {
             lock.unlock();
@@ -198,8 +214,8 @@ final class ShardState {
     /**
      * Waits a quarter of the timeout at most for every worker to finish, then says what to send the
      * finished {@code worker}: {@link AsyncMessages#FINAL} (packed), {@link AsyncMessages#WAITING}
-     * (header packed) when others applied updates meanwhile, {@link AsyncMessages#ABORT} after a
-     * failure, or 0 for nothing yet.
+     * (header packed) as soon as others moved (pushed, pulled or finished), though at most once an
+     * eighth of the timeout, {@link AsyncMessages#ABORT} after a failure, or 0 for nothing yet.
      *
      * @throws CollectiveTimeoutException naming the slowest worker after a timeout in which nothing moved
      */
@@ -207,8 +223,16 @@ final class ShardState {
         lock.lock();
         try {
             long until = System.nanoTime() + Math.max(1, timeout.toNanos() / 4);
-            while (failure == null && !allDone() && until - System.nanoTime() > 0) {
-                changed.awaitNanos(until - System.nanoTime());
+            while (failure == null && !allDone()) {
+                // An update wakes this wait at once, so WAITING reaches the worker well inside its own wait for
+                // FINAL (twice the timeout) however the others' pushes fall; the spacing keeps fast trainers
+                // from flooding the finished worker with one WAITING per update.
+                long wake = progress != wait.seen ? wait.sentAt + waitingSpacing() : until;
+                long left = wake - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                changed.awaitNanos(left);
             }
             if (failure != null) {
                 return AsyncMessages.ABORT;
@@ -219,8 +243,10 @@ final class ShardState {
             }
             if (progress != wait.seen) {
                 // Others still train: the worker is told, and its wait for FINAL starts afresh.
+                long now = System.nanoTime();
                 wait.seen = progress;
-                wait.deadline = System.nanoTime() + timeout.toNanos();
+                wait.deadline = now + timeout.toNanos();
+                wait.sentAt = now;
                 AsyncMessages.Header.of(AsyncMessages.WAITING, servers, version, clock[worker], total, offset, 0)
                         .writeTo(header);
                 return AsyncMessages.WAITING;
@@ -228,8 +254,8 @@ final class ShardState {
             if (System.nanoTime() - wait.deadline >= 0) {
                 int slowest = servers + slowestWorker();
                 throw new CollectiveTimeoutException(operation, rank, slowest, "worker rank " + slowest
-                        + " neither pushed nor finished for " + timeout + " while worker rank " + (servers + worker)
-                        + " waited for every worker to finish");
+                        + " neither pushed, pulled nor finished for " + timeout + " while worker rank "
+                        + (servers + worker) + " waited for every worker to finish");
             }
             return 0;
         } finally {
@@ -251,7 +277,11 @@ final class ShardState {
         }
     }
 
-    /** After every worker thread ended: throws the first failure, else checkpoints (if asked to). */
+    /**
+     * After every worker thread ended: throws the first failure, else checkpoints (if asked to).
+     *
+     * @throws CollectiveException naming no peer if the checkpoint cannot be written
+     */
     AsyncStatistics end() {
         lock.lock();
         try {
@@ -259,7 +289,12 @@ final class ShardState {
                 throw failure;
             }
             if (checkpoints != null) {
-                checkpoints.save(version, parameters, optimizerState, clock);
+                try {
+                    checkpoints.save(version, parameters, optimizerState, clock);
+                } catch (RuntimeException e) {
+                    failHere(checkpointFailure(e), e);
+                    throw failure;
+                }
             }
             return statistics();
         } finally {
@@ -293,6 +328,38 @@ final class ShardState {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Counts a PULL as progress: the worker is alive, and a wait for the others may see it. */
+    void pulled() {
+        lock.lock();
+        try {
+            progress++;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** How often at most a finished worker is sent WAITING: an eighth of the timeout. */
+    private long waitingSpacing() {
+        return Math.max(1, timeout.toNanos() / 8);
+    }
+
+    private String checkpointFailure(RuntimeException e) {
+        return "could not checkpoint to " + checkpoints.directory() + ": " + e.getMessage();
+    }
+
+    /**
+     * Records a failure of this server itself (its optimizer, its disk), naming no peer so that the
+     * ABORTs name this server rather than the worker whose message was being served. Lock held.
+     *
+     * @return false, for {@link #applyAndAwaitTurn} to return
+     */
+    private boolean failHere(String detail, RuntimeException e) {
+        fail(new CollectiveException(operation, rank, CollectiveException.NO_RANK, "server rank " + rank + " "
+                + detail, e));
+        return false;
     }
 
     /** Records the first failure and wakes every thread, which then tells its worker. */

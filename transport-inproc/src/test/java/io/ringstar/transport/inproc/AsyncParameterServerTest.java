@@ -187,7 +187,10 @@ class AsyncParameterServerTest {
                     }
                     return Tensors.flat(ps.finish().parameters());
                 });
-        assertArrayEquals(expected, AsyncGroup.values(outcomes).get(servers));
+        List<float[]> values = AsyncGroup.values(outcomes);
+        for (int rank = servers; rank < servers + workers; rank++) {
+            assertArrayEquals(expected, values.get(rank), "rank " + rank);
+        }
     }
 
     /**
