@@ -10,12 +10,14 @@ import io.ringstar.cli.UsageException;
 import io.ringstar.cli.launch.RankFailureException;
 import io.ringstar.cli.launch.RankPlacement;
 import io.ringstar.cli.launch.RankThreads;
+import io.ringstar.compression.Compression;
 import io.ringstar.tensor.ElementType;
 import io.ringstar.tensor.TensorMemory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -111,12 +113,22 @@ final class TransportSweep implements AutoCloseable {
                 .worldSize(placement.config().worldSize())
                 .rank(placement.groupRank(local))
                 .timeout(placement.config().timeout());
-        // Options from the flags and environment (--checksum, say) reach the aggregators too.
-        placement.config().options().forEach(config::option);
+        // Options from the flags and environment (--checksum, say) reach the aggregators too; the
+        // control ring's, which carry times and counts that its averages must give back exactly,
+        // without the compression.
+        (withFlags ? placement.config().options() : controlOptions(placement.config().options()))
+                .forEach(config::option);
         if (withFlags && settings.chunkBytes() != BenchSettings.AUTO) {
             config.option(AllReduceAggregator.CHUNK_BYTES_OPTION, Integer.toString(settings.chunkBytes()));
         }
         return config.build();
+    }
+
+    /** The job's options for the control ring: all of them but the compression, which is none. */
+    static Map<String, String> controlOptions(Map<String, String> options) {
+        Map<String, String> control = new LinkedHashMap<>(options);
+        control.put(AllReduceAggregator.COMPRESSION_OPTION, Compression.NONE.toString());
+        return control;
     }
 
     String transport() {
