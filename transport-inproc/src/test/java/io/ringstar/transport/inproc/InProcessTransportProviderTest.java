@@ -105,8 +105,8 @@ class InProcessTransportProviderTest {
         InvalidConfigException e = assertThrows(InvalidConfigException.class, () -> Transports.open(withJobId));
         assertEquals("option jobId", e.field());
         assertEquals("no such option for transport inproc; the known ones are allReduceAlgorithm, bucketBytes, "
-                + "checksum, chunkBytes", e.requirement());
-        assertEquals(List.of("checksum", "chunkBytes", "bucketBytes", "allReduceAlgorithm"),
+                + "checksum, chunkBytes, compression, servers", e.requirement());
+        assertEquals(List.of("checksum", "chunkBytes", "bucketBytes", "allReduceAlgorithm", "servers", "compression"),
                 Transports.options("inproc").stream().map(io.ringstar.ConfigOption::name).toList());
         try (Transport alone = Transports.open(withJobId.toBuilder().option("jobId", null).option("checksum", "crc32c")
                 .build())) {
