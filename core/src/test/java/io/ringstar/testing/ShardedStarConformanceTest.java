@@ -26,6 +26,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.IntUnaryOperator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
@@ -274,15 +275,25 @@ public abstract class ShardedStarConformanceTest {
         }
     }
 
-    @Test
-    void aServerThatDiesFailsEveryOtherRankNamingIt() {
-        int worldSize = 4;
+    /**
+     * A parameter server per rank over a group of its own, rank r with {@code serversOf(r)} servers;
+     * each owns its transport, so closing the servers closes the group.
+     */
+    private List<ParameterServer> parameterServers(int worldSize, IntUnaryOperator serversOf,
+            Map<String, String> options) {
         List<Transport> transports = createGroup(worldSize, CALL_TIMEOUT);
         List<ParameterServer> servers = new ArrayList<>();
         for (int rank = 0; rank < worldSize; rank++) {
-            servers.add(new ParameterServer(config(worldSize, rank, 3, Map.of("chunkBytes", "4096")),
+            servers.add(new ParameterServer(config(worldSize, rank, serversOf.applyAsInt(rank), options),
                     transports.get(rank)));
         }
+        return servers;
+    }
+
+    @Test
+    void aServerThatDiesFailsEveryOtherRankNamingIt() {
+        int worldSize = 4;
+        List<ParameterServer> servers = parameterServers(worldSize, rank -> 3, Map.of("chunkBytes", "4096"));
         try {
             List<Ranks.Outcome<Object>> outcomes = Ranks.run(worldSize, LIMIT, rank -> {
                 if (rank == 2) {
@@ -290,9 +301,10 @@ public abstract class ShardedStarConformanceTest {
                     servers.get(2).close();
                     return null;
                 }
-                INDArray input = Nd4j.rand(DataType.FLOAT, 2_000_000);
-                for (int call = 0; call < 1_000; call++) {
-                    TensorMemory.close(servers.get(rank).reduceGradients(input));
+                try (INDArray input = Nd4j.rand(DataType.FLOAT, 2_000_000)) {
+                    for (int call = 0; call < 1_000; call++) {
+                        TensorMemory.close(servers.get(rank).reduceGradients(input));
+                    }
                 }
                 return "every call completed with server rank 2 closed";
             });
@@ -313,12 +325,7 @@ public abstract class ShardedStarConformanceTest {
     @Test
     void ranksThatDisagreeOnTheServersFailWithAMismatch() {
         int worldSize = 3;
-        List<Transport> transports = createGroup(worldSize, CALL_TIMEOUT);
-        List<ParameterServer> servers = new ArrayList<>();
-        for (int rank = 0; rank < worldSize; rank++) {
-            servers.add(new ParameterServer(config(worldSize, rank, rank == 1 ? 2 : 1, Map.of()),
-                    transports.get(rank)));
-        }
+        List<ParameterServer> servers = parameterServers(worldSize, rank -> rank == 1 ? 2 : 1, Map.of());
         try {
             List<Ranks.Outcome<Object>> outcomes = Ranks.run(worldSize, LIMIT,
                     rank -> servers.get(rank).reduceGradients(randomTensors(DataType.FLOAT, rank)));
