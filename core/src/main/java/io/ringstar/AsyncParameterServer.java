@@ -96,10 +96,8 @@ public final class AsyncParameterServer implements AutoCloseable {
     public static final String OPERATION = "async parameter server";
 
     private final Transport transport;
-    private final AsyncSettings settings;
     private final int servers;
     private final long[][] shapes;
-    private final long total;
     private final ShardServer server;
     private final AsyncWorker worker;
     private boolean closed;
@@ -116,7 +114,6 @@ public final class AsyncParameterServer implements AutoCloseable {
     public AsyncParameterServer(DistributedConfig config, Transport transport, AsyncSettings settings,
             long[]... shapes) {
         this.transport = transport;
-        this.settings = settings;
         this.servers = AggregatorOptions.SERVERS.value(config);
         if (transport.rank() != config.rank() || transport.worldSize() != config.worldSize()) {
             throw new InvalidConfigException("transport", "rank " + transport.rank() + " of " + transport.worldSize(),
@@ -128,7 +125,7 @@ public final class AsyncParameterServer implements AutoCloseable {
                     + "servers");
         }
         this.shapes = Arrays.stream(shapes).map(long[]::clone).toArray(long[][]::new);
-        this.total = Arrays.stream(shapes).mapToLong(AsyncWorker::elements).sum();
+        long total = Arrays.stream(shapes).mapToLong(AsyncWorker::elements).sum();
         if (config.rank() < servers) {
             this.server = new ShardServer(transport, servers, total, settings, OPERATION);
             this.worker = null;

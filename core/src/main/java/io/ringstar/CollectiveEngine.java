@@ -2,6 +2,7 @@ package io.ringstar;
 
 import io.ringstar.algorithm.CollectiveCall;
 import io.ringstar.algorithm.Failures;
+import io.ringstar.compression.Compression;
 import io.ringstar.protocol.MessageHeader;
 import io.ringstar.spi.Deadline;
 import io.ringstar.tensor.ElementType;
@@ -81,9 +82,10 @@ final class CollectiveEngine implements AutoCloseable {
                     "is more than the world size " + worldSize);
         }
         this.sent = new SentBytes(transport);
+        Compression setting = AggregatorOptions.COMPRESSION.value(config);
         this.call = new CollectiveCall(sent, AggregatorOptions.CHECKSUM.value(config),
-                Math.max(chunkBytes, Double.BYTES), servers, AggregatorOptions.COMPRESSION.value(config));
-        this.compression = new WindowCompression(AggregatorOptions.COMPRESSION.value(config), worldSize);
+                Math.max(chunkBytes, Double.BYTES), servers, setting);
+        this.compression = new WindowCompression(setting, worldSize);
         for (ElementType type : ElementType.values()) {
             buckets.put(type, new TensorBucket(type));
         }

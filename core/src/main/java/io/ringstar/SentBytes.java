@@ -13,7 +13,6 @@ import java.time.Duration;
 final class SentBytes implements Transport {
     private final Transport transport;
     private long bytes;
-    private long messages;
 
     SentBytes(Transport transport) {
         this.transport = transport;
@@ -22,11 +21,6 @@ final class SentBytes implements Transport {
     /** Bytes of every message sent so far: headers and payloads. */
     long bytes() {
         return bytes;
-    }
-
-    /** Messages sent so far. */
-    long messages() {
-        return messages;
     }
 
     @Override
@@ -49,7 +43,6 @@ final class SentBytes implements Transport {
         long length = header.remaining() + (long) payload.remaining();
         transport.send(destRank, header, payload, deadline);
         bytes += length;
-        messages++;
     }
 
     @Override

@@ -291,10 +291,6 @@ public final class Trainer {
                 overlap).run();
     }
 
-    private void callHook(int rank, int step) {
-        callHook(hook, rank, step);
-    }
-
     /** Runs a test's step hook; a checked exception from it fails the rank like any other error. */
     static void callHook(StepHook hook, int rank, int step) {
         try {

@@ -6,14 +6,15 @@ import io.ringstar.CollectiveMismatchException;
 import io.ringstar.ParameterSnapshot;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
+import io.ringstar.tensor.ElementType;
 import io.ringstar.tensor.TensorMemory;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.function.Supplier;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.factory.Nd4j;
 
 /**
  * One worker rank of the asynchronous parameter server: sends each server its range of every
@@ -237,7 +238,12 @@ public final class AsyncWorker {
         int at = 0;
         for (int i = 0; i < shapes.length; i++) {
             int length = Math.toIntExact(elements(shapes[i]));
-            arrays[i] = Nd4j.create(Arrays.copyOfRange(parameters, at, at + length), shapes[i], 'c');
+            // Straight from the parameters into the new array's memory: no heap copy in between.
+            arrays[i] = TensorMemory.newDetached(ElementType.FLOAT, shapes[i]);
+            if (length > 0) {
+                TensorMemory.bytes(arrays[i], 0, Float.BYTES * length).order(ByteOrder.nativeOrder()).asFloatBuffer()
+                        .put(parameters, at, length);
+            }
             at += length;
         }
         long version = Arrays.stream(versions).min().orElse(0);
