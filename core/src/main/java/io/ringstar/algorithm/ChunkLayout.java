@@ -3,14 +3,15 @@ package io.ringstar.algorithm;
 /**
  * How a bucket is cut into near-equal parts (ring segments, or chunks) whose sizes differ by at
  * most one element. Every rank computes the same cuts from the same element count, so no cut is
- * ever sent.
+ * ever sent. Also the segments of top-k compression ({@code io.ringstar.compression.PairLayout}),
+ * which are the chunks of a window.
  */
-final class ChunkLayout {
+public final class ChunkLayout {
     private ChunkLayout() {
     }
 
     /** First element of part {@code index} when {@code total} elements are cut into {@code parts}. */
-    static long partStart(long total, int parts, int index) {
+    public static long partStart(long total, int parts, int index) {
         return Math.multiplyExact(total, (long) index) / parts;
     }
 
@@ -20,7 +21,7 @@ final class ChunkLayout {
     }
 
     /** How many chunks of at most {@code maxChunkElements} the longest of the parts needs; at least 1. */
-    static int chunkCount(long longestPart, int maxChunkElements) {
+    public static int chunkCount(long longestPart, int maxChunkElements) {
         return (int) Math.max(1, (longestPart + maxChunkElements - 1) / maxChunkElements);
     }
 

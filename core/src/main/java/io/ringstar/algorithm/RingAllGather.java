@@ -51,25 +51,37 @@ public final class RingAllGather {
         if ((long) blockBytes * worldSize > Integer.MAX_VALUE) {
             throw new IllegalArgumentException(worldSize + " blocks of " + blockBytes + " bytes do not fit one buffer");
         }
-        int chunks = ChunkLayout.chunkCount(blockElements, maxChunkElements);
+        gather(call, MessageKind.RING_ALL_GATHER, result, blockElements, type.bytes(), maxChunkElements);
+    }
+
+    /**
+     * The ring itself, for blocks of {@code blockUnits} units of {@code unitBytes} bytes each (the
+     * call's elements, or the bytes of top-k's pair blocks, {@link TopKAllReduce}), in messages of
+     * {@code kind} of at most {@code maxChunkUnits} units; {@code result} holds {@code n} blocks.
+     */
+    static void gather(CollectiveCall call, MessageKind kind, ByteBuffer result, long blockUnits, int unitBytes,
+            int maxChunkUnits) {
+        int worldSize = call.worldSize();
+        int rank = call.rank();
+        int blockBytes = Math.toIntExact(blockUnits * unitBytes);
+        int chunks = ChunkLayout.chunkCount(blockUnits, maxChunkUnits);
         int next = (rank + 1) % worldSize;
         int prev = (rank - 1 + worldSize) % worldSize;
         int messages = (worldSize - 1) * chunks;
-        MessageKind kind = MessageKind.RING_ALL_GATHER;
         int sent = 0;
         for (int m = 0; m < messages; m++) {
             while (sent < messages && sent < m + WINDOW && sent - chunks < m) {
                 int block = Math.floorMod(rank - sent / chunks, worldSize);
                 int chunk = sent % chunks;
-                int start = ChunkLayout.partStartByte(blockElements, chunks, chunk, type.bytes());
-                int end = ChunkLayout.partStartByte(blockElements, chunks, chunk + 1, type.bytes());
+                int start = ChunkLayout.partStartByte(blockUnits, chunks, chunk, unitBytes);
+                int end = ChunkLayout.partStartByte(blockUnits, chunks, chunk + 1, unitBytes);
                 call.send(next, kind, sent, result, block * blockBytes + start, end - start);
                 sent++;
             }
             int block = Math.floorMod(rank - m / chunks - 1, worldSize);
             int chunk = m % chunks;
-            int start = ChunkLayout.partStartByte(blockElements, chunks, chunk, type.bytes());
-            int end = ChunkLayout.partStartByte(blockElements, chunks, chunk + 1, type.bytes());
+            int start = ChunkLayout.partStartByte(blockUnits, chunks, chunk, unitBytes);
+            int end = ChunkLayout.partStartByte(blockUnits, chunks, chunk + 1, unitBytes);
             call.receiveCopy(prev, kind, m, result, block * blockBytes + start, end - start);
         }
     }

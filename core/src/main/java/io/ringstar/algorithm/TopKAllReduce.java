@@ -13,10 +13,10 @@ import java.nio.ByteBuffer;
  * communicator: a ring all-gather of every rank's block of pairs, then, on every rank, the pairs
  * summed in rank order into a zeroed dense result (divided by {@code n} for AVG).
  *
- * <p><b>Steps.</b> As {@link RingAllGather}, over blocks of bytes: every block has the same size,
+ * <p><b>Steps.</b> {@link RingAllGather}'s ring, over blocks of bytes: every block has the same size,
  * known from the {@link PairLayout}, cut into {@code K} chunks of at most the chunk size; {@code n-1}
  * steps, rank {@code r} sends to {@code r+1} and receives from {@code r-1}, at most
- * {@value #WINDOW} messages ahead.
+ * {@value RingAllGather#WINDOW} messages ahead.
  *
  * <p><b>Bytes</b>, for a block of {@code P} bytes ({@code P} about {@code (4 + b) F S / b} for an
  * input of {@code S} bytes of {@code b}-byte values): every rank sends and receives
@@ -29,9 +29,6 @@ import java.nio.ByteBuffer;
  * <p><b>Memory.</b> {@code n} blocks (the caller's buffer) besides the input and result.
  */
 public final class TopKAllReduce {
-    /** Messages a rank may send ahead of the ones it has received. */
-    static final int WINDOW = 2;
-
     private TopKAllReduce() {
     }
 
@@ -43,7 +40,9 @@ public final class TopKAllReduce {
     public static void run(CollectiveCall call, PairLayout layout, ByteBuffer gathered, ByteBuffer result,
             int maxChunkBytes) {
         int blockBytes = layout.blockBytes();
-        gather(call, gathered, blockBytes, maxChunkBytes);
+        if (call.worldSize() > 1) {
+            RingAllGather.gather(call, MessageKind.TOPK_ALL_GATHER, gathered, blockBytes, 1, maxChunkBytes);
+        }
         ElementType type = layout.type();
         int total = Math.toIntExact(layout.total());
         PairSums.zero(result, 0, total * type.bytes());
@@ -56,34 +55,6 @@ public final class TopKAllReduce {
         }
         if (call.op() == ReduceOp.AVG) {
             Reduction.divide(type, result, 0, total, call.worldSize());
-        }
-    }
-
-    /** The ring all-gather of blocks of {@code blockBytes} bytes. */
-    private static void gather(CollectiveCall call, ByteBuffer gathered, int blockBytes, int maxChunkBytes) {
-        int worldSize = call.worldSize();
-        if (worldSize == 1) {
-            return;
-        }
-        int rank = call.rank();
-        int chunks = ChunkLayout.chunkCount(blockBytes, maxChunkBytes);
-        int next = (rank + 1) % worldSize;
-        int prev = (rank - 1 + worldSize) % worldSize;
-        int messages = (worldSize - 1) * chunks;
-        MessageKind kind = MessageKind.TOPK_ALL_GATHER;
-        int sent = 0;
-        for (int m = 0; m < messages; m++) {
-            while (sent < messages && sent < m + WINDOW && sent - chunks < m) {
-                int block = Math.floorMod(rank - sent / chunks, worldSize);
-                int start = (int) ChunkLayout.partStart(blockBytes, chunks, sent % chunks);
-                int end = (int) ChunkLayout.partStart(blockBytes, chunks, sent % chunks + 1);
-                call.send(next, kind, sent, gathered, block * blockBytes + start, end - start);
-                sent++;
-            }
-            int block = Math.floorMod(rank - m / chunks - 1, worldSize);
-            int start = (int) ChunkLayout.partStart(blockBytes, chunks, m % chunks);
-            int end = (int) ChunkLayout.partStart(blockBytes, chunks, m % chunks + 1);
-            call.receiveCopy(prev, kind, m, gathered, block * blockBytes + start, end - start);
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.ringstar.compression;
 
+import io.ringstar.algorithm.ChunkLayout;
 import io.ringstar.tensor.ElementType;
 
 /**
@@ -35,7 +36,7 @@ public final class PairLayout {
     public PairLayout update(long total, int maxChunkElements, double fraction, ElementType type, int worldSize) {
         this.type = type;
         this.total = total;
-        this.segments = (int) Math.max(1, (total + maxChunkElements - 1) / maxChunkElements);
+        this.segments = ChunkLayout.chunkCount(total, maxChunkElements);
         if (pairsBefore.length < segments + 1) {
             pairsBefore = new long[segments + 1];
         }
@@ -77,7 +78,7 @@ public final class PairLayout {
 
     /** First element of segment {@code s}; {@code s = segments()} gives the window's end. */
     public long segmentStart(int s) {
-        return total * s / segments;
+        return ChunkLayout.partStart(total, segments, s);
     }
 
     /** Elements segment {@code s} keeps. */
