@@ -7,6 +7,7 @@ import io.ringstar.CollectiveMismatchException;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
+import io.ringstar.spi.Deadline;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -162,10 +163,10 @@ public final class ShardServer {
 
     /** Waits for the threads to end, two timeouts at most in all; one that still runs is left (it is a daemon). */
     private void joinAll(List<Thread> threads) {
-        long deadline = System.nanoTime() + timeout.multipliedBy(2).toNanos();
+        Deadline deadline = Deadline.after(timeout.multipliedBy(2));
         boolean interrupted = false;
         for (Thread thread : threads) {
-            long left = deadline - System.nanoTime();
+            long left = deadline.remainingNanos();
             while (thread.isAlive() && left > 0) {
                 try {
                     thread.join(Math.max(1, left / 1_000_000));
@@ -173,7 +174,7 @@ public final class ShardServer {
                     // Asked to stop: the join goes on within its bound, and the caller sees the interrupt after.
                     interrupted = true;
                 }
-                left = deadline - System.nanoTime();
+                left = deadline.remainingNanos();
             }
         }
         if (interrupted) {

@@ -5,6 +5,7 @@ import io.ringstar.AsyncStatistics;
 import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveMismatchException;
 import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.spi.Deadline;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.locks.Condition;
@@ -49,7 +50,7 @@ final class ShardState {
      */
     static final class FinishWait {
         private long seen;
-        private long deadline;
+        private Deadline deadline;
         private long sentAt;
     }
 
@@ -157,11 +158,11 @@ final class ShardState {
                     return failHere(checkpointFailure(e), e);
                 }
             }
-            long deadline = System.nanoTime() + timeout.toNanos();
+            Deadline deadline = Deadline.after(timeout);
             boolean waited = false;
             while (failure == null && clock[worker] - slowestClock() > settings.maxStaleness()) {
                 waited = true;
-                long left = deadline - System.nanoTime();
+                long left = deadline.remainingNanos();
                 if (left <= 0) {
                     int slowest = servers + slowestWorker();
                     throw new CollectiveTimeoutException(operation, rank, slowest, "worker rank " + peer + " is "
@@ -202,9 +203,8 @@ final class ShardState {
             changed.signalAll();
             FinishWait wait = new FinishWait();
             wait.seen = progress;
-            long now = System.nanoTime();
-            wait.deadline = now + timeout.toNanos();
-            wait.sentAt = now - waitingSpacing();
+            wait.deadline = Deadline.after(timeout);
+            wait.sentAt = System.nanoTime() - waitingSpacing();
             return wait;
         } finally {
             lock.unlock();
@@ -222,7 +222,7 @@ final class ShardState {
     byte awaitOthers(int worker, FinishWait wait, ByteBuffer header, ByteBuffer payload) throws InterruptedException {
         lock.lock();
         try {
-            long until = System.nanoTime() + Math.max(1, timeout.toNanos() / 4);
+            long until = System.nanoTime() + Math.max(1, Deadline.saturatedNanos(timeout) / 4);
             while (failure == null && !allDone()) {
                 // An update wakes this wait at once, so WAITING reaches the worker well inside its own wait for
                 // FINAL (twice the timeout) however the others' pushes fall; the spacing keeps fast trainers
@@ -243,15 +243,14 @@ final class ShardState {
             }
             if (progress != wait.seen) {
                 // Others still train: the worker is told, and its wait for FINAL starts afresh.
-                long now = System.nanoTime();
                 wait.seen = progress;
-                wait.deadline = now + timeout.toNanos();
-                wait.sentAt = now;
+                wait.deadline = Deadline.after(timeout);
+                wait.sentAt = System.nanoTime();
                 AsyncMessages.Header.of(AsyncMessages.WAITING, servers, version, clock[worker], total, offset, 0)
                         .writeTo(header);
                 return AsyncMessages.WAITING;
             }
-            if (System.nanoTime() - wait.deadline >= 0) {
+            if (wait.deadline.passed()) {
                 int slowest = servers + slowestWorker();
                 throw new CollectiveTimeoutException(operation, rank, slowest, "worker rank " + slowest
                         + " neither pushed, pulled nor finished for " + timeout + " while worker rank "
@@ -343,7 +342,7 @@ final class ShardState {
 
     /** How often at most a finished worker is sent WAITING: an eighth of the timeout. */
     private long waitingSpacing() {
-        return Math.max(1, timeout.toNanos() / 8);
+        return Math.max(1, Deadline.saturatedNanos(timeout) / 8);
     }
 
     private String checkpointFailure(RuntimeException e) {

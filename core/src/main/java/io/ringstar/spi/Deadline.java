@@ -45,7 +45,8 @@ public final class Deadline {
         return timeout;
     }
 
-    private static long saturatedNanos(Duration duration) {
+    /** {@code duration} in nanoseconds, at most a century: {@link Duration#toNanos()} overflows past 292 years. */
+    public static long saturatedNanos(Duration duration) {
         // Years-long timeouts would overflow toNanos(); a century is as good as forever here.
         return duration.compareTo(Duration.ofDays(36_500)) > 0 ? TimeUnit.DAYS.toNanos(36_500) : duration.toNanos();
     }
