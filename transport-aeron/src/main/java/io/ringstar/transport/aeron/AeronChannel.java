@@ -36,6 +36,8 @@ final class AeronChannel extends PeerStreams implements ControlledFragmentHandle
     private static final byte[] EMPTY = new byte[0];
 
     private final int chunkBytes;
+    /** Woken before each write, so a long park of the driver never delays this stream. */
+    private final DriverHandle driver;
 
     private final BufferClaim claim = new BufferClaim();
     private final UnsafeBuffer frameBytes = new UnsafeBuffer(
@@ -67,9 +69,10 @@ final class AeronChannel extends PeerStreams implements ControlledFragmentHandle
     private boolean heldBack;
 
     AeronChannel(AeronTransport transport, int peer, int sessionIn, boolean ipc, ExclusivePublication publication,
-            int chunkBytes, long receiveBufferBytes) {
+            int chunkBytes, long receiveBufferBytes, DriverHandle driver) {
         super(transport, peer, sessionIn, ipc, publication, receiveBufferBytes);
         this.chunkBytes = chunkBytes > 0 ? chunkBytes : publication.maxPayloadLength();
+        this.driver = driver;
     }
 
     // ---- reading ----
@@ -155,6 +158,7 @@ final class AeronChannel extends PeerStreams implements ControlledFragmentHandle
 
     @Override
     protected void writeFrame(int type, long value, ByteBuffer header, ByteBuffer payload, Deadline deadline) {
+        driver.wake();
         boolean data = type == Frame.DATA;
         long length = data ? (long) header.remaining() + payload.remaining() : 0;
         Frame.write(frameBytes.byteBuffer(), 0, type, value);

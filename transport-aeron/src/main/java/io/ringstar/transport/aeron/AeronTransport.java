@@ -85,7 +85,10 @@ public final class AeronTransport extends PeerTransport {
     /**
      * Option: idle strategy of the embedded driver's threads (and of the waits for the driver
      * while the group forms): {@code backoff} (default), {@code sleep}, {@code yield}, {@code spin}.
-     * Calls wait on core's schedule ({@link io.ringstar.spi.PeerTransport}), not on this.
+     * An embedded driver's {@code backoff} parks up to 1 ms, then longer as its idle time grows (a
+     * tenth of it, at most 8 ms), and wakes whenever this rank sends or begins to wait; a standalone
+     * {@link SharedMediaDriver}'s parks at most 1 ms. Calls wait on core's schedule
+     * ({@link io.ringstar.spi.PeerTransport}), not on this.
      */
     public static final String IDLE_OPTION = "aeron.idle";
     /** Option: term length of every stream, a power of two from 64 KiB; 4 MiB by default. */
@@ -262,6 +265,10 @@ public final class AeronTransport extends PeerTransport {
 
     @Override
     protected int progress(long blockNanos) {
+        if (blockNanos == 0 && driver != null) {
+            // A wait in its first milliseconds (spinning or yielding): what it awaits must not find the driver asleep.
+            driver.wake();
+        }
         int work = 0;
         for (AeronChannel peer : peers) {
             if (peer != null) {
@@ -305,6 +312,7 @@ public final class AeronTransport extends PeerTransport {
     @Override
     protected int poll(PeerChannel awaited) {
         AeronChannel peer = (AeronChannel) awaited;
+        driver.wake();
         if (!peer.hasImage()) {
             return progress(0);
         }

@@ -17,15 +17,19 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.agrona.ErrorHandler;
 import org.agrona.IoUtil;
+import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
@@ -52,12 +56,16 @@ final class DriverHandle {
     private final Aeron aeron;
     private final String driverId;
     private final String directory;
+    /** The embedded driver's idle strategies that {@link #wake} can end a long park of; none for an external driver. */
+    private final List<DriverIdleStrategy> wakeable;
 
-    private DriverHandle(MediaDriver driver, Aeron aeron, String driverId, String directory) {
+    private DriverHandle(MediaDriver driver, Aeron aeron, String driverId, String directory,
+            List<DriverIdleStrategy> wakeable) {
         this.driver = driver;
         this.aeron = aeron;
         this.driverId = driverId;
         this.directory = directory;
+        this.wakeable = wakeable;
     }
 
     /**
@@ -71,12 +79,18 @@ final class DriverHandle {
         MediaDriver driver = null;
         Aeron aeron = null;
         String dir = settings.externalDir();
+        List<DriverIdleStrategy> wakeable = new ArrayList<>();
         try {
             if (dir == null) {
                 removeStaleDirectories(settings.dirRoot());
                 dir = settings.dirRoot().resolve(DIR_PREFIX + sanitize(settings.jobId()) + "-r" + rank + "-p"
                         + ProcessHandle.current().pid() + "-" + SEQUENCE.incrementAndGet()).toString();
-                MediaDriver.Context context = driverContext(dir, settings.threading(), settings.idle(),
+                Supplier<IdleStrategy> idle = settings.idle().equals("backoff") ? () -> {
+                    DriverIdleStrategy strategy = new DriverIdleStrategy();
+                    wakeable.add(strategy);
+                    return strategy;
+                } : () -> AeronSettings.idleStrategy(settings.idle());
+                MediaDriver.Context context = driverContext(dir, settings.threading(), idle,
                         settings.termLength(), settings.liveness())
                         .errorHandler(error -> LOG.log(System.Logger.Level.WARNING, "rank " + rank
                                 + "'s media driver: " + error));
@@ -93,7 +107,7 @@ final class DriverHandle {
                     .unavailableImageHandler(unavailable)
                     .errorHandler(errors)
                     .subscriberErrorHandler(errors));
-            return new DriverHandle(driver, aeron, identify(dir), dir);
+            return new DriverHandle(driver, aeron, identify(dir), dir, List.copyOf(wakeable));
         } catch (CollectiveException e) {
             closeAfterFailure(e, aeron, driver);
             throw e;
@@ -127,13 +141,14 @@ final class DriverHandle {
     }
 
     /**
-     * A driver context with ringstar's defaults: the given threading mode and idle strategy, small
+     * A driver context with ringstar's defaults: the given threading mode and idle strategies (one new
+     * one per agent that the mode runs on a thread of its own), small
      * sparse terms, and every liveness timeout the given one (deaths do not wait for it: the
      * {@link Sentinels} report them).
      * Used for embedded drivers and by {@link SharedMediaDriver}.
      */
-    static MediaDriver.Context driverContext(String dir, ThreadingMode threading, String idle, int termLength,
-            Duration liveness) {
+    static MediaDriver.Context driverContext(String dir, ThreadingMode threading, Supplier<IdleStrategy> idle,
+            int termLength, Duration liveness) {
         long livenessNs = liveness.toNanos();
         return new MediaDriver.Context()
                 .aeronDirectoryName(dir)
@@ -141,11 +156,15 @@ final class DriverHandle {
                 .dirDeleteOnShutdown(true)
                 .warnIfDirectoryExists(false)
                 .threadingMode(threading)
-                .sharedIdleStrategy(AeronSettings.idleStrategy(idle))
-                .sharedNetworkIdleStrategy(AeronSettings.idleStrategy(idle))
-                .conductorIdleStrategy(AeronSettings.idleStrategy(idle))
-                .senderIdleStrategy(AeronSettings.idleStrategy(idle))
-                .receiverIdleStrategy(AeronSettings.idleStrategy(idle))
+                .sharedIdleStrategy(idle.get())
+                .sharedNetworkIdleStrategy(idle.get())
+                .conductorIdleStrategy(idle.get())
+                .senderIdleStrategy(idle.get())
+                .receiverIdleStrategy(idle.get())
+                // The executor only resolves host names, and ringstar's channels carry addresses: its
+                // tasks run on the conductor, which saves a thread that woke every millisecond (1-2%
+                // of a core while the rank idled).
+                .asyncExecutorEnabled(false)
                 .termBufferSparseFile(true)
                 .publicationTermBufferLength(termLength)
                 .ipcTermBufferLength(termLength)
@@ -247,6 +266,17 @@ final class DriverHandle {
 
     String driverId() {
         return driverId;
+    }
+
+    /**
+     * Ends a long park of the embedded driver's threads, if any: called when this rank sends or
+     * begins to wait, so that its own traffic never waits for a sleeping driver. Any thread; never
+     * blocks.
+     */
+    void wake() {
+        for (DriverIdleStrategy strategy : wakeable) {
+            strategy.wake();
+        }
     }
 
     String directory() {

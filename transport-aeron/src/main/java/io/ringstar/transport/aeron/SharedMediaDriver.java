@@ -51,10 +51,12 @@ public final class SharedMediaDriver {
         if (dir == null) {
             usage("--dir is required");
         }
+        // Nothing in this process can wake a standalone driver's threads, so they use Agrona's strategies as named.
+        String idleName = idle;
         // Closed in reverse order: the driver (removing its directory) before the barrier lets the JVM end.
         try (ShutdownSignalBarrier barrier = new ShutdownSignalBarrier();
-                MediaDriver driver = MediaDriver.launch(DriverHandle.driverContext(dir, threading, idle, termLength,
-                        liveness))) {
+                MediaDriver driver = MediaDriver.launch(DriverHandle.driverContext(dir, threading,
+                        () -> AeronSettings.idleStrategy(idleName), termLength, liveness))) {
             System.out.println("media driver ready in " + driver.aeronDirectoryName());
             System.out.flush();
             barrier.await();

@@ -103,7 +103,7 @@ final class Streams {
                         AeronTransport.STREAM_ID);
             }
             peers[peer] = new AeronChannel(transport, peer, sessionIn, ipc, publication, settings.chunkBytes(),
-                    settings.receiveBufferBytes());
+                    settings.receiveBufferBytes(), driver);
         }
     }
 

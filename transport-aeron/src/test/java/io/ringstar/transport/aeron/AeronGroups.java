@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.UnaryOperator;
+import org.agrona.concurrent.BackoffIdleStrategy;
 
 /**
  * Groups of {@link AeronTransport}s in one JVM: over UDP with a driver per rank, or over IPC through
@@ -58,7 +59,8 @@ public final class AeronGroups {
     /** One embedded driver that a test class's ranks share, with the transport's defaults. */
     static MediaDriver launchShared(String name) {
         return MediaDriver.launch(DriverHandle.driverContext(driverDirectory(name).toString(),
-                io.aeron.driver.ThreadingMode.SHARED, "backoff", TEST_TERM_LENGTH, Duration.ofSeconds(5)));
+                io.aeron.driver.ThreadingMode.SHARED, BackoffIdleStrategy::new, TEST_TERM_LENGTH,
+                Duration.ofSeconds(5)));
     }
 
     /**

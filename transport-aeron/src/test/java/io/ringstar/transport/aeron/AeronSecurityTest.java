@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -134,7 +135,8 @@ class AeronSecurityTest {
         List<Transport> group = AeronGroups.udp(3, TIMEOUT);
         MediaDriver strangerDriver = MediaDriver.launch(DriverHandle.driverContext(
                 AeronGroups.driverDirectory("ringstar-security-stranger").toString(),
-                io.aeron.driver.ThreadingMode.SHARED, "backoff", AeronGroups.TEST_TERM_LENGTH, Duration.ofSeconds(5)));
+                io.aeron.driver.ThreadingMode.SHARED, BackoffIdleStrategy::new, AeronGroups.TEST_TERM_LENGTH,
+                Duration.ofSeconds(5)));
         try (strangerDriver;
                 Aeron stranger = Aeron.connect(
                         new Aeron.Context().aeronDirectoryName(strangerDriver.aeronDirectoryName()))) {
