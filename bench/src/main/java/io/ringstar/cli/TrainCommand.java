@@ -15,6 +15,7 @@ import io.ringstar.train.TrainSettings;
 import io.ringstar.train.Trainer;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -29,13 +30,15 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code ringstar train}: data-parallel SGD of a small model, with gradients averaged every step
- * by the star, the ring, or both one after the other ({@code --algorithm}). The ranks are placed as
+ * by the star, the ring, or both one after the other ({@code --algorithm}); {@code --model convnet}
+ * is {@link ConvNetJob}'s. The ranks are placed as
  * for {@code bench} ({@link RankPlacement}): all as threads of this JVM when no rank is given, else
  * this process is one rank. The training itself is {@link Trainer}'s; this class places the ranks,
  * opens their transports once for every algorithm, and prints what rank 0 reports.
  */
 @CommandLine.Command(name = "train", sortOptions = false,
-        header = "data-parallel SGD (softmax regression or an MLP), gradients averaged by the star and/or the ring",
+        header = "data-parallel SGD (softmax regression, an MLP or a DL4J ConvNet), gradients averaged by the star, "
+            + "the ring or the async parameter server",
         synopsisHeading = "%nUsage: ", customSynopsis = "ringstar train [flags]",
         description = {"", "Trains a small classifier with data-parallel SGD: each rank takes its share of every",
             "global batch, computes gradients with ND4J, and the ranks average them every step",
@@ -45,7 +48,12 @@ import picocli.CommandLine.Spec;
             "same model from the same start, so their lines compare. With --overlap (sync mode), the",
             "Communicator averages the gradients in buckets while the backward pass computes them",
             "(GradientBuckets); the start is still broadcast by --algorithm's aggregator (default ring),",
-            "and the progress line's comm share is then the wait for the buckets after the backward pass.", ""},
+            "and the progress line's comm share is then the wait for the buckets after the backward pass.", "",
+            "--model convnet trains the small ConvNet as a Deeplearning4j network through",
+            "io.ringstar.dl4j.DataParallel, on Fashion-MNIST when /usr/share/datasets/fashion-mnist holds it",
+            "(Debian's dataset-fashion-mnist) and on synthetic images otherwise, and says which first. Its",
+            "--algorithm all (the default) runs ps, ring, then the async parameter server, each from the same",
+            "start; --plot draws their held-out accuracy against time.", ""},
         optionListHeading = "Flags:%n",
         footer = {"", "Checkpoints: rank 0 alone writes them (the parameters are the same on every rank) and, with",
             "--resume, reads the newest valid one and broadcasts its parameters and step to the others, so",
@@ -68,6 +76,7 @@ import picocli.CommandLine.Spec;
             "",
             "Examples:",
             "  java -jar ringstar.jar train                        # 4 ranks as threads, Netty on loopback",
+            "  ./ringstar launch --nproc 4 -- train --model convnet --plot accuracy.png   # the README's job",
             "  java -jar ringstar.jar launch --nproc 4 -- train --algorithm ring --model mlp",
             "  java -jar ringstar.jar train --algorithm ps --mode async --max-staleness 4",
             "  java -jar ringstar.jar launch --nproc 4 -- train --mode async --slow-rank 3 --slow-ms 20",
@@ -84,8 +93,12 @@ public final class TrainCommand implements Command {
     private CommandSpec spec;
 
     @Option(names = "--algorithm", paramLabel = "A", description = "ps | ring | both (default both; ps with --mode"
-            + " async)")
+            + " async); --model convnet also all: ps, ring, then ps async, each from the same start (its default)")
     private String algorithm;
+
+    @Option(names = "--plot", paramLabel = "FILE.png", description = "--model convnet: draw held-out accuracy "
+            + "against training seconds, one line per run, into this PNG (written by rank 0's process)")
+    private Path plot;
 
     /** @param env the environment that may name this process's rank (launcher variables) */
     public TrainCommand(Map<String, String> env) {
@@ -115,9 +128,20 @@ public final class TrainCommand implements Command {
         RankPlacement placement = RankPlacement.resolve(PlacementFlags.given(spec), PlacementFlags.options(spec), env,
                 DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT);
         TrainSettings settings;
-        List<Trainer> trainers = new ArrayList<>();
         try {
             settings = TrainSettings.fromFlags(given(TrainSettings.flagNames()));
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
+        }
+        if (settings.model() == TrainSettings.Model.CONVNET) {
+            rejectForConvNet();
+            return ConvNetJob.of(placement, settings, algorithm, plot).run(out, err);
+        }
+        if (plot != null) {
+            throw new UsageException("--plot draws the runs of --model convnet (the bench has its own: bench --plot)");
+        }
+        List<Trainer> trainers = new ArrayList<>();
+        try {
             CheckpointSettings checkpoints = CheckpointSettings.fromFlags(given(CheckpointSettings.VALUE_FLAGS),
                     Boolean.TRUE.equals(spec.findOption(RESUME).getValue()));
             OverlapSettings overlap = OverlapSettings.fromFlags(
@@ -181,6 +205,22 @@ public final class TrainCommand implements Command {
             transports.forEach(Transport::close);
         }
         return 0;
+    }
+
+    /** The MLP's flags that the ConvNet's runs do not take: a usage error rather than a flag silently ignored. */
+    private void rejectForConvNet() throws UsageException {
+        List<String> unsupported = new ArrayList<>(given(Stream.of(CheckpointSettings.VALUE_FLAGS,
+                List.of(OverlapSettings.BUCKET_BYTES_FLAG), SlowRankSettings.FLAGS).flatMap(List::stream).toList())
+                .keySet());
+        for (String flag : List.of(CheckpointSettings.RESUME_FLAG, OverlapSettings.FLAG)) {
+            if (Boolean.TRUE.equals(spec.findOption("--" + flag).getValue())) {
+                unsupported.add(flag);
+            }
+        }
+        if (!unsupported.isEmpty()) {
+            throw new UsageException("--model convnet does not take --" + String.join(", --", unsupported)
+                    + " (checkpoints, overlap and slow ranks are the softmax and mlp models' own)");
+        }
     }
 
     /** The values of {@code names} (without {@code --}) that were given, keyed without {@code --}. */

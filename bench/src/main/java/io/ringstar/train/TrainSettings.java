@@ -12,9 +12,10 @@ import java.util.function.Function;
  * numbers and, for the parameter server, sync or async. Immutable; every value is checked when the
  * record is built, so a bad value fails with {@link IllegalArgumentException} naming the flag.
  *
- * <p>The defaults are those of the README's first command: a one-hidden-layer MLP on the built-in
- * synthetic set (no download), which learns visibly (held-out accuracy climbs from chance to about
- * 90%) in well under half a minute with 4 ranks on 2 cores.
+ * <p>The defaults without {@code --model}: a one-hidden-layer MLP on the built-in synthetic set (no
+ * download), which learns visibly (held-out accuracy climbs from chance to about 90%) in well under
+ * half a minute with 4 ranks on 2 cores. {@code --model convnet} has defaults of its own
+ * ({@link #convnetDefaults()}), those of the README's first command.
  *
  * @param model the network trained
  * @param images MNIST-format IDX images file, or {@code null}
@@ -44,7 +45,9 @@ public record TrainSettings(Model model, Path images, Path labels, Path csv, Str
         /** Softmax regression: logits = xW + b. */
         SOFTMAX("softmax"),
         /** One hidden tanh layer: logits = tanh(xW1 + b1)W2 + b2. */
-        MLP("mlp");
+        MLP("mlp"),
+        /** The small ConvNet on 28x28 images, a Deeplearning4j network: see io.ringstar.train.convnet.ConvNet. */
+        CONVNET("convnet");
 
         private final String label;
 
@@ -75,7 +78,7 @@ public record TrainSettings(Model model, Path images, Path labels, Path csv, Str
 
     public TrainSettings {
         if (model == null) {
-            throw new IllegalArgumentException("--model must be one of softmax, mlp");
+            throw new IllegalArgumentException("--model must be one of softmax, mlp, convnet");
         }
         if (mode == null) {
             throw new IllegalArgumentException("--mode must be one of sync, async");
@@ -85,6 +88,10 @@ public record TrainSettings(Model model, Path images, Path labels, Path csv, Str
         }
         if (labels != null && images == null) {
             throw new IllegalArgumentException("--labels needs --data (the IDX images file)");
+        }
+        if (model == Model.CONVNET && csv != null) {
+            throw new IllegalArgumentException("--csv does not apply to --model convnet, which trains on 28x28 images"
+                    + " (--data for an IDX file)");
         }
         if (labelColumn != null && csv == null) {
             throw new IllegalArgumentException("--label-column needs --csv");
@@ -116,11 +123,27 @@ public record TrainSettings(Model model, Path images, Path labels, Path csv, Str
         }
     }
 
-    /** The README's first command's settings: see the class comment and {@link #flagHelp}. */
+    /** The settings of {@code train} without flags: see the class comment and {@link #flagHelp}. */
     public static TrainSettings defaults() {
         return new TrainSettings(Model.MLP, null, null, null, null, 1500, 240, 0.05, 256, Mode.SYNC, 4, 100, 42L,
                 2000, 20000, 256, 10);
     }
+
+    /**
+     * The settings of {@code train --model convnet} without other flags, those of the README's first
+     * command: with 4 ranks on 2 cores each of its three runs takes about a quarter of a minute.
+     */
+    public static TrainSettings convnetDefaults() {
+        return new TrainSettings(Model.CONVNET, null, null, null, null, CONVNET_STEPS, 96, 0.1, 256, Mode.SYNC, 4,
+                50, 42L, 1000, 13000, 784, 10);
+    }
+
+    /** The defaults of {@code model}: {@link #convnetDefaults()} for the ConvNet, else {@link #defaults()}. */
+    public static TrainSettings defaults(Model model) {
+        return model == Model.CONVNET ? convnetDefaults() : defaults();
+    }
+
+    private static final int CONVNET_STEPS = 300;
 
     /** Where the data comes from, for report headers. */
     public String describeData() {
@@ -143,7 +166,8 @@ public record TrainSettings(Model model, Path images, Path labels, Path csv, Str
     }
 
     private static final List<Flag> FLAGS = List.of(
-        new Flag("model", "softmax|mlp", "network: softmax regression or one hidden tanh layer",
+        new Flag("model", "softmax|mlp|convnet", "network: softmax regression, one hidden tanh layer, or the"
+            + " small ConvNet (Deeplearning4j, 28x28 images: Fashion-MNIST when installed)",
             d -> d.model().label()),
         new Flag("data", "PATH", "MNIST-format IDX images file (.gz allowed); labels file found next to it",
             d -> "none: synthetic"),
@@ -175,30 +199,41 @@ public record TrainSettings(Model model, Path images, Path labels, Path csv, Str
     public record FlagHelp(String name, String label, String description) {
     }
 
-    /** The help of every train-only flag, in help order, each with its default as {@link #defaults()} has it. */
+    /**
+     * The help of every train-only flag, in help order, each with its default as {@link #defaults()} has it,
+     * and {@link #convnetDefaults()}'s where it differs.
+     */
     public static List<FlagHelp> flagHelp() {
         TrainSettings d = defaults();
-        return FLAGS.stream().map(flag -> new FlagHelp(flag.name(), flag.value(), flag.description() + " (default: "
-                + flag.shownDefault().apply(d) + ")")).toList();
+        TrainSettings convnet = convnetDefaults();
+        return FLAGS.stream().map(flag -> {
+            Object shown = flag.shownDefault().apply(d);
+            Object forConvnet = flag.shownDefault().apply(convnet);
+            String also = flag.name().equals("model") || shown.equals(forConvnet) ? "" : "; convnet: " + forConvnet;
+            return new FlagHelp(flag.name(), flag.value(), flag.description() + " (default: " + shown + also + ")");
+        }).toList();
     }
 
     /**
      * Settings from flags (names without "--", values as given). Flags that are not train flags
-     * are ignored: the caller owns them. Missing flags keep their {@link #defaults()}.
+     * are ignored: the caller owns them. Missing flags keep their {@link #defaults(Model)}
+     * (those of the model given).
      *
      * @throws IllegalArgumentException for a bad value; the message names the flag and what it accepts
      */
     public static TrainSettings fromFlags(Map<String, String> flags) {
-        TrainSettings d = defaults();
-        Model model = d.model();
+        Model model = defaults().model();
         String modelText = flags.get("model");
         if (modelText != null) {
             model = switch (modelText.trim().toLowerCase(Locale.ROOT)) {
                 case "softmax" -> Model.SOFTMAX;
                 case "mlp" -> Model.MLP;
-                default -> throw new IllegalArgumentException("--model '" + modelText + "' is not one of softmax, mlp");
+                case "convnet" -> Model.CONVNET;
+                default -> throw new IllegalArgumentException("--model '" + modelText + "' is not one of softmax, mlp,"
+                        + " convnet");
             };
         }
+        TrainSettings d = defaults(model);
         Mode mode = d.mode();
         String modeText = flags.get("mode");
         if (modeText != null) {

@@ -144,6 +144,9 @@ public final class Trainer {
 
     private Trainer(TrainSettings settings, Algorithm algorithm, PrintStream out, StepHook hook, SplitData data,
             CheckpointSettings checkpoints, OverlapSettings overlap) {
+        if (settings.model() == TrainSettings.Model.CONVNET) {
+            throw new IllegalArgumentException("--model convnet is io.ringstar.train.convnet.ConvNetTrainer's");
+        }
         if (settings.mode() == TrainSettings.Mode.ASYNC && algorithm != Algorithm.PS) {
             throw new IllegalArgumentException("--mode async needs the parameter server (--algorithm ps); "
                     + "the ring is always synchronous");

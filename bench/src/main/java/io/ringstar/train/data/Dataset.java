@@ -68,6 +68,15 @@ public final class Dataset {
         return new Dataset(x, y, featureCount, classCount);
     }
 
+    /** The first {@code count} samples (all of them if there are fewer), in order, as a new dataset. */
+    public Dataset first(int count) {
+        int[] order = new int[Math.min(count, size())];
+        for (int i = 0; i < order.length; i++) {
+            order[i] = i;
+        }
+        return select(order, 0, order.length);
+    }
+
     /**
      * Splits into held-out and training samples after a shuffle seeded by {@code seed}: the first
      * {@code heldOut} shuffled samples are held out. Every rank that calls this with the same seed
