@@ -77,6 +77,8 @@ class TrainSettingsTest {
         assertNull(defaults.csv());
         assertNull(defaults.labelColumn());
         Pattern defaultShown = Pattern.compile(".* \\(default: (.+)\\)");
+        int convnetShown = 0;
+        Pattern convnetShownPattern = Pattern.compile(".* \\(convnet: ([^)]+)\\) \\(default: .*");
         for (int i = 0; i < help.size(); i++) {
             TrainSettings.FlagHelp flag = help.get(i);
             Matcher matcher = defaultShown.matcher(flag.description());
@@ -88,7 +90,15 @@ class TrainSettingsTest {
                 // Giving the shown value explicitly must change nothing: it is the real default.
                 assertEquals(defaults, TrainSettings.fromFlags(Map.of(name, shown)), flag.toString());
             }
+            Matcher convnet = convnetShownPattern.matcher(flag.description());
+            if (convnet.matches()) {
+                // The ConvNet's own default, shown where it differs, is what --model convnet without the flag gives.
+                assertEquals(TrainSettings.convnetDefaults(), TrainSettings.fromFlags(Map.of("model", "convnet", name,
+                        convnet.group(1))), flag.toString());
+                convnetShown++;
+            }
         }
+        assertEquals(5, convnetShown, "steps, batch-size, lr, log-every and eval-size differ for convnet");
         assertTrue(names.containsAll(List.of("model", "data", "csv", "steps", "batch-size", "lr", "hidden", "mode",
                 "max-staleness", "log-every", "seed", "eval-size")));
     }
