@@ -134,7 +134,7 @@ public record TrainSettings(Model model, Path images, Path labels, Path csv, Str
      * command: with 4 ranks on 2 cores its three runs take about a minute together.
      */
     public static TrainSettings convnetDefaults() {
-        return new TrainSettings(Model.CONVNET, null, null, null, null, 150, 96, 0.1, 256, Mode.SYNC, 4, 25, 42L,
+        return new TrainSettings(Model.CONVNET, null, null, null, null, 200, 96, 0.1, 256, Mode.SYNC, 4, 25, 42L,
                 1000, 20000, 256, 10);
     }
 
