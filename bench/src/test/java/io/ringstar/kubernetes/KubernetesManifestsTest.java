@@ -58,8 +58,12 @@ class KubernetesManifestsTest {
         Map<String, Object> container = onlyContainer(pod);
         Set<Integer> ranks = new HashSet<>();
         for (int index = 0; index < pods; index++) {
-            DistributedConfig config = place(container, podEnvironment(container, index));
+            Map<String, String> env = podEnvironment(container, index);
+            DistributedConfig config = place(container, env);
             ranks.add(config.rank());
+            String described = placement(container, env).description();
+            assertTrue(described.contains("rank " + index + " (RANK), world size " + pods + " (WORLD_SIZE)"),
+                    described);
             assertEquals(index, config.rank(), "pod " + index);
             assertEquals(pods, config.worldSize(), "pod " + index);
             assertEquals(jobName + "-0." + serviceName, config.coordinatorHost(), "pod " + index);
@@ -118,8 +122,7 @@ class KubernetesManifestsTest {
         // Outside Indexed mode the annotation is absent, and the downward API gives an empty string.
         UsageException noIndex = assertThrows(UsageException.class, () -> place(container,
                 podEnvironment(container, -1)));
-        assertTrue(noIndex.getMessage().contains("RANK") && noIndex.getMessage().contains("whole number"),
-                noIndex.getMessage());
+        assertEquals("RANK = : must be a whole number", noIndex.getMessage());
 
         Map<String, String> noWorldSize = podEnvironment(container, 1);
         noWorldSize.remove("WORLD_SIZE");
