@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -241,7 +242,7 @@ class KubernetesManifestsTest {
     }
 
     private static String text(Object node, String... path) {
-        Map<String, Object> parent = map(node, java.util.Arrays.copyOf(path, path.length - 1));
+        Map<String, Object> parent = map(node, Arrays.copyOf(path, path.length - 1));
         Object value = parent.get(path[path.length - 1]);
         if (!(value instanceof String)) {
             throw new AssertionError("no text at " + String.join(".", path));
