@@ -51,8 +51,8 @@ final class AsyncWorkerSteps extends BaseTrainingListener {
     @Override
     public void iterationDone(Model model, int iteration, int epoch) {
         if (model != network.model()) {
-            throw new UnsupportedOperationException("DataParallel: called for " + model.getClass().getSimpleName()
-                    + ", not the attached network; layer-wise pretraining is not supported");
+            throw new UnsupportedOperationException("DataParallel: called for a " + model.getClass().getSimpleName()
+                    + " other than the attached network (layer-wise pretraining is not supported)");
         }
         // The server was built with the parameters' shape, which may differ from the gradients' ([n] and [1, n]).
         INDArray gradients = network.gradients().reshape(network.params().shape());

@@ -6,6 +6,7 @@ import io.ringstar.tensor.TensorMemory;
 import org.deeplearning4j.nn.api.Model;
 import org.deeplearning4j.optimize.api.BaseTrainingListener;
 import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 
@@ -91,6 +92,16 @@ final class GradientAveraging extends BaseTrainingListener {
     @Override
     public void onEpochEnd(Model model) {
         requireOwnNetwork(model);
+        // DL4J calls the step's hook outside its workspaces, but says nothing of this one's: step out.
+        MemoryWorkspace outside = Nd4j.getMemoryManager().scopeOutOfWorkspaces();
+        try {
+            checkEpochEnd();
+        } finally {
+            outside.close();
+        }
+    }
+
+    private void checkEpochEnd() {
         INDArray[] check = new INDArray[EPOCH_CHECK_TENSORS];
         for (int i = 0; i < check.length; i++) {
             check[i] = Nd4j.zeros(DataType.FLOAT, 1);
@@ -117,8 +128,8 @@ final class GradientAveraging extends BaseTrainingListener {
 
     private void requireOwnNetwork(Model model) {
         if (model != network.model()) {
-            throw new UnsupportedOperationException("DataParallel: called for " + model.getClass().getSimpleName()
-                    + ", not the attached network; layer-wise pretraining is not supported");
+            throw new UnsupportedOperationException("DataParallel: called for a " + model.getClass().getSimpleName()
+                    + " other than the attached network (layer-wise pretraining is not supported)");
         }
     }
 }
