@@ -11,10 +11,12 @@ import io.ringstar.dl4j.Dl4jFixtures;
 import io.ringstar.testing.Ranks;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.nd4j.linalg.dataset.ViewIterator;
 import org.nd4j.linalg.learning.config.Sgd;
@@ -42,6 +44,22 @@ class DataParallelMismatchTest {
             net.fit(new ViewIterator(Dl4jFixtures.data(3 * batch, Dl4jFixtures.MLP_INPUTS, rank), batch));
             return null;
         });
+        assertEveryRankFailedNaming(outcomes, "DataParallel step 0 (epoch 0)");
+    }
+
+    /** The marker catches a different batch size whatever the gradients' compression and the star's sharding. */
+    @ParameterizedTest(name = "{0}, {1} = {2}")
+    @CsvSource({"STAR, compression, fp16", "RING, compression, topk:0.5", "STAR, servers, 2"})
+    void differentBatchSizesFailEveryRankWhateverTheOptions(Dl4jRanks.Algorithm algorithm, String option,
+            String value) {
+        List<Ranks.Outcome<Object>> outcomes = Dl4jRanks.run(WORLD, algorithm, TIMEOUT, Map.of(option, value),
+                (rank, aggregator) -> {
+                    int batch = rank == 0 ? 3 : 4;
+                    MultiLayerNetwork net = Dl4jFixtures.mlp(1, new Sgd(0.1));
+                    DataParallel.attach(net, aggregator);
+                    net.fit(new ViewIterator(Dl4jFixtures.data(2 * batch, Dl4jFixtures.MLP_INPUTS, rank), batch));
+                    return null;
+                });
         assertEveryRankFailedNaming(outcomes, "DataParallel step 0 (epoch 0)");
     }
 

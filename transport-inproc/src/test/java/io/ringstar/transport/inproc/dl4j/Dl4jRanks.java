@@ -11,6 +11,7 @@ import io.ringstar.testing.Ranks;
 import io.ringstar.transport.inproc.InProcessTransport;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Runs one body per rank, each on its own thread, over a fresh in-process group, each rank with
@@ -47,11 +48,19 @@ final class Dl4jRanks {
 
     /** Every rank's outcome of {@code body} over aggregators of {@code algorithm} with {@code timeout}. */
     static <T> List<Ranks.Outcome<T>> run(int worldSize, Algorithm algorithm, Duration timeout, Body<T> body) {
+        return run(worldSize, algorithm, timeout, Map.of(), body);
+    }
+
+    /** As above, with the aggregators' {@code options} (option name to value). */
+    static <T> List<Ranks.Outcome<T>> run(int worldSize, Algorithm algorithm, Duration timeout,
+            Map<String, String> options, Body<T> body) {
         List<Transport> transports = InProcessTransport.createGroup(worldSize, timeout);
         try {
             return Ranks.run(worldSize, WATCHDOG, rank -> {
-                DistributedConfig config = DistributedConfig.builder().worldSize(worldSize).rank(rank)
-                        .timeout(timeout).build();
+                DistributedConfig.Builder builder = DistributedConfig.builder().worldSize(worldSize).rank(rank)
+                        .timeout(timeout);
+                options.forEach(builder::option);
+                DistributedConfig config = builder.build();
                 try (GradientAggregator aggregator = algorithm.create(config, transports.get(rank))) {
                     return body.run(rank, aggregator);
                 }
