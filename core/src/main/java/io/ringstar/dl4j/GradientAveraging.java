@@ -21,6 +21,9 @@ import org.nd4j.linalg.factory.Nd4j;
  * every call's tensor count and element counts are compared on every rank, so ranks with different
  * batch sizes, or one at a step while another is at its epoch's end, all fail at once with a
  * {@link io.ringstar.CollectiveMismatchException} instead of averaging unlike things or waiting.
+ * The marker travels in the same collective as the gradients, so it costs no round trip; the
+ * aggregator then packs the two into its bucket, one copy of the gradients more than a call with
+ * the gradients alone.
  */
 final class GradientAveraging extends BaseTrainingListener {
     /** The tensors of the epoch-end check: more than a step's two, so the two never match. */
