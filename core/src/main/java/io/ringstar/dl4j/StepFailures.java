@@ -1,0 +1,57 @@
+package io.ringstar.dl4j;
+
+import io.ringstar.AllReduceAggregator;
+import io.ringstar.CollectiveException;
+import io.ringstar.CollectiveMismatchException;
+import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.GradientAggregator;
+import io.ringstar.ParameterServer;
+import io.ringstar.PayloadCorruptionException;
+import io.ringstar.PeerFailureException;
+
+/**
+ * Restates a failure of a collective in the terms of the training loop: the step and epoch it
+ * happened at, and what the ranks must keep equal. The new exception has the failure's type (for
+ * the types of package {@code io.ringstar}), its rank and peer, and the failure as its cause.
+ */
+final class StepFailures {
+    private StepFailures() {
+    }
+
+    /** This rank in {@code aggregator}'s group where the aggregator says, else {@link CollectiveException#NO_RANK}. */
+    static int rankOf(GradientAggregator aggregator) {
+        if (aggregator instanceof ParameterServer star) {
+            return star.rank();
+        }
+        if (aggregator instanceof AllReduceAggregator ring) {
+            return ring.rank();
+        }
+        return CollectiveException.NO_RANK;
+    }
+
+    /**
+     * @param operation the training loop's name for where it failed, for example {@code "DataParallel step 17
+     *     (epoch 0)"}
+     * @param rank this rank, used when {@code failure} names none
+     * @param advice what to keep equal across ranks, appended to the failure's message
+     */
+    static CollectiveException restate(CollectiveException failure, String operation, int rank, String advice) {
+        int reportingRank = failure.rank() != CollectiveException.NO_RANK ? failure.rank() : rank;
+        int peer = failure.peerRank();
+        // The failure's own rank and peer are this exception's: its operation and detail follow them.
+        String detail = failure.operation() + ": " + failure.detail() + (advice.isEmpty() ? "" : "; " + advice);
+        if (failure instanceof CollectiveMismatchException) {
+            return new CollectiveMismatchException(operation, reportingRank, peer, detail, failure);
+        }
+        if (failure instanceof CollectiveTimeoutException) {
+            return new CollectiveTimeoutException(operation, reportingRank, peer, detail, failure);
+        }
+        if (failure instanceof PeerFailureException) {
+            return new PeerFailureException(operation, reportingRank, peer, detail, failure);
+        }
+        if (failure instanceof PayloadCorruptionException) {
+            return new PayloadCorruptionException(operation, reportingRank, peer, detail, failure);
+        }
+        return new CollectiveException(operation, reportingRank, peer, detail, failure);
+    }
+}
