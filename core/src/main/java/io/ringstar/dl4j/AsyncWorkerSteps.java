@@ -51,10 +51,11 @@ final class AsyncWorkerSteps extends BaseTrainingListener {
     @Override
     public void iterationDone(Model model, int iteration, int epoch) {
         if (model != network.model()) {
-            throw new UnsupportedOperationException("DataParallel: called for " + model.getClass().getSimpleName()
-                    + ", not the attached network; layer-wise pretraining is not supported");
+            throw new UnsupportedOperationException("DataParallel: called for a " + model.getClass().getSimpleName()
+                    + " other than the attached network (layer-wise pretraining is not supported)");
         }
-        INDArray gradients = network.gradients();
+        // The server was built with the parameters' shape, which may differ from the gradients' ([n] and [1, n]).
+        INDArray gradients = network.gradients().reshape(network.params().shape());
         INDArray floats = gradients.dataType() == DataType.FLOAT ? gradients : gradients.castTo(DataType.FLOAT);
         try {
             installAndClose(call("step " + iteration + " (epoch " + epoch + ")", () -> server.push(floats)));

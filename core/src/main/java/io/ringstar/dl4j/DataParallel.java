@@ -32,8 +32,9 @@ import org.nd4j.linalg.dataset.api.iterator.DataSetIterator;
  * same state, and the parameters stay bit-identical across ranks, with the star and with the ring.
  * With each rank's batch of {@code b} examples, a step equals one step of a single process on the
  * {@code N * b} examples of all the ranks' batches (DL4J divides the summed gradient by the local
- * batch size {@code b}), except where a layer depends on the batch itself: BatchNormalization
- * normalizes by each rank's own batch statistics, and dropout draws each rank's own masks.
+ * batch size {@code b}, unless the configuration sets {@code miniBatch(false)}), except where a layer
+ * depends on the batch itself: BatchNormalization normalizes by each rank's own batch statistics,
+ * and dropout draws each rank's own masks.
  *
  * <h2>What every rank must keep equal</h2>
  * The same network (layers, parameter count, updater), the same batch size at every step, and the
@@ -72,9 +73,9 @@ import org.nd4j.linalg.dataset.api.iterator.DataSetIterator;
  * BatchNormalization's running statistics pass through the servers' optimizer like any parameter.
  *
  * <h2>Ownership, blocking, threads</h2>
- * The aggregator or server stays the caller's: DataParallel never closes it, and the caller must
- * not use it for anything else while the network trains (its calls would interleave with the
- * steps'). Attaching blocks in one collective; each step then blocks in the aggregator (or the
+ * The aggregator or server stays the caller's: DataParallel never closes it. The caller may call the
+ * aggregator between steps only where every rank does the same, since the ranks' calls must pair
+ * up one for one. Attaching blocks in one collective; each step then blocks in the aggregator (or the
  * server) for at most its timeout, and failures are thrown out of the network's {@code fit}. A
  * network is attached to one aggregator or server at a time. Like the network itself and the
  * aggregator, none of this is thread-safe: one thread trains a network.

@@ -6,6 +6,7 @@ import io.ringstar.tensor.TensorMemory;
 import org.deeplearning4j.nn.api.Model;
 import org.deeplearning4j.optimize.api.BaseTrainingListener;
 import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 
@@ -20,6 +21,9 @@ import org.nd4j.linalg.factory.Nd4j;
  * every call's tensor count and element counts are compared on every rank, so ranks with different
  * batch sizes, or one at a step while another is at its epoch's end, all fail at once with a
  * {@link io.ringstar.CollectiveMismatchException} instead of averaging unlike things or waiting.
+ * The marker travels in the same collective as the gradients, so it costs no round trip; the
+ * aggregator then packs the two into its bucket, one copy of the gradients more than a call with
+ * the gradients alone.
  */
 final class GradientAveraging extends BaseTrainingListener {
     /** The tensors of the epoch-end check: more than a step's two, so the two never match. */
@@ -91,6 +95,16 @@ final class GradientAveraging extends BaseTrainingListener {
     @Override
     public void onEpochEnd(Model model) {
         requireOwnNetwork(model);
+        // DL4J calls the step's hook outside its workspaces, but says nothing of this one's: step out.
+        MemoryWorkspace outside = Nd4j.getMemoryManager().scopeOutOfWorkspaces();
+        try {
+            checkEpochEnd();
+        } finally {
+            outside.close();
+        }
+    }
+
+    private void checkEpochEnd() {
         INDArray[] check = new INDArray[EPOCH_CHECK_TENSORS];
         for (int i = 0; i < check.length; i++) {
             check[i] = Nd4j.zeros(DataType.FLOAT, 1);
@@ -117,8 +131,8 @@ final class GradientAveraging extends BaseTrainingListener {
 
     private void requireOwnNetwork(Model model) {
         if (model != network.model()) {
-            throw new UnsupportedOperationException("DataParallel: called for " + model.getClass().getSimpleName()
-                    + ", not the attached network; layer-wise pretraining is not supported");
+            throw new UnsupportedOperationException("DataParallel: called for a " + model.getClass().getSimpleName()
+                    + " other than the attached network (layer-wise pretraining is not supported)");
         }
     }
 }

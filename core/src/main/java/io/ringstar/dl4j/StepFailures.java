@@ -38,7 +38,8 @@ final class StepFailures {
     static CollectiveException restate(CollectiveException failure, String operation, int rank, String advice) {
         int reportingRank = failure.rank() != CollectiveException.NO_RANK ? failure.rank() : rank;
         int peer = failure.peerRank();
-        String detail = failure.getMessage() + (advice.isEmpty() ? "" : "; " + advice);
+        // The failure's own rank and peer are this exception's: its operation and detail follow them.
+        String detail = failure.operation() + ": " + failure.detail() + (advice.isEmpty() ? "" : "; " + advice);
         if (failure instanceof CollectiveMismatchException) {
             return new CollectiveMismatchException(operation, reportingRank, peer, detail, failure);
         }

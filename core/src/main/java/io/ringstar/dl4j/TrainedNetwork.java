@@ -107,20 +107,20 @@ abstract class TrainedNetwork {
     }
 
     static TrainedNetwork of(MultiLayerNetwork net) {
-        requireInitialized(net, net == null ? null : net.params());
+        requireInitialized(net, net != null && net.isInitCalled());
         return new Layers(net);
     }
 
     static TrainedNetwork of(ComputationGraph net) {
-        requireInitialized(net, net == null ? null : net.params());
+        requireInitialized(net, net != null && net.getLayers() != null);
         return new Graph(net);
     }
 
-    private static void requireInitialized(Model net, INDArray params) {
+    private static void requireInitialized(Model net, boolean initialized) {
         if (net == null) {
             throw new IllegalArgumentException("DataParallel: the network is null");
         }
-        if (params == null) {
+        if (!initialized || net.params() == null) {
             throw new IllegalArgumentException("DataParallel: the network has no parameters yet; call init() first");
         }
     }

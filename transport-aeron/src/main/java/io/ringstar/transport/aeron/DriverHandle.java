@@ -56,11 +56,14 @@ final class DriverHandle {
     private final Aeron aeron;
     private final String driverId;
     private final String directory;
-    /** The embedded driver's idle strategies that {@link #wake} can end a long park of; none for an external driver. */
-    private final List<DriverIdleStrategy> wakeable;
+    /**
+     * The embedded driver's idle strategies that {@link #wake} can end a long park of; none for an
+     * external driver. An array: {@link #wake} runs on the data path, which must not allocate.
+     */
+    private final DriverIdleStrategy[] wakeable;
 
     private DriverHandle(MediaDriver driver, Aeron aeron, String driverId, String directory,
-            List<DriverIdleStrategy> wakeable) {
+            DriverIdleStrategy[] wakeable) {
         this.driver = driver;
         this.aeron = aeron;
         this.driverId = driverId;
@@ -107,7 +110,7 @@ final class DriverHandle {
                     .unavailableImageHandler(unavailable)
                     .errorHandler(errors)
                     .subscriberErrorHandler(errors));
-            return new DriverHandle(driver, aeron, identify(dir), dir, List.copyOf(wakeable));
+            return new DriverHandle(driver, aeron, identify(dir), dir, wakeable.toArray(new DriverIdleStrategy[0]));
         } catch (CollectiveException e) {
             closeAfterFailure(e, aeron, driver);
             throw e;
@@ -274,8 +277,8 @@ final class DriverHandle {
      * blocks.
      */
     void wake() {
-        for (DriverIdleStrategy strategy : wakeable) {
-            strategy.wake();
+        for (int i = 0; i < wakeable.length; i++) {
+            wakeable[i].wake();
         }
     }
 
