@@ -65,13 +65,11 @@ final class AsyncConvNet {
         Progress progress = new Progress(reporter ? out : null, ConvNetRun.ASYNC.label(), settings.steps(),
                 settings.logEvery());
         ConvNetOutcome outcome;
-        // DL4J 1.0.0-M2.1 gives this network a parameter vector of shape [n] and a gradient view of shape [1, n];
-        // the server checks the gradients' shape against its parameters', so it holds them as the gradient's.
-        network.initGradientsView();
-        long[] shape = network.getFlattenedGradients().shape();
+        // One tensor, the network's own parameter vector, as DataParallel's asynchronous attach expects.
+        long[] shape = network.params().shape();
         try (AsyncParameterServer ps = new AsyncParameterServer(config, Transports.borrowed(transport), async,
                 shape)) {
-            outcome = ps.isServer() ? serve(ps, network, shape) : work(ps, network, servers, progress);
+            outcome = ps.isServer() ? serve(ps, network) : work(ps, network, servers, progress);
         } finally {
             network.close();
         }
@@ -85,9 +83,9 @@ final class AsyncConvNet {
         return new ConvNetOutcome(outcome.summary(), curve, outcome.parameters());
     }
 
-    private ConvNetOutcome serve(AsyncParameterServer ps, MultiLayerNetwork network, long[] shape) {
+    private ConvNetOutcome serve(AsyncParameterServer ps, MultiLayerNetwork network) {
         long start = System.nanoTime();
-        AsyncStatistics counts = ps.serve(network.params().reshape(shape));
+        AsyncStatistics counts = ps.serve(network.params());
         TrainSummary summary = new TrainSummary(settings.steps(), Double.NaN, Double.NaN,
                 Duration.ofNanos(System.nanoTime() - start), 0, new float[0], data.heldOut().size(),
                 ConvNetRun.ASYNC.algorithm().label(), "async", config.worldSize(), counts.maxLead(),
