@@ -245,4 +245,19 @@ class MainTest {
         // None of these printed a configuration line: they stopped before opening a transport.
         assertTrue(out().lines().noneMatch(line -> line.startsWith("# config:")), out());
     }
+
+    @Test
+    void convNetUsageErrorsStopBeforeAnyConnection() {
+        assertEquals(2, run("train", "--model", "convnet", "--mode", "async", "--algorithm", "all"));
+        assertTrue(err().contains("--mode async is the parameter server's alone"), err());
+        assertEquals(2, run("train", "--model", "convnet", "--algorithm", "tree"));
+        assertTrue(err().contains("--algorithm must be one of ps|ring|both|all"), err());
+        assertEquals(2, run("train", "--model", "convnet", "--resume", "--slow-rank", "1"));
+        assertTrue(err().contains("--model convnet does not take --slow-rank, --resume"), err());
+        assertEquals(2, run("train", "--model", "convnet", "--csv", "x.csv"));
+        assertTrue(err().contains("--csv does not apply to --model convnet"), err());
+        assertEquals(2, run("train", "--plot", "x.png"));
+        assertTrue(err().contains("--plot draws the runs of --model convnet"), err());
+        assertTrue(out().lines().noneMatch(line -> line.startsWith("# config:")), out());
+    }
 }

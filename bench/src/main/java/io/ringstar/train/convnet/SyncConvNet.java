@@ -18,9 +18,9 @@ import org.nd4j.linalg.dataset.api.iterator.DataSetIterator;
  * One rank's synchronous ConvNet training, the way a DL4J user would write it: build the network,
  * {@link DataParallel#attach} it to the star or the ring (rank 0's parameters and updater state go to
  * every rank), then call the network's own {@code fit} on this rank's part of each global batch
- * ({@link DataParallel#shard} of {@link GlobalBatches}); the
- * attached listener averages the gradient across the ranks every step, so every rank applies the same
- * update. Rank 0 reports; its loss is that of its own part of the batch.
+ * ({@link DataParallel#shard} of {@link GlobalBatches}); the attached listener averages the gradient
+ * across the ranks every step, so every rank applies the same update. Rank 0 reports; its loss is
+ * that of its own part of the batch.
  */
 final class SyncConvNet {
     private final TrainSettings settings;
