@@ -46,15 +46,24 @@ final class ConvNetJob {
     /**
      * The job for these flags: {@code algorithm} is {@code --algorithm}'s value or {@code null}.
      *
-     * @throws UsageException for an algorithm other than ps, ring, both or all, or more than ps with async mode
+     * With one rank, {@code all} is ps and ring (the asynchronous server needs a server and a worker).
+     *
+     * @throws UsageException for an algorithm other than ps, ring, both or all, more than ps with async mode,
+     *     or async mode with one rank
      */
     static ConvNetJob of(RankPlacement placement, TrainSettings settings, String algorithm, Path plot)
             throws UsageException {
         boolean async = settings.mode() == TrainSettings.Mode.ASYNC;
+        boolean alone = placement.config().worldSize() == 1;
+        if (async && alone) {
+            throw new UsageException("--mode async needs at least 2 ranks: a server and a worker");
+        }
         String choice = FlagValues.choice(Algorithm.FLAG, algorithm, async ? Algorithm.PS.label() : ALL,
                 List.of(Algorithm.PS.label(), Algorithm.RING.label(), Algorithm.BOTH, ALL));
         List<ConvNetRun> runs = switch (choice) {
-            case ALL -> List.of(ConvNetRun.PS, ConvNetRun.RING, ConvNetRun.ASYNC);
+            // One rank has no one to serve it: all is then ps and ring, rather than a third run labelled async.
+            case ALL -> alone ? List.of(ConvNetRun.PS, ConvNetRun.RING)
+                    : List.of(ConvNetRun.PS, ConvNetRun.RING, ConvNetRun.ASYNC);
             case Algorithm.BOTH -> List.of(ConvNetRun.PS, ConvNetRun.RING);
             case "ring" -> List.of(ConvNetRun.RING);
             default -> List.of(async ? ConvNetRun.ASYNC : ConvNetRun.PS);

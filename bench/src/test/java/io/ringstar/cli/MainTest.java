@@ -258,6 +258,8 @@ class MainTest {
         assertTrue(err().contains("--csv does not apply to --model convnet"), err());
         assertEquals(2, run("train", "--plot", "x.png"));
         assertTrue(err().contains("--plot draws the runs of --model convnet"), err());
+        assertEquals(2, run("train", "--model", "convnet", "--mode", "async", "--world-size", "1"));
+        assertTrue(err().contains("--mode async needs at least 2 ranks"), err());
         assertTrue(out().lines().noneMatch(line -> line.startsWith("# config:")), out());
     }
 }

@@ -36,6 +36,13 @@ import org.nd4j.linalg.dataset.api.iterator.DataSetIterator;
  * depends on the batch itself: BatchNormalization normalizes by each rank's own batch statistics,
  * and dropout draws each rank's own masks.
  *
+ * <h2>What is supported</h2>
+ * DL4J's default optimization, {@code STOCHASTIC_GRADIENT_DESCENT} (with any updater), and standard
+ * backpropagation. Line-search optimizers (LBFGS, conjugate gradient, line gradient descent) score
+ * each rank's own batch where no listener runs, and truncated BPTT makes one update per segment, so
+ * the ranks would drift apart unnoticed: {@code attach} refuses both with
+ * {@link IllegalArgumentException}.
+ *
  * <h2>What every rank must keep equal</h2>
  * The same network (layers, parameter count, updater), the same batch size at every step, and the
  * same number of steps in every epoch; {@link #shard} gives each rank that. A rank that disagrees
@@ -71,6 +78,8 @@ import org.nd4j.linalg.dataset.api.iterator.DataSetIterator;
  * servers need every worker's next message within their timeout (see {@link AsyncParameterServer}):
  * start {@code fit} promptly after attaching, and keep the time between steps below it.
  * BatchNormalization's running statistics pass through the servers' optimizer like any parameter.
+ * Layer constraints (max-norm and the like) are not supported there: DL4J applies them after the
+ * step, to the parameters just installed from the servers, which never see them.
  *
  * <h2>Ownership, blocking, threads</h2>
  * The aggregator or server stays the caller's: DataParallel never closes it. The caller may call the
@@ -91,7 +100,8 @@ public final class DataParallel {
      *
      * @param net an initialized network ({@code init()} called); its listeners are kept
      * @param aggregator the group to average over; stays the caller's
-     * @throws IllegalArgumentException if the network is not initialized
+     * @throws IllegalArgumentException if the network is not initialized, or optimizes otherwise than
+     *     by stochastic gradient descent, or trains with truncated BPTT
      * @throws IllegalStateException if the network is already attached
      * @throws io.ringstar.CollectiveException if the ranks' networks differ or the group fails; the
      *     network is then left as it was
@@ -188,6 +198,7 @@ public final class DataParallel {
         if (aggregator == null) {
             throw new IllegalArgumentException("DataParallel.attach: the aggregator is null");
         }
+        network.requireStepwiseTraining("DataParallel.attach");
         requireDetached(network);
         GradientAveraging averaging = new GradientAveraging(network, aggregator);
         averaging.takeRankZerosState();
@@ -198,6 +209,7 @@ public final class DataParallel {
         if (server == null) {
             throw new IllegalArgumentException("DataParallel.attach: the parameter server is null");
         }
+        network.requireStepwiseTraining("DataParallel.attach");
         requireDetached(network);
         AsyncWorkerSteps steps = new AsyncWorkerSteps(network, server);
         steps.start();

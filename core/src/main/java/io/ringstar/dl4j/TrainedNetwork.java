@@ -4,7 +4,9 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import org.deeplearning4j.nn.api.Model;
+import org.deeplearning4j.nn.api.OptimizationAlgorithm;
 import org.deeplearning4j.nn.api.Updater;
+import org.deeplearning4j.nn.conf.BackpropType;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.nn.updater.BaseMultiLayerUpdater;
@@ -101,6 +103,29 @@ abstract class TrainedNetwork {
         return removed;
     }
 
+    /** Whether the network trains with truncated backpropagation through time (one update per segment). */
+    abstract boolean truncatedBackprop();
+
+    /**
+     * Refuses what DataParallel cannot keep in step: an optimizer other than stochastic gradient
+     * descent, whose line search scores each rank's own batch outside the averaged step (no listener
+     * runs there), so the ranks would choose different step sizes and drift apart unnoticed; and
+     * truncated BPTT, whose number of updates per batch follows each rank's sequence length.
+     */
+    void requireStepwiseTraining(String operation) {
+        OptimizationAlgorithm algorithm = model().conf().getOptimizationAlgo();
+        if (algorithm != OptimizationAlgorithm.STOCHASTIC_GRADIENT_DESCENT) {
+            throw new IllegalArgumentException(operation + ": the network optimizes with " + algorithm
+                    + ", whose line search scores each rank's own batch outside the averaged step, so the ranks"
+                    + " would drift apart; DataParallel supports STOCHASTIC_GRADIENT_DESCENT (DL4J's default)");
+        }
+        if (truncatedBackprop()) {
+            throw new IllegalArgumentException(operation + ": the network trains with truncated BPTT, which makes"
+                    + " one update per segment, so ranks whose sequences differ in length would average unlike"
+                    + " steps; use BackpropType.Standard");
+        }
+    }
+
     /** Whether a listener of {@code type} is attached. */
     boolean hasListener(Class<? extends TrainingListener> type) {
         return listeners().stream().anyMatch(type::isInstance);
@@ -184,6 +209,11 @@ abstract class TrainedNetwork {
         }
 
         @Override
+        boolean truncatedBackprop() {
+            return net.getLayerWiseConfigurations().getBackpropType() == BackpropType.TruncatedBPTT;
+        }
+
+        @Override
         Model model() {
             return net;
         }
@@ -245,6 +275,11 @@ abstract class TrainedNetwork {
         @Override
         void setListeners(Collection<TrainingListener> listeners) {
             net.setListeners(listeners);
+        }
+
+        @Override
+        boolean truncatedBackprop() {
+            return net.getConfiguration().getBackpropType() == BackpropType.TruncatedBPTT;
         }
 
         @Override

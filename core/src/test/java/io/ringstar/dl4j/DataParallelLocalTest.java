@@ -10,9 +10,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.ringstar.GradientAggregator;
 import io.ringstar.LocalAggregator;
 import java.util.function.LongFunction;
+import org.deeplearning4j.nn.api.OptimizationAlgorithm;
+import org.deeplearning4j.nn.conf.BackpropType;
 import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.layers.LSTM;
 import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.deeplearning4j.nn.conf.layers.RnnOutputLayer;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.optimize.listeners.ScoreIterationListener;
 import org.junit.jupiter.api.Test;
@@ -105,5 +109,30 @@ class DataParallelLocalTest {
         }
         assertThrows(IllegalArgumentException.class,
                 () -> DataParallel.attach(Dl4jFixtures.mlp(1, new Adam(0.01)), (GradientAggregator) null));
+    }
+
+    /** A line search would score each rank's own batch where no listener runs: refused, not left to drift. */
+    @Test
+    void refusesALineSearchOptimizerAndTruncatedBackprop() {
+        MultiLayerConfiguration lbfgs = new NeuralNetConfiguration.Builder()
+                .optimizationAlgo(OptimizationAlgorithm.LBFGS).list()
+                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MSE).nIn(2).nOut(1)
+                        .activation(Activation.IDENTITY).build()).build();
+        MultiLayerConfiguration truncated = new NeuralNetConfiguration.Builder().list()
+                .layer(new LSTM.Builder().nIn(2).nOut(3).build())
+                .layer(new RnnOutputLayer.Builder(LossFunctions.LossFunction.MSE).nIn(3).nOut(1)
+                        .activation(Activation.IDENTITY).build())
+                .backpropType(BackpropType.TruncatedBPTT).tBPTTLength(5).build();
+        try (GradientAggregator local = new LocalAggregator()) {
+            for (MultiLayerConfiguration conf : new MultiLayerConfiguration[] {lbfgs, truncated}) {
+                MultiLayerNetwork net = new MultiLayerNetwork(conf);
+                net.init();
+                IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+                        () -> DataParallel.attach(net, local));
+                assertTrue(refused.getMessage().contains(conf == lbfgs ? "LBFGS" : "truncated BPTT"),
+                        refused.getMessage());
+                assertTrue(net.getListeners() == null || net.getListeners().isEmpty(), "nothing attached");
+            }
+        }
     }
 }

@@ -3,6 +3,7 @@ package io.ringstar.transport.inproc.dl4j;
 import static io.ringstar.dl4j.Dl4jFixtures.floats;
 import static io.ringstar.dl4j.Dl4jFixtures.maxAbsDifference;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -85,11 +86,15 @@ class DataParallelAsyncTest {
             }
             DataParallel.attach(net, server);
             net.fit(new ViewIterator(Dl4jFixtures.data(BATCH * STEPS, Dl4jFixtures.MLP_INPUTS, rank), BATCH));
-            DataParallel.finish(net, server);
+            ParameterSnapshot last = DataParallel.finish(net, server);
+            // Every step of both workers reached the server: one update per push.
+            assertEquals(2L * STEPS, last.version(), "updates the server applied");
             return floats(net.params());
         }));
         assertNull(finals.get(0));
         assertArrayEquals(finals.get(1), finals.get(2));
+        float[] initial = floats(Dl4jFixtures.mlp(10, new NoOp()).params());
+        assertFalse(Arrays.equals(initial, finals.get(1)), "the server's parameters moved");
     }
 
     @Test

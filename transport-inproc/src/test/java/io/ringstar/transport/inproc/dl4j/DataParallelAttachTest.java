@@ -56,7 +56,8 @@ class DataParallelAttachTest {
     void everyRankTakesRankZerosParametersUpdaterStateAndCounters(Dl4jRanks.Algorithm algorithm) {
         List<State[]> states = Dl4jRanks.runAll(3, algorithm, TIMEOUT, (rank, aggregator) -> {
             MultiLayerNetwork net = Dl4jFixtures.mlp(200 + rank, new Adam(0.01));
-            net.fit(ownBatches(rank));
+            // rank + 1 epochs: the epoch counters differ too, so their broadcast is checked.
+            net.fit(ownBatches(rank), rank + 1);
             State before = State.of(net);
             DataParallel.attach(net, aggregator);
             return new State[] {before, State.of(net)};
@@ -69,7 +70,7 @@ class DataParallelAttachTest {
         DataSet shared = Dl4jFixtures.data(2 * BATCH * 3, Dl4jFixtures.MLP_INPUTS, 17);
         List<State[]> states = Dl4jRanks.runAll(2, Dl4jRanks.Algorithm.RING, TIMEOUT, (rank, aggregator) -> {
             ComputationGraph net = Dl4jFixtures.mlpGraph(200 + rank, new Adam(0.01));
-            net.fit(ownBatches(rank));
+            net.fit(ownBatches(rank), rank + 1);
             State before = State.of(net);
             DataParallel.attach(net, aggregator);
             State attached = State.of(net);
@@ -95,6 +96,7 @@ class DataParallelAttachTest {
                 assertFalse(Arrays.equals(rankZero.updaterState(), before.updaterState()),
                         "rank " + rank + "'s updater started alike");
                 assertFalse(rankZero.iterations() == before.iterations(), "rank " + rank + " counted alike");
+                assertFalse(rankZero.epochs() == before.epochs(), "rank " + rank + " counted its epochs alike");
             }
             assertArrayEquals(rankZero.params(), after.params(), "rank " + rank + "'s parameters");
             assertArrayEquals(rankZero.updaterState(), after.updaterState(), "rank " + rank + "'s updater state");
