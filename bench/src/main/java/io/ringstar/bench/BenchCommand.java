@@ -217,12 +217,7 @@ public final class BenchCommand implements Command {
                 }
             }
         } catch (RankFailureException e) {
-            out.flush();
-            err.println(Main.PROGRAM + " bench: " + e.getMessage());
-            if (e.getCause() != null) {
-                e.getCause().printStackTrace(err);
-            }
-            return 1;
+            return e.report(Main.PROGRAM + " bench", out, err);
         }
         boolean written = !reports || BenchOutput.writeFiles(settings, date, nativeThreads, rows, out, err);
         long totalWrong = rows.stream().mapToLong(row -> Math.max(0, row.wrong())).sum();

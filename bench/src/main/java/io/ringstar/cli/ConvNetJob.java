@@ -99,27 +99,15 @@ final class ConvNetJob {
             // Every step of every rank is bounded by the timeout; this only guards against a bug in that.
             Duration limit = placement.config().timeout().multipliedBy(settings.steps() + 10L);
             for (ConvNetRun convNetRun : runs) {
-                List<ConvNetOutcome> outcomes = threads.run(local -> {
-                    try {
-                        return trainer.run(convNetRun, placement.configFor(local), opened.get(local));
-                    } catch (RuntimeException | Error e) {
-                        // Closing the borrowed transport tells the other ranks at once, rather than by their timeout.
-                        opened.get(local).close();
-                        throw e;
-                    }
-                }, limit);
+                List<ConvNetOutcome> outcomes = threads.runLending(opened,
+                        (local, transport) -> trainer.run(convNetRun, placement.configFor(local), transport), limit);
                 out.flush();
                 if (hostsRankZero && outcomes.get(0).curve() != null) {
                     curves.add(outcomes.get(0).curve());
                 }
             }
         } catch (RankFailureException e) {
-            out.flush();
-            err.println(Main.PROGRAM + " train: " + e.getMessage());
-            if (e.getCause() != null) {
-                e.getCause().printStackTrace(err);
-            }
-            return 1;
+            return e.report(Main.PROGRAM + " train", out, err);
         } finally {
             transports.forEach(Transport::close);
         }

@@ -182,25 +182,12 @@ public final class TrainCommand implements Command {
             for (Trainer trainer : trainers) {
                 // Every step of every rank is bounded by the timeout; this only guards against a bug in that.
                 Duration limit = timeout.multipliedBy(settings.steps() + 10L);
-                threads.run(local -> {
-                    try {
-                        return trainer.run(placement.configFor(local), opened.get(local));
-                    } catch (RuntimeException | Error e) {
-                        // The trainer borrows the transport; closing it now tells the other ranks at once
-                        // (PeerFailureException naming this rank) instead of leaving them to time out.
-                        opened.get(local).close();
-                        throw e;
-                    }
-                }, limit);
+                threads.runLending(opened, (local, transport) -> trainer.run(placement.configFor(local), transport),
+                        limit);
                 out.flush();
             }
         } catch (RankFailureException e) {
-            out.flush();
-            err.println(Main.PROGRAM + " train: " + e.getMessage());
-            if (e.getCause() != null) {
-                e.getCause().printStackTrace(err);
-            }
-            return 1;
+            return e.report(Main.PROGRAM + " train", out, err);
         } finally {
             transports.forEach(Transport::close);
         }

@@ -58,6 +58,16 @@ public final class Failures {
     }
 
     /**
+     * A new exception of {@code like}'s type (timeout, peer failure, mismatch, corruption, or the base
+     * type) with the given operation, ranks and detail, and {@code like} as its cause: for code that
+     * restates a failure in its own terms without changing what kind of failure it is.
+     */
+    public static CollectiveException sameKind(CollectiveException like, String operation, int rank, int peer,
+            String detail) {
+        return create(code(like), operation, rank, peer, detail, like);
+    }
+
+    /**
      * The exception for a call made after the group failed: the first failure's type, its peer,
      * and the first failure as cause.
      */

@@ -2,17 +2,14 @@ package io.ringstar.dl4j;
 
 import io.ringstar.AllReduceAggregator;
 import io.ringstar.CollectiveException;
-import io.ringstar.CollectiveMismatchException;
-import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.GradientAggregator;
 import io.ringstar.ParameterServer;
-import io.ringstar.PayloadCorruptionException;
-import io.ringstar.PeerFailureException;
+import io.ringstar.algorithm.Failures;
 
 /**
  * Restates a failure of a collective in the terms of the training loop: the step and epoch it
- * happened at, and what the ranks must keep equal. The new exception has the failure's type (for
- * the types of package {@code io.ringstar}), its rank and peer, and the failure as its cause.
+ * happened at, and what the ranks must keep equal. The new exception has the failure's type
+ * ({@link Failures#sameKind}), its rank and peer, and the failure as its cause.
  */
 final class StepFailures {
     private StepFailures() {
@@ -40,18 +37,6 @@ final class StepFailures {
         int peer = failure.peerRank();
         // The failure's own rank and peer are this exception's: its operation and detail follow them.
         String detail = failure.operation() + ": " + failure.detail() + (advice.isEmpty() ? "" : "; " + advice);
-        if (failure instanceof CollectiveMismatchException) {
-            return new CollectiveMismatchException(operation, reportingRank, peer, detail, failure);
-        }
-        if (failure instanceof CollectiveTimeoutException) {
-            return new CollectiveTimeoutException(operation, reportingRank, peer, detail, failure);
-        }
-        if (failure instanceof PeerFailureException) {
-            return new PeerFailureException(operation, reportingRank, peer, detail, failure);
-        }
-        if (failure instanceof PayloadCorruptionException) {
-            return new PayloadCorruptionException(operation, reportingRank, peer, detail, failure);
-        }
-        return new CollectiveException(operation, reportingRank, peer, detail, failure);
+        return Failures.sameKind(failure, operation, reportingRank, peer, detail);
     }
 }

@@ -24,7 +24,9 @@ import org.nd4j.linalg.learning.config.NoOp;
  */
 abstract class TrainedNetwork {
     /** The network's flattened parameters; written in place. */
-    abstract INDArray params();
+    final INDArray params() {
+        return model().params();
+    }
 
     /** The flattened gradients of the last step, which the updater reads next; written in place. */
     abstract INDArray gradients();
@@ -70,12 +72,16 @@ abstract class TrainedNetwork {
     abstract void setEpochCount(int count);
 
     /** The number of examples of the current step's batch. */
-    abstract int batchSize();
+    final int batchSize() {
+        return model().batchSize();
+    }
 
     /** The network's listeners (a copy; never null). */
     abstract Collection<TrainingListener> listeners();
 
-    abstract void setListeners(Collection<TrainingListener> listeners);
+    final void setListeners(Collection<TrainingListener> listeners) {
+        model().setListeners(listeners);
+    }
 
     /** The network object itself, to compare with what a listener is called with. */
     abstract Model model();
@@ -159,11 +165,6 @@ abstract class TrainedNetwork {
         }
 
         @Override
-        INDArray params() {
-            return net.params();
-        }
-
-        @Override
         INDArray gradients() {
             return net.getFlattenedGradients();
         }
@@ -194,18 +195,8 @@ abstract class TrainedNetwork {
         }
 
         @Override
-        int batchSize() {
-            return net.batchSize();
-        }
-
-        @Override
         Collection<TrainingListener> listeners() {
             return net.getListeners() == null ? List.of() : new ArrayList<>(net.getListeners());
-        }
-
-        @Override
-        void setListeners(Collection<TrainingListener> listeners) {
-            net.setListeners(listeners);
         }
 
         @Override
@@ -225,11 +216,6 @@ abstract class TrainedNetwork {
 
         Graph(ComputationGraph net) {
             this.net = net;
-        }
-
-        @Override
-        INDArray params() {
-            return net.params();
         }
 
         @Override
@@ -263,18 +249,8 @@ abstract class TrainedNetwork {
         }
 
         @Override
-        int batchSize() {
-            return net.batchSize();
-        }
-
-        @Override
         Collection<TrainingListener> listeners() {
             return net.getListeners() == null ? List.of() : new ArrayList<>(net.getListeners());
-        }
-
-        @Override
-        void setListeners(Collection<TrainingListener> listeners) {
-            net.setListeners(listeners);
         }
 
         @Override

@@ -29,6 +29,12 @@ public final class RankThreads implements AutoCloseable {
         T run(int rank) throws Exception;
     }
 
+    /** What one rank does with the transport lent to it. */
+    @FunctionalInterface
+    public interface TransportTask<T> {
+        T run(int rank, Transport transport) throws Exception;
+    }
+
     private final ExecutorService[] threads;
 
     /** Starts one thread per rank. */
@@ -134,6 +140,24 @@ public final class RankThreads implements AutoCloseable {
             }
         }
         return results;
+    }
+
+    /**
+     * {@link #run} with each rank's transport lent to its task (the transport stays open). A rank
+     * whose task throws closes its transport before the failure goes on, so that the other ranks
+     * learn at once ({@code PeerFailureException} naming it) instead of by their timeout.
+     *
+     * @param transports this process's transports, element {@code r} for local rank {@code r}
+     */
+    public <T> List<T> runLending(List<Transport> transports, TransportTask<T> task, Duration limit) {
+        return run(local -> {
+            try {
+                return task.run(local, transports.get(local));
+            } catch (RuntimeException | Error e) {
+                transports.get(local).close();
+                throw e;
+            }
+        }, limit);
     }
 
     /** Stops the threads, interrupting any task still running. */
