@@ -24,7 +24,8 @@ import java.util.List;
  * while it waits drives the I/O itself: reads every peer's bytes into their inboxes, handing its
  * own message's bytes straight to its handler, and writes its own sends (MPI's progress engine,
  * Gloo's synchronous mode). No message crosses threads on the way. Waiting spins for
- * {@value #SPIN_NANOS} ns, then yields (staying runnable, but giving the core to any rank that
+ * {@value #SPIN_NANOS} ns (not at all when this host runs more of the group's ranks than it has
+ * cores: see {@link #start(PeerChannel[], int)}), then yields (staying runnable, but giving the core to any rank that
  * needs it) until {@value #YIELD_NANOS} ns, then blocks for short, bounded times that grow with
  * the wait (a tenth of it, at most {@value #MAX_BLOCK_NANOS} ns): a socket transport blocks in
  * its selector, which wakes the moment bytes arrive; a polling transport parks. Any progress
@@ -89,11 +90,16 @@ public abstract class PeerTransport extends ProgressEngine implements Transport 
     /**
      * Ends the set-up: installs the channels (element {@code r} for peer {@code r}, null for this
      * rank) and starts the background thread if the transport reads in the background.
+     *
+     * @param ranksOnThisHost how many ranks of the group, this one included, run on this host (as
+     *     far as the transport can tell; {@link SameHost}); with more than the cores the JVM may use,
+     *     waits do not spin
      */
-    protected final void start(PeerChannel[] peers) {
+    protected final void start(PeerChannel[] peers, int ranksOnThisHost) {
         if (peers.length != worldSize) {
             throw new IllegalArgumentException("expected " + worldSize + " channels, got " + peers.length);
         }
+        shareHost(ranksOnThisHost);
         this.channels = peers.clone();
         synchronized (lifecycle) {
             started = true;

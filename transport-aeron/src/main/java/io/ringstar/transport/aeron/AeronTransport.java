@@ -178,7 +178,7 @@ public final class AeronTransport extends PeerTransport {
         this.peers = new AeronChannel[worldSize];
         this.subscriptions = new Subscription[worldSize];
         if (worldSize == 1) {
-            start(new PeerChannel[1]);
+            start(new PeerChannel[1], 1);
             return;
         }
         if (settings.secret() == null) {
@@ -191,7 +191,7 @@ public final class AeronTransport extends PeerTransport {
                     subscriptions);
             sentinels = group.form(deadline);
             udpEndpoint = group.udpEndpoint();
-            start(peers);
+            start(peers, group.ranksOnThisHost());
             group.confirm(deadline);
         } catch (RuntimeException | Error e) {
             // What stopped the group forming is the failure to report; a failure to clean up only goes with it.

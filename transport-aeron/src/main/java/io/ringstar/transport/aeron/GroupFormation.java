@@ -6,6 +6,7 @@ import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.PeerFailureException;
 import io.ringstar.spi.Deadline;
 import io.ringstar.spi.MessageCopy;
+import io.ringstar.spi.SameHost;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.channels.SocketChannel;
@@ -36,6 +37,8 @@ final class GroupFormation {
     /** One poll of every stream, which the waits below run under the I/O lock. */
     private final Runnable pollAll;
     private InetSocketAddress udpEndpoint;
+    /** Ranks of the table (this one included) that advertise this rank's host or use its media driver. */
+    private int ranksOnThisHost;
 
     GroupFormation(AeronTransport transport, int rank, int worldSize, Duration timeout, AeronSettings settings,
             DriverHandle driver, AeronChannel[] peers, Subscription[] subscriptions) {
@@ -51,6 +54,11 @@ final class GroupFormation {
     }
 
     /** Where this rank receives UDP, once {@link #form} has bound it. */
+    /** After {@link #form}: how many ranks, this one included, run on this host. */
+    int ranksOnThisHost() {
+        return ranksOnThisHost;
+    }
+
     InetSocketAddress udpEndpoint() {
         return udpEndpoint;
     }
@@ -81,6 +89,11 @@ final class GroupFormation {
             }
             throw new CollectiveException("rendezvous", rank, CollectiveException.NO_RANK,
                     "cannot keep the rendezvous connections: " + e, e);
+        }
+        for (Rendezvous.Endpoint endpoint : formed.table().endpoints()) {
+            if (SameHost.hosts(self.host(), endpoint.host()) || self.driverId().equals(endpoint.driverId())) {
+                ranksOnThisHost++;
+            }
         }
         try {
             streams.connect(formed.table(), peers);

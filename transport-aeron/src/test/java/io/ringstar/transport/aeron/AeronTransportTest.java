@@ -14,6 +14,7 @@ import io.ringstar.InvalidConfigException;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
+import io.ringstar.spi.PeerTransport;
 import io.ringstar.testing.Ranks;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -86,6 +87,22 @@ class AeronTransportTest {
             AeronSettings settings = AeronSettings.from(AeronGroups.config(2, 1, "127.0.0.1:1", Duration.ofSeconds(1),
                     Map.of(AeronTransport.BIND_OPTION, bind)), Map.of());
             assertTrue(settings.bindAddress().isLoopbackAddress(), bind + " gave " + settings.bindAddress());
+        }
+    }
+
+    @Test
+    void ranksOnLoopbackCountAsOneHostAndStopSpinningWhenTheyOutnumberTheCores() {
+        int cores = Runtime.getRuntime().availableProcessors();
+        int worldSize = 3;
+        long expected = worldSize > cores ? 0 : PeerTransport.SPIN_NANOS;
+        List<Transport> group = AeronGroups.udp(worldSize, Duration.ofSeconds(20));
+        try {
+            for (Transport transport : group) {
+                assertEquals(expected, ((PeerTransport) transport).spinNanos(), worldSize + " ranks on " + cores
+                        + " cores, rank " + transport.rank());
+            }
+        } finally {
+            group.forEach(Transport::close);
         }
     }
 

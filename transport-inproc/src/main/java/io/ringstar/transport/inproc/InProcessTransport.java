@@ -43,7 +43,8 @@ public final class InProcessTransport extends PeerTransport {
                 channels[peer] = new InProcessChannel(this, group, peer);
             }
         }
-        start(channels);
+        // Every rank is a thread of this process.
+        start(channels, group.worldSize);
     }
 
     /** A group of {@code worldSize} transports, element {@code r} for rank {@code r}, with the default timeout. */

@@ -11,6 +11,7 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
+import io.ringstar.spi.PeerTransport;
 import io.ringstar.testing.Ranks;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -42,6 +43,20 @@ class InProcessTransportProviderTest {
         });
         for (Ranks.Outcome<byte[]> outcome : outcomes) {
             assertArrayEquals(new byte[] {(byte) ((outcome.rank + 2) % 3)}, outcome.valueOrFail());
+        }
+    }
+
+    @Test
+    void threadRanksShareThisHostAndStopSpinningWhenTheyOutnumberTheCores() {
+        int cores = Runtime.getRuntime().availableProcessors();
+        for (int worldSize : new int[] {1, cores, cores + 1}) {
+            long expected = worldSize > cores ? 0 : PeerTransport.SPIN_NANOS;
+            for (Transport transport : InProcessTransport.createGroup(worldSize)) {
+                try (transport) {
+                    assertEquals(expected, ((PeerTransport) transport).spinNanos(), worldSize + " ranks on " + cores
+                            + " cores");
+                }
+            }
         }
     }
 

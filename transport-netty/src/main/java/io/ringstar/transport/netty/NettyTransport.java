@@ -151,7 +151,7 @@ public final class NettyTransport extends PeerTransport {
                 group.form(deadline.remainingNanos() + System.nanoTime());
                 takeOver(deadline);
             }
-            start(links);
+            start(links, ranksOnThisHost());
         } catch (RuntimeException | Error e) {
             close();
             throw e;
@@ -180,6 +180,17 @@ public final class NettyTransport extends PeerTransport {
                         + ": " + e, e);
             }
         }
+    }
+
+    /** This rank and every peer whose connection comes from this host. */
+    private int ranksOnThisHost() {
+        int count = 1;
+        for (SocketLink link : links) {
+            if (link != null && link.onThisHost()) {
+                count++;
+            }
+        }
+        return count;
     }
 
     // ---- the data path ----

@@ -6,6 +6,7 @@ import io.ringstar.spi.Deadline;
 import io.ringstar.spi.Frame;
 import io.ringstar.spi.Inbox;
 import io.ringstar.spi.PeerChannel;
+import io.ringstar.spi.SameHost;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -50,6 +51,11 @@ final class SocketLink extends PeerChannel {
             ByteBuffer kept = taken.plain();
             inbox().offer(kept, kept.position(), kept.limit());
         }
+    }
+
+    /** Whether the peer connects from this host ({@link SameHost#connection}). */
+    boolean onThisHost() {
+        return SameHost.connection(socket);
     }
 
     /** Sets the selector interest this link needs now: read while the inbox has room, write while a send waits. */

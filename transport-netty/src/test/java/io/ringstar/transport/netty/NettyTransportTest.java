@@ -14,6 +14,7 @@ import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
 import io.ringstar.spi.Frame;
+import io.ringstar.spi.PeerTransport;
 import io.ringstar.spi.handshake.HandshakeRecords;
 import io.ringstar.spi.handshake.Identity;
 import io.ringstar.testing.Ranks;
@@ -201,6 +202,18 @@ class NettyTransportTest {
             assertEquals(1, failure.peerRank());
             assertTrue(failure.getMessage().contains("rank 1 sent a message length of -1 bytes"), failure.getMessage());
             assertThrows(PeerFailureException.class, () -> rankZero.send(1, ByteBuffer.allocate(8)));
+        }
+    }
+
+    @Test
+    void ranksOnLoopbackCountAsOneHostAndStopSpinningWhenTheyOutnumberTheCores() {
+        int cores = Runtime.getRuntime().availableProcessors();
+        for (int worldSize : new int[] {2, 3}) {
+            long expected = worldSize > cores ? 0 : PeerTransport.SPIN_NANOS;
+            for (Transport transport : group(worldSize, Duration.ofSeconds(20), Map.of())) {
+                assertEquals(expected, ((PeerTransport) transport).spinNanos(), worldSize + " ranks on " + cores
+                        + " cores, rank " + transport.rank());
+            }
         }
     }
 
