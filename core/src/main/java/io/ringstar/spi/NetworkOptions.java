@@ -49,6 +49,8 @@ public final class NetworkOptions {
     public static final int DEFAULT_RECEIVE_BUFFER_BYTES = 64 << 20;
     /** The smallest receive buffer accepted: a few frames' worth of small messages. */
     public static final int MIN_RECEIVE_BUFFER_BYTES = 64 << 10;
+    /** Option: whether a waiting call spins first ({@link PeerTransport#start}). */
+    public static final String WAIT_SPIN_OPTION = "waitSpin";
 
     /** Declares {@value #JOB_ID_OPTION}. */
     public static final ConfigOption<String> JOB_ID = ConfigOption.builder(JOB_ID_OPTION, OptionParser.text()
@@ -79,9 +81,17 @@ public final class NetworkOptions {
             .defaultValue(DEFAULT_RECEIVE_BUFFER_BYTES).defaultText("64M")
             .description("bytes from one peer that may wait for a receive before reading from it pauses (twice"
                     + " that while this rank sends to it)").build();
+    /** Declares {@value #WAIT_SPIN_OPTION}: whether a waiting call spins before it yields. */
+    public static final ConfigOption<String> WAIT_SPIN = ConfigOption.builder(WAIT_SPIN_OPTION,
+                    OptionParser.choice(PeerTransport.WAIT_SPIN_AUTO, PeerTransport.WAIT_SPIN_ON,
+                            PeerTransport.WAIT_SPIN_OFF))
+            .defaultValue(PeerTransport.WAIT_SPIN_AUTO)
+            .description("whether a waiting call spins 50 us before it yields: auto (unless this host runs more of "
+                    + "the group's ranks and media drivers than the JVM has cores), on (ranks pinned to cores of "
+                    + "their own) or off").build();
     /** Every option above: each network transport publishes them with its own. */
     public static final List<ConfigOption<?>> ALL = List.of(JOB_ID, SECRET, SECRET_FILE, BIND, PORT,
-            RECEIVE_BUFFER_BYTES);
+            RECEIVE_BUFFER_BYTES, WAIT_SPIN);
 
     /** Set once a transport of this process has warned that its job has no secret. */
     private static final AtomicBoolean WARNED_UNAUTHENTICATED = new AtomicBoolean();

@@ -24,13 +24,14 @@ import java.util.List;
  * while it waits drives the I/O itself: reads every peer's bytes into their inboxes, handing its
  * own message's bytes straight to its handler, and writes its own sends (MPI's progress engine,
  * Gloo's synchronous mode). No message crosses threads on the way. Waiting spins for
- * {@value #SPIN_NANOS} ns (not at all when this host runs more of the group's ranks than it has
- * cores: see {@link #start(PeerChannel[], int)}), then yields (staying runnable, but giving the core to any rank that
- * needs it) until {@value #YIELD_NANOS} ns, then blocks for short, bounded times that grow with
- * the wait (a tenth of it, at most {@value #MAX_BLOCK_NANOS} ns): a socket transport blocks in
- * its selector, which wakes the moment bytes arrive; a polling transport parks. Any progress
- * starts the schedule again. So a rank that has waited a few milliseconds (a slow peer, a compute
- * step between calls) stops using its core.
+ * {@value #SPIN_NANOS} ns (not at all when this host runs more of the group's busy threads than
+ * it has cores, or as option {@code waitSpin} says: see {@link #start}), then yields (staying
+ * runnable, but giving the core to any rank that needs it) until {@value #YIELD_NANOS} ns, then
+ * blocks for short, bounded times that grow with the wait (a tenth of it, at most
+ * {@value #MAX_BLOCK_NANOS} ns): a socket transport blocks in its selector, which wakes the
+ * moment bytes arrive; a polling transport parks. Any progress starts the schedule again. So a
+ * rank that has waited a few milliseconds (a slow peer, a compute step between calls) stops using
+ * its core.
  *
  * <p>Between calls, a background thread (if the transport asks for one) takes the lock once no
  * call has been in progress for {@value #HANDOVER_NANOS} ns and keeps reading, so a peer's sends
@@ -91,15 +92,21 @@ public abstract class PeerTransport extends ProgressEngine implements Transport 
      * Ends the set-up: installs the channels (element {@code r} for peer {@code r}, null for this
      * rank) and starts the background thread if the transport reads in the background.
      *
-     * @param ranksOnThisHost how many ranks of the group, this one included, run on this host (as
-     *     far as the transport can tell; {@link SameHost}); with more than the cores the JVM may use,
-     *     waits do not spin
+     * @param busyThreadsOnThisHost how many of the group's ranks, this one included, run on this
+     *     host, plus the media drivers that move their bytes, as far as the transport can tell
+     *     ({@link SameHost}); at least 1
+     * @param waitSpin {@value #WAIT_SPIN_AUTO} (waits spin unless the busy threads outnumber the
+     *     cores the JVM may use), {@value #WAIT_SPIN_ON} or {@value #WAIT_SPIN_OFF}
      */
-    protected final void start(PeerChannel[] peers, int ranksOnThisHost) {
+    protected final void start(PeerChannel[] peers, int busyThreadsOnThisHost, String waitSpin) {
         if (peers.length != worldSize) {
             throw new IllegalArgumentException("expected " + worldSize + " channels, got " + peers.length);
         }
-        shareHost(ranksOnThisHost);
+        if (busyThreadsOnThisHost < 1) {
+            throw new IllegalArgumentException("busy threads on this host must be at least 1, was "
+                    + busyThreadsOnThisHost);
+        }
+        chooseSpin(waitSpin, busyThreadsOnThisHost);
         this.channels = peers.clone();
         synchronized (lifecycle) {
             started = true;

@@ -18,13 +18,20 @@ import java.util.concurrent.locks.LockSupport;
  */
 abstract class ProgressEngine {
     /**
-     * Spin phase of a wait, on a host with a core for each of its ranks; with more ranks than
-     * cores there is none ({@link #shareHost}): a spinning rank keeps the core that the rank it
-     * waits for needs. Measured with three rank processes on 2 cores (Netty, the communicator's
-     * calls of 64 B to 1 KiB): 130-180 us a call with this spin, 31-58 us without; with two
-     * ranks, spinning is what brings a 1 KiB all-reduce to 10-20 us.
+     * Spin phase of a wait, on a host with a core for each of the group's busy threads; with more
+     * of them than cores there is none ({@link #spinNanosFor}): a spinning rank keeps the core that
+     * the rank it waits for needs. Measured with three rank processes on 2 cores over Netty, the
+     * communicator's calls of 16 B to 64 KiB took 0.15-0.67 of their time with the spin (an
+     * all-reduce of 16 B 27 us against 146 us; BENCHMARKS.md, "Waiting without spinning"); with two
+     * ranks on 2 cores, spinning is what brings a 1 KiB all-reduce to 10-20 us.
      */
     public static final long SPIN_NANOS = 50_000;
+    /** {@code waitSpin} value: spin unless the host has more of the group's busy threads than cores. */
+    public static final String WAIT_SPIN_AUTO = "auto";
+    /** {@code waitSpin} value: always spin first (ranks pinned to cores of their own, say). */
+    public static final String WAIT_SPIN_ON = "on";
+    /** {@code waitSpin} value: never spin; a wait yields at once. */
+    public static final String WAIT_SPIN_OFF = "off";
     /**
      * End of the yield phase of a wait. A thread that yields stays runnable, so it sees its bytes
      * the moment they arrive; one that blocks must be woken, and on a machine with as many busy
@@ -69,7 +76,7 @@ abstract class ProgressEngine {
     Thread background;
     /** Spinning rounds so far; under the I/O lock. */
     private int spins;
-    /** This transport's spin phase: {@link #SPIN_NANOS}, or 0 on a host with more ranks than cores. */
+    /** This transport's spin phase, {@link #SPIN_NANOS} or 0; set once, before any call ({@link #spinNanosFor}). */
     private volatile long spinNanos = SPIN_NANOS;
 
     ProgressEngine(String name, int rank, int worldSize) {
@@ -116,15 +123,30 @@ abstract class ProgressEngine {
     // ---- waiting ----
 
     /**
-     * Sets the spin phase from how many ranks of the group, this one included, run on this host:
-     * none when they outnumber the cores the JVM may use, {@link #SPIN_NANOS} otherwise (as Open
-     * MPI yields instead of busy-polling when a node is oversubscribed).
+     * The spin phase of a wait: {@link #SPIN_NANOS} or 0 as {@code choice} says, and for
+     * {@link #WAIT_SPIN_AUTO} 0 when the group's busy threads on this host ({@code busyThreads}: its
+     * ranks, this one included, and the media drivers that move their bytes) outnumber
+     * {@code cores}, as Open MPI yields instead of busy-polling on an oversubscribed node.
      */
-    final void shareHost(int ranksOnThisHost) {
-        spinNanos = ranksOnThisHost > Runtime.getRuntime().availableProcessors() ? 0 : SPIN_NANOS;
+    static long spinNanosFor(String choice, int busyThreads, int cores) {
+        switch (choice) {
+            case WAIT_SPIN_ON:
+                return SPIN_NANOS;
+            case WAIT_SPIN_OFF:
+                return 0;
+            case WAIT_SPIN_AUTO:
+                return busyThreads > cores ? 0 : SPIN_NANOS;
+            default:
+                throw new IllegalArgumentException("waitSpin must be auto, on or off, was " + choice);
+        }
     }
 
-    /** The spin phase of this transport's waits, in nanoseconds (see {@link #shareHost}). */
+    /** Sets the spin phase ({@link #spinNanosFor}) against the cores the JVM may use. */
+    final void chooseSpin(String choice, int busyThreadsOnThisHost) {
+        spinNanos = spinNanosFor(choice, busyThreadsOnThisHost, Runtime.getRuntime().availableProcessors());
+    }
+
+    /** The spin phase of this transport's waits, in nanoseconds: for tests and diagnostics. */
     public final long spinNanos() {
         return spinNanos;
     }

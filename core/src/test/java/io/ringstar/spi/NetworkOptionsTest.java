@@ -148,7 +148,7 @@ class NetworkOptionsTest {
 
     @Test
     void theNetworkOptionsAreDeclaredOnceWithTheirDefaultsAndChecks() {
-        assertEquals(List.of("jobId", "secret", "secretFile", "bind", "port", "receiveBufferBytes"),
+        assertEquals(List.of("jobId", "secret", "secretFile", "bind", "port", "receiveBufferBytes", "waitSpin"),
                 NetworkOptions.ALL.stream().map(io.ringstar.ConfigOption::name).toList());
         assertEquals(Optional.of("secret-file"), NetworkOptions.SECRET_FILE.flag());
         assertEquals(Optional.of("RINGSTAR_SECRET_FILE"), NetworkOptions.SECRET_FILE.environmentVariable());
@@ -158,6 +158,9 @@ class NetworkOptionsTest {
         assertEquals(0, NetworkOptions.PORT.value(unset));
         assertEquals(64 << 20, NetworkOptions.RECEIVE_BUFFER_BYTES.value(unset));
         assertEquals("ringstar", NetworkOptions.JOB_ID.value(unset));
+        assertEquals(PeerTransport.WAIT_SPIN_AUTO, NetworkOptions.WAIT_SPIN.value(unset));
+        assertThrows(InvalidConfigException.class, () -> NetworkOptions.WAIT_SPIN.value(
+                DistributedConfig.builder().option(NetworkOptions.WAIT_SPIN_OPTION, "sometimes").build()));
         DistributedConfig sized = DistributedConfig.builder().option("receiveBufferBytes", "8M").build();
         assertEquals(8 << 20, NetworkOptions.RECEIVE_BUFFER_BYTES.value(sized));
         InvalidConfigException small = assertThrows(InvalidConfigException.class, () -> NetworkOptions

@@ -149,6 +149,8 @@ public final class AeronTransport extends PeerTransport {
     private final Subscription[] subscriptions;
     /** Where this rank receives UDP, once bound. */
     private InetSocketAddress udpEndpoint;
+    /** The group's ranks and media drivers on this host, as the rendezvous table tells (1 for a group of one). */
+    private int busyThreadsOnThisHost = 1;
     private DriverHandle driver;
     private Sentinels sentinels;
     private final Sentinels.Listener onDeath = this::onDeath;
@@ -175,10 +177,11 @@ public final class AeronTransport extends PeerTransport {
         this.worldSize = config.worldSize();
         this.timeout = config.timeout();
         this.settings = AeronSettings.from(config, System.getenv());
+        String waitSpin = NetworkOptions.WAIT_SPIN.value(config);
         this.peers = new AeronChannel[worldSize];
         this.subscriptions = new Subscription[worldSize];
         if (worldSize == 1) {
-            start(new PeerChannel[1], 1);
+            start(new PeerChannel[1], 1, WAIT_SPIN_AUTO);
             return;
         }
         if (settings.secret() == null) {
@@ -191,7 +194,8 @@ public final class AeronTransport extends PeerTransport {
                     subscriptions);
             sentinels = group.form(deadline);
             udpEndpoint = group.udpEndpoint();
-            start(peers, group.ranksOnThisHost());
+            busyThreadsOnThisHost = group.busyThreadsOnThisHost();
+            start(peers, busyThreadsOnThisHost, waitSpin);
             group.confirm(deadline);
         } catch (RuntimeException | Error e) {
             // What stopped the group forming is the failure to report; a failure to clean up only goes with it.
@@ -257,6 +261,11 @@ public final class AeronTransport extends PeerTransport {
     }
 
     /** Where this rank receives UDP, or null for a group of one. */
+    /** What this rank counted for the spin rule ({@link PeerTransport#start}): ranks and media drivers on this host. */
+    int busyThreadsOnThisHost() {
+        return busyThreadsOnThisHost;
+    }
+
     InetSocketAddress udpEndpoint() {
         return udpEndpoint;
     }

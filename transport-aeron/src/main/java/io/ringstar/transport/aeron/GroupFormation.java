@@ -12,7 +12,9 @@ import java.net.InetSocketAddress;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Predicate;
 
@@ -37,8 +39,8 @@ final class GroupFormation {
     /** One poll of every stream, which the waits below run under the I/O lock. */
     private final Runnable pollAll;
     private InetSocketAddress udpEndpoint;
-    /** Ranks of the table (this one included) that advertise this rank's host or use its media driver. */
-    private int ranksOnThisHost;
+    /** Ranks of the table (this one included) on this host, and the distinct media drivers they use. */
+    private int busyThreadsOnThisHost;
 
     GroupFormation(AeronTransport transport, int rank, int worldSize, Duration timeout, AeronSettings settings,
             DriverHandle driver, AeronChannel[] peers, Subscription[] subscriptions) {
@@ -53,12 +55,15 @@ final class GroupFormation {
         this.pollAll = () -> transport.progress(0);
     }
 
-    /** Where this rank receives UDP, once {@link #form} has bound it. */
-    /** After {@link #form}: how many ranks, this one included, run on this host. */
-    int ranksOnThisHost() {
-        return ranksOnThisHost;
+    /**
+     * After {@link #form}: the ranks on this host (this one included) and the media drivers they
+     * use, by the table's advertised hosts and driver ids; what the spin rule counts.
+     */
+    int busyThreadsOnThisHost() {
+        return busyThreadsOnThisHost;
     }
 
+    /** Where this rank receives UDP, once {@link #form} has bound it. */
     InetSocketAddress udpEndpoint() {
         return udpEndpoint;
     }
@@ -90,11 +95,16 @@ final class GroupFormation {
             throw new CollectiveException("rendezvous", rank, CollectiveException.NO_RANK,
                     "cannot keep the rendezvous connections: " + e, e);
         }
+        int ranksOnThisHost = 0;
+        Set<String> drivers = new HashSet<>();
         for (Rendezvous.Endpoint endpoint : formed.table().endpoints()) {
             if (SameHost.hosts(self.host(), endpoint.host()) || self.driverId().equals(endpoint.driverId())) {
                 ranksOnThisHost++;
+                drivers.add(endpoint.driverId());
             }
         }
+        // A driver's thread moves the bytes of the ranks that use it: it needs a core as much as they do.
+        busyThreadsOnThisHost = ranksOnThisHost + drivers.size();
         try {
             streams.connect(formed.table(), peers);
         } catch (RuntimeException | Error e) {

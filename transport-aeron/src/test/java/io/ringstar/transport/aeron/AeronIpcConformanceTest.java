@@ -1,5 +1,6 @@
 package io.ringstar.transport.aeron;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.Transport;
@@ -19,6 +20,10 @@ class AeronIpcConformanceTest extends TransportConformanceTest {
         try {
             for (int rank = 1; rank < worldSize; rank++) {
                 assertTrue(((AeronTransport) group.get(0)).usesIpc(rank), "rank 0 talks to rank " + rank + " over IPC");
+            }
+            if (worldSize > 1) {
+                // The spin rule counts every rank on this host and the one driver they share.
+                assertEquals(worldSize + 1, ((AeronTransport) group.get(0)).busyThreadsOnThisHost());
             }
         } catch (Throwable e) {
             // The suite never sees a group that failed this check, so it is closed here, or its ranks linger.

@@ -91,15 +91,18 @@ class AeronTransportTest {
     }
 
     @Test
-    void ranksOnLoopbackCountAsOneHostAndStopSpinningWhenTheyOutnumberTheCores() {
+    void ranksAndDriversOnLoopbackCountAsOneHostAndStopSpinningWhenTheyOutnumberTheCores() {
         int cores = Runtime.getRuntime().availableProcessors();
         int worldSize = 3;
-        long expected = worldSize > cores ? 0 : PeerTransport.SPIN_NANOS;
+        // Three ranks and their three embedded drivers.
+        long expected = 2 * worldSize > cores ? 0 : PeerTransport.SPIN_NANOS;
         List<Transport> group = AeronGroups.udp(worldSize, Duration.ofSeconds(20));
         try {
             for (Transport transport : group) {
-                assertEquals(expected, ((PeerTransport) transport).spinNanos(), worldSize + " ranks on " + cores
-                        + " cores, rank " + transport.rank());
+                String what = worldSize + " ranks, each with its own driver, on " + cores + " cores, rank "
+                        + transport.rank();
+                assertEquals(2 * worldSize, ((AeronTransport) transport).busyThreadsOnThisHost(), what);
+                assertEquals(expected, ((PeerTransport) transport).spinNanos(), what);
             }
         } finally {
             group.forEach(Transport::close);

@@ -21,8 +21,9 @@ import java.util.List;
  * {@link io.ringstar.Transports#open} and transport name {@code "inproc"}: ranks of one JVM that
  * give the same coordinator address form one group. Closing a rank says goodbye to its peers, so
  * their waits on it fail with {@link io.ringstar.PeerFailureException}, as a dead process's would.
- * Waiting spins, yields and then parks until a peer's send or goodbye wakes it (see
- * {@link PeerTransport}); there is no background thread.
+ * Waiting spins (unless the group has more ranks than the JVM has cores), yields and then parks
+ * until a peer's send or goodbye wakes it (see {@link PeerTransport}); there is no background
+ * thread.
  */
 public final class InProcessTransport extends PeerTransport {
     /** The name {@link io.ringstar.Transports#open} finds this transport by. */
@@ -44,7 +45,7 @@ public final class InProcessTransport extends PeerTransport {
             }
         }
         // Every rank is a thread of this process.
-        start(channels, group.worldSize);
+        start(channels, group.worldSize, WAIT_SPIN_AUTO);
     }
 
     /** A group of {@code worldSize} transports, element {@code r} for rank {@code r}, with the default timeout. */

@@ -49,13 +49,16 @@ class InProcessTransportProviderTest {
     @Test
     void threadRanksShareThisHostAndStopSpinningWhenTheyOutnumberTheCores() {
         int cores = Runtime.getRuntime().availableProcessors();
-        for (int worldSize : new int[] {1, cores, cores + 1}) {
+        for (int worldSize : new int[] {cores, cores + 1}) {
             long expected = worldSize > cores ? 0 : PeerTransport.SPIN_NANOS;
-            for (Transport transport : InProcessTransport.createGroup(worldSize)) {
-                try (transport) {
+            List<Transport> group = InProcessTransport.createGroup(worldSize);
+            try {
+                for (Transport transport : group) {
                     assertEquals(expected, ((PeerTransport) transport).spinNanos(), worldSize + " ranks on " + cores
                             + " cores");
                 }
+            } finally {
+                group.forEach(Transport::close);
             }
         }
     }

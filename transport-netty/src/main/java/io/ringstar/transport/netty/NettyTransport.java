@@ -132,6 +132,7 @@ public final class NettyTransport extends PeerTransport {
         this.worldSize = config.worldSize();
         this.timeout = config.timeout();
         this.settings = NettySettings.from(config, System.getenv());
+        String waitSpin = NetworkOptions.WAIT_SPIN.value(config);
         this.links = new SocketLink[worldSize];
         try {
             this.selector = Selector.open();
@@ -151,7 +152,7 @@ public final class NettyTransport extends PeerTransport {
                 group.form(deadline.remainingNanos() + System.nanoTime());
                 takeOver(deadline);
             }
-            start(links, ranksOnThisHost());
+            start(links, ranksOnThisHost(), waitSpin);
         } catch (RuntimeException | Error e) {
             close();
             throw e;
@@ -182,8 +183,8 @@ public final class NettyTransport extends PeerTransport {
         }
     }
 
-    /** This rank and every peer whose connection comes from this host. */
-    private int ranksOnThisHost() {
+    /** This rank and every peer whose connection comes from this host: the busy threads the spin rule counts. */
+    int ranksOnThisHost() {
         int count = 1;
         for (SocketLink link : links) {
             if (link != null && link.onThisHost()) {

@@ -14,6 +14,7 @@ import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
 import io.ringstar.spi.Frame;
+import io.ringstar.spi.NetworkOptions;
 import io.ringstar.spi.PeerTransport;
 import io.ringstar.spi.handshake.HandshakeRecords;
 import io.ringstar.spi.handshake.Identity;
@@ -211,9 +212,16 @@ class NettyTransportTest {
         for (int worldSize : new int[] {2, 3}) {
             long expected = worldSize > cores ? 0 : PeerTransport.SPIN_NANOS;
             for (Transport transport : group(worldSize, Duration.ofSeconds(20), Map.of())) {
-                assertEquals(expected, ((PeerTransport) transport).spinNanos(), worldSize + " ranks on " + cores
-                        + " cores, rank " + transport.rank());
+                String what = worldSize + " ranks on " + cores + " cores, rank " + transport.rank();
+                assertEquals(worldSize, ((NettyTransport) transport).ranksOnThisHost(), what);
+                assertEquals(expected, ((PeerTransport) transport).spinNanos(), what);
             }
+        }
+        for (Transport transport : group(3, Duration.ofSeconds(20), Map.of(NetworkOptions.WAIT_SPIN_OPTION, "on"))) {
+            assertEquals(PeerTransport.SPIN_NANOS, ((PeerTransport) transport).spinNanos(), "waitSpin=on");
+        }
+        for (Transport transport : group(2, Duration.ofSeconds(20), Map.of(NetworkOptions.WAIT_SPIN_OPTION, "off"))) {
+            assertEquals(0, ((PeerTransport) transport).spinNanos(), "waitSpin=off");
         }
     }
 
