@@ -125,7 +125,7 @@ abstract class ProgressEngine {
     /**
      * The spin phase of a wait: {@link #SPIN_NANOS} or 0 as {@code choice} says, and for
      * {@link #WAIT_SPIN_AUTO} 0 when the group's busy threads on this host ({@code busyThreads}: its
-     * ranks, this one included, and the media drivers that move their bytes) outnumber
+     * ranks, this one included, and the media drivers that move their bytes over a network) outnumber
      * {@code cores}, as Open MPI yields instead of busy-polling on an oversubscribed node.
      */
     static long spinNanosFor(String choice, int busyThreads, int cores) {

@@ -149,7 +149,7 @@ public final class AeronTransport extends PeerTransport {
     private final Subscription[] subscriptions;
     /** Where this rank receives UDP, once bound. */
     private InetSocketAddress udpEndpoint;
-    /** The group's ranks and media drivers on this host, as the rendezvous table tells (1 for a group of one). */
+    /** The group's ranks on this host and their drivers if several, as the rendezvous table tells (1 alone). */
     private int busyThreadsOnThisHost = 1;
     private DriverHandle driver;
     private Sentinels sentinels;

@@ -39,7 +39,7 @@ final class GroupFormation {
     /** One poll of every stream, which the waits below run under the I/O lock. */
     private final Runnable pollAll;
     private InetSocketAddress udpEndpoint;
-    /** Ranks of the table (this one included) on this host, and the distinct media drivers they use. */
+    /** Ranks of the table (this one included) on this host, and their media drivers if they have several. */
     private int busyThreadsOnThisHost;
 
     GroupFormation(AeronTransport transport, int rank, int worldSize, Duration timeout, AeronSettings settings,
@@ -56,8 +56,9 @@ final class GroupFormation {
     }
 
     /**
-     * After {@link #form}: the ranks on this host (this one included) and the media drivers they
-     * use, by the table's advertised hosts and driver ids; what the spin rule counts.
+     * After {@link #form}: the ranks on this host (this one included), by the table's advertised
+     * hosts and driver ids, and the media drivers they use when there are several (UDP between
+     * them); what the spin rule counts.
      */
     int busyThreadsOnThisHost() {
         return busyThreadsOnThisHost;
@@ -103,8 +104,10 @@ final class GroupFormation {
                 drivers.add(endpoint.driverId());
             }
         }
-        // A driver's thread moves the bytes of the ranks that use it: it needs a core as much as they do.
-        busyThreadsOnThisHost = ranksOnThisHost + drivers.size();
+        // Drivers of their own send and receive the ranks' UDP: each needs a core as much as a rank.
+        // One driver that every rank here shares carries IPC only, whose bytes the ranks move
+        // themselves: counting it made two IPC ranks on 2 cores stop spinning, and slower.
+        busyThreadsOnThisHost = ranksOnThisHost + (drivers.size() > 1 ? drivers.size() : 0);
         try {
             streams.connect(formed.table(), peers);
         } catch (RuntimeException | Error e) {
