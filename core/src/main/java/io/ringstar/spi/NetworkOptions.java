@@ -87,8 +87,8 @@ public final class NetworkOptions {
                             PeerTransport.WAIT_SPIN_OFF))
             .defaultValue(PeerTransport.WAIT_SPIN_AUTO)
             .description("whether a waiting call spins 50 us before it yields: auto (unless this host runs more of "
-                    + "the group's ranks and media drivers than the JVM has cores), on (ranks pinned to cores of "
-                    + "their own) or off").build();
+                    + "the group's ranks, and Aeron drivers moving their UDP, than the JVM has cores), on (ranks "
+                    + "pinned to cores of their own) or off").build();
     /** Every option above: each network transport publishes them with its own. */
     public static final List<ConfigOption<?>> ALL = List.of(JOB_ID, SECRET, SECRET_FILE, BIND, PORT,
             RECEIVE_BUFFER_BYTES, WAIT_SPIN);

@@ -9,8 +9,8 @@ import java.nio.channels.SocketChannel;
 /**
  * Whether a peer runs on this host, from what a transport already knows of it (a connection, an
  * advertised address), without a name lookup: what a transport counts for
- * {@link PeerTransport#start(PeerChannel[], int)}, which stops its waits spinning when the host
- * has fewer cores than ranks.
+ * {@link PeerTransport#start}, which stops its waits spinning when the host has fewer cores than
+ * the group's ranks (and the media drivers that move their bytes) on it.
  */
 public final class SameHost {
     private SameHost() {

@@ -260,12 +260,12 @@ public final class AeronTransport extends PeerTransport {
         return driver == null ? null : driver.directory();
     }
 
-    /** Where this rank receives UDP, or null for a group of one. */
-    /** What this rank counted for the spin rule ({@link PeerTransport#start}): ranks and media drivers on this host. */
+    /** What this rank counted for the spin rule ({@link PeerTransport#start}): ranks (and drivers) on this host. */
     int busyThreadsOnThisHost() {
         return busyThreadsOnThisHost;
     }
 
+    /** Where this rank receives UDP, or null for a group of one. */
     InetSocketAddress udpEndpoint() {
         return udpEndpoint;
     }
