@@ -28,8 +28,13 @@ abstract class TrainedNetwork {
         return model().params();
     }
 
-    /** The flattened gradients of the last step, which the updater reads next; written in place. */
-    abstract INDArray gradients();
+    /**
+     * The flattened gradients of the last step, which the updater reads next; written in place.
+     * (Both network types' {@code getGradientsViewArray} return the array {@code getFlattenedGradients} does.)
+     */
+    final INDArray gradients() {
+        return model().getGradientsViewArray();
+    }
 
     /** The network's updater, made if there is none yet. */
     abstract Updater updater();
@@ -165,11 +170,6 @@ abstract class TrainedNetwork {
         }
 
         @Override
-        INDArray gradients() {
-            return net.getFlattenedGradients();
-        }
-
-        @Override
         Updater updater() {
             return net.getUpdater(true);
         }
@@ -216,11 +216,6 @@ abstract class TrainedNetwork {
 
         Graph(ComputationGraph net) {
             this.net = net;
-        }
-
-        @Override
-        INDArray gradients() {
-            return net.getFlattenedGradients();
         }
 
         @Override
