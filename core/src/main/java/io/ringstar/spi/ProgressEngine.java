@@ -78,6 +78,8 @@ abstract class ProgressEngine {
     private int spins;
     /** This transport's spin phase, {@link #SPIN_NANOS} or 0; set once, before any call ({@link #spinNanosFor}). */
     private volatile long spinNanos = SPIN_NANOS;
+    /** What the transport counted for the spin rule; set with {@link #spinNanos}. */
+    private volatile int busyThreadsOnThisHost = 1;
 
     ProgressEngine(String name, int rank, int worldSize) {
         this.name = name;
@@ -142,13 +144,19 @@ abstract class ProgressEngine {
     }
 
     /** Sets the spin phase ({@link #spinNanosFor}) against the cores the JVM may use. */
-    final void chooseSpin(String choice, int busyThreadsOnThisHost) {
-        spinNanos = spinNanosFor(choice, busyThreadsOnThisHost, Runtime.getRuntime().availableProcessors());
+    final void chooseSpin(String choice, int busyThreads) {
+        busyThreadsOnThisHost = busyThreads;
+        spinNanos = spinNanosFor(choice, busyThreads, Runtime.getRuntime().availableProcessors());
     }
 
     /** The spin phase of this transport's waits, in nanoseconds: for tests and diagnostics. */
     public final long spinNanos() {
         return spinNanos;
+    }
+
+    /** The group's busy threads on this host as the transport counted them at its start: for tests and diagnostics. */
+    public final int busyThreadsOnThisHost() {
+        return busyThreadsOnThisHost;
     }
 
     /**

@@ -149,8 +149,6 @@ public final class AeronTransport extends PeerTransport {
     private final Subscription[] subscriptions;
     /** Where this rank receives UDP, once bound. */
     private InetSocketAddress udpEndpoint;
-    /** The group's ranks on this host and their drivers if several, as the rendezvous table tells (1 alone). */
-    private int busyThreadsOnThisHost = 1;
     private DriverHandle driver;
     private Sentinels sentinels;
     private final Sentinels.Listener onDeath = this::onDeath;
@@ -194,8 +192,7 @@ public final class AeronTransport extends PeerTransport {
                     subscriptions);
             sentinels = group.form(deadline);
             udpEndpoint = group.udpEndpoint();
-            busyThreadsOnThisHost = group.busyThreadsOnThisHost();
-            start(peers, busyThreadsOnThisHost, waitSpin);
+            start(peers, group.busyThreadsOnThisHost(), waitSpin);
             group.confirm(deadline);
         } catch (RuntimeException | Error e) {
             // What stopped the group forming is the failure to report; a failure to clean up only goes with it.
@@ -258,11 +255,6 @@ public final class AeronTransport extends PeerTransport {
     /** The directory of the media driver this rank uses, or null for a group of one. */
     public String driverDirectory() {
         return driver == null ? null : driver.directory();
-    }
-
-    /** What this rank counted for the spin rule ({@link PeerTransport#start}): ranks (and drivers) on this host. */
-    int busyThreadsOnThisHost() {
-        return busyThreadsOnThisHost;
     }
 
     /** Where this rank receives UDP, or null for a group of one. */

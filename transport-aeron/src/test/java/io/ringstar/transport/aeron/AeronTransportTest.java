@@ -101,7 +101,7 @@ class AeronTransportTest {
             for (Transport transport : group) {
                 String what = worldSize + " ranks, each with its own driver, on " + cores + " cores, rank "
                         + transport.rank();
-                assertEquals(2 * worldSize, ((AeronTransport) transport).busyThreadsOnThisHost(), what);
+                assertEquals(2 * worldSize, ((PeerTransport) transport).busyThreadsOnThisHost(), what);
                 assertEquals(expected, ((PeerTransport) transport).spinNanos(), what);
             }
         } finally {

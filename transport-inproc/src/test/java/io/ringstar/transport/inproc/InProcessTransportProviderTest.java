@@ -54,6 +54,7 @@ class InProcessTransportProviderTest {
             List<Transport> group = InProcessTransport.createGroup(worldSize);
             try {
                 for (Transport transport : group) {
+                    assertEquals(worldSize, ((PeerTransport) transport).busyThreadsOnThisHost());
                     assertEquals(expected, ((PeerTransport) transport).spinNanos(), worldSize + " ranks on " + cores
                             + " cores");
                 }

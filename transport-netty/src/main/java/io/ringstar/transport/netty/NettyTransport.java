@@ -152,7 +152,7 @@ public final class NettyTransport extends PeerTransport {
                 group.form(deadline.remainingNanos() + System.nanoTime());
                 takeOver(deadline);
             }
-            start(links, ranksOnThisHost(), waitSpin);
+            start(links, countRanksOnThisHost(), waitSpin);
         } catch (RuntimeException | Error e) {
             close();
             throw e;
@@ -184,7 +184,7 @@ public final class NettyTransport extends PeerTransport {
     }
 
     /** This rank and every peer whose connection comes from this host: the busy threads the spin rule counts. */
-    int ranksOnThisHost() {
+    private int countRanksOnThisHost() {
         int count = 1;
         for (SocketLink link : links) {
             if (link != null && link.onThisHost()) {

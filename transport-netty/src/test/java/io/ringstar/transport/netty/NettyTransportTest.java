@@ -213,7 +213,7 @@ class NettyTransportTest {
             long expected = worldSize > cores ? 0 : PeerTransport.SPIN_NANOS;
             for (Transport transport : group(worldSize, Duration.ofSeconds(20), Map.of())) {
                 String what = worldSize + " ranks on " + cores + " cores, rank " + transport.rank();
-                assertEquals(worldSize, ((NettyTransport) transport).ranksOnThisHost(), what);
+                assertEquals(worldSize, ((PeerTransport) transport).busyThreadsOnThisHost(), what);
                 assertEquals(expected, ((PeerTransport) transport).spinNanos(), what);
             }
         }
