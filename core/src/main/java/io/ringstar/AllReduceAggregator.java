@@ -1,8 +1,10 @@
 package io.ringstar;
 
-import io.ringstar.algorithm.CollectiveCall;
-import io.ringstar.algorithm.RingAllReduce;
-import io.ringstar.algorithm.RingBroadcast;
+import io.ringstar.internal.algorithm.CollectiveCall;
+import io.ringstar.internal.algorithm.RingAllReduce;
+import io.ringstar.internal.algorithm.RingBroadcast;
+import io.ringstar.internal.engine.TransportAggregator;
+import io.ringstar.internal.engine.WindowCompression;
 import java.nio.ByteBuffer;
 
 /**
@@ -23,7 +25,7 @@ import java.nio.ByteBuffer;
  * {@code (n+1) u (|x_1| + ... + |x_n|) / n} of the exact average (u = 2^-11 for fp16, 2^-8 for
  * bf16; for DOUBLE inputs u + 2^-24), plus 2^-25. {@code topk:F}: each rank sends, per chunk of its
  * gradients, the fraction F largest in magnitude as (index, value) pairs, gathered around the ring
- * and summed on every rank in rank order ({@link io.ringstar.algorithm.TopKAllReduce}); what it did
+ * and summed on every rank in rank order ({@link io.ringstar.internal.algorithm.TopKAllReduce}); what it did
  * not send is kept, one dense copy of the gradients per tensor layout, and added to the next call's.
  * HALF and BFLOAT16 tensors and {@link #broadcastParams} are never compressed. Results stay
  * bit-identical on every rank. {@code ALGORITHMS.md} gives the bytes on the wire of each setting.
@@ -40,17 +42,17 @@ public final class AllReduceAggregator extends TransportAggregator {
     }
 
     @Override
-    void reduce(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
+    protected void reduce(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
         RingAllReduce.run(call, source, result, maxChunkElements);
     }
 
     @Override
-    void broadcast(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
+    protected void broadcast(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
         RingBroadcast.run(call, source, result, maxChunkElements);
     }
 
     @Override
-    WindowCompression.Compressible compressible() {
+    protected WindowCompression.Compressible compressible() {
         return WindowCompression.Compressible.RING;
     }
 }

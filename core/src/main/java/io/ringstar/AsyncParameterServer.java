@@ -1,9 +1,10 @@
 package io.ringstar;
 
-import io.ringstar.async.AsyncWorker;
-import io.ringstar.async.ParameterPartition;
-import io.ringstar.async.ShardServer;
-import io.ringstar.tensor.TensorMemory;
+import io.ringstar.config.AggregatorOptions;
+import io.ringstar.internal.async.AsyncWorker;
+import io.ringstar.internal.async.ParameterPartition;
+import io.ringstar.internal.async.ShardServer;
+import io.ringstar.internal.tensor.TensorMemory;
 import java.nio.ByteOrder;
 import java.util.Arrays;
 import org.nd4j.linalg.api.buffer.DataType;

@@ -1,18 +1,22 @@
 package io.ringstar;
 
-import io.ringstar.algorithm.CollectiveCall;
-import io.ringstar.algorithm.DirectReduce;
-import io.ringstar.algorithm.RecursiveDoubling;
-import io.ringstar.algorithm.RingAllGather;
-import io.ringstar.algorithm.RingAllReduce;
-import io.ringstar.algorithm.RingBroadcast;
-import io.ringstar.algorithm.RingReduceScatter;
-import io.ringstar.algorithm.StarReduce;
-import io.ringstar.protocol.MessageHeader;
-import io.ringstar.spi.Deadline;
-import io.ringstar.tensor.ElementType;
-import io.ringstar.tensor.TensorLayout;
-import io.ringstar.tensor.TensorMemory;
+import io.ringstar.config.AggregatorOptions;
+import io.ringstar.internal.algorithm.CollectiveCall;
+import io.ringstar.internal.algorithm.DirectReduce;
+import io.ringstar.internal.algorithm.RecursiveDoubling;
+import io.ringstar.internal.algorithm.RingAllGather;
+import io.ringstar.internal.algorithm.RingAllReduce;
+import io.ringstar.internal.algorithm.RingBroadcast;
+import io.ringstar.internal.algorithm.RingReduceScatter;
+import io.ringstar.internal.algorithm.StarReduce;
+import io.ringstar.internal.engine.CollectiveEngine;
+import io.ringstar.internal.engine.CollectiveQueue;
+import io.ringstar.internal.engine.TransportAggregator;
+import io.ringstar.internal.engine.WindowCompression;
+import io.ringstar.internal.protocol.MessageHeader;
+import io.ringstar.internal.tensor.ElementType;
+import io.ringstar.internal.tensor.TensorLayout;
+import io.ringstar.internal.tensor.TensorMemory;
 import java.nio.ByteBuffer;
 import java.util.function.Supplier;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -26,7 +30,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * call; any shape (scalars and empty arrays too), either order, and views. The tensors of one type
  * that are one array laid out in 'c' order are worked on where they lie; others are packed into one
  * buffer per type and copied back. HALF and BFLOAT16 are combined in float32 and rounded to their
- * type once per value sent (see {@link io.ringstar.tensor.Reduction#combine} for the error bound).
+ * type once per value sent (see {@link io.ringstar.internal.tensor.Reduction#combine} for the error bound).
  * {@link ReduceOp#AVG} of INT or LONG is refused with {@link IllegalArgumentException} before
  * anything is sent.
  *
@@ -56,7 +60,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * and DOUBLE tensors only: fp16 and bf16 run the chosen algorithm on values rounded to 16 bits and
  * summed in float32 (error bound: {@code (n+1) u (|x_1| + ... + |x_n|)}, u = 2^-11 or 2^-8, u + 2^-24
  * for DOUBLE inputs; divided by n, plus 2^-25, for AVG); top-k gathers every rank's pairs around a
- * ring whatever {@value #ALGORITHM_OPTION} says ({@link io.ringstar.algorithm.TopKAllReduce}) and
+ * ring whatever {@value #ALGORITHM_OPTION} says ({@link io.ringstar.internal.algorithm.TopKAllReduce}) and
  * keeps what was not sent, per tensor layout, for the next call. Other ops and types, and every other
  * collective, are never compressed. {@link #bytesSent()} counts what this rank sent.
  *

@@ -1,5 +1,8 @@
 package io.ringstar;
 
+import io.ringstar.config.ConfigOption;
+import io.ringstar.config.ConfigSources;
+import io.ringstar.config.OptionParser;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.List;

@@ -1,7 +1,7 @@
 package io.ringstar;
 
-import io.ringstar.tensor.TensorCopy;
-import io.ringstar.tensor.TensorLayout;
+import io.ringstar.internal.tensor.TensorCopy;
+import io.ringstar.internal.tensor.TensorLayout;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
 /**

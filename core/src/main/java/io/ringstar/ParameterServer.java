@@ -1,8 +1,11 @@
 package io.ringstar;
 
-import io.ringstar.algorithm.CollectiveCall;
-import io.ringstar.algorithm.StarBroadcast;
-import io.ringstar.algorithm.StarReduce;
+import io.ringstar.config.AggregatorOptions;
+import io.ringstar.internal.algorithm.CollectiveCall;
+import io.ringstar.internal.algorithm.StarBroadcast;
+import io.ringstar.internal.algorithm.StarReduce;
+import io.ringstar.internal.engine.TransportAggregator;
+import io.ringstar.internal.engine.WindowCompression;
 import java.nio.ByteBuffer;
 
 /**
@@ -12,7 +15,7 @@ import java.nio.ByteBuffer;
  *
  * <p><b>Servers.</b> Option {@value #SERVERS_OPTION} (default 1) makes ranks {@code 0 … servers-1}
  * servers: every call's data is cut into bounded partitions, at most a chunk each, dealt out to
- * the servers in turn ({@link io.ringstar.algorithm.StarPartitions}), so each server holds and
+ * the servers in turn ({@link io.ringstar.internal.algorithm.StarPartitions}), so each server holds and
  * sends about {@code 1/servers} of it. With one server, rank 0's link carries {@code n-1} times the
  * data each way, which is what the ring avoids; with {@code n} servers every link carries what a
  * ring's does. Each element is still averaged in rank order, so the results have the same bits
@@ -23,7 +26,7 @@ import java.nio.ByteBuffer;
  * <p><b>Compression.</b> Option {@value TransportAggregator#COMPRESSION_OPTION}: {@code fp16} and
  * {@code bf16} as for the ring; {@code topk:F} sends each worker's top fraction F of every chunk as
  * index and value pairs to that chunk's server, which sums them in rank order and sends the dense
- * partition back ({@link io.ringstar.algorithm.TopKStarReduce}); what was not sent is kept per
+ * partition back ({@link io.ringstar.internal.algorithm.TopKStarReduce}); what was not sent is kept per
  * tensor layout and added to the next call. {@link #broadcastParams} is never compressed.
  *
  * <p>Owns the transport it is given and closes it in {@link #close()}. Each call waits at most the
@@ -41,7 +44,7 @@ public final class ParameterServer extends TransportAggregator {
      */
     public static final String SERVERS_OPTION = "servers";
     /** The most servers the header's 16-bit field carries. */
-    static final int MAX_SERVERS = 65_535;
+    public static final int MAX_SERVERS = 65_535;
 
     private final int servers;
 
@@ -66,17 +69,17 @@ public final class ParameterServer extends TransportAggregator {
     }
 
     @Override
-    void reduce(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
+    protected void reduce(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
         StarReduce.run(call, source, result, maxChunkElements);
     }
 
     @Override
-    void broadcast(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
+    protected void broadcast(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
         StarBroadcast.run(call, source, result, maxChunkElements);
     }
 
     @Override
-    WindowCompression.Compressible compressible() {
+    protected WindowCompression.Compressible compressible() {
         return WindowCompression.Compressible.STAR;
     }
 }

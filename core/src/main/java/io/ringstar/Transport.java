@@ -1,6 +1,5 @@
 package io.ringstar;
 
-import io.ringstar.spi.Deadline;
 import io.ringstar.spi.MessageCopy;
 import java.nio.ByteBuffer;
 import java.time.Duration;

@@ -1,5 +1,9 @@
 package io.ringstar;
 
+import io.ringstar.config.AggregatorOptions;
+import io.ringstar.config.ConfigOption;
+import io.ringstar.config.OptionCatalog;
+import io.ringstar.internal.engine.BorrowedTransport;
 import io.ringstar.spi.TransportProvider;
 import java.util.List;
 import java.util.ServiceLoader;

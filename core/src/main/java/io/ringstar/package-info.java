@@ -7,7 +7,7 @@
  * ({@link io.ringstar.AsyncParameterServer}, {@link io.ringstar.AsyncSettings}, with a server-held
  * {@link io.ringstar.ServerOptimizer} such as {@link io.ringstar.SgdMomentum}); this
  * process's place in the job ({@link io.ringstar.DistributedConfig}, read from flags and launchers'
- * environments by {@link io.ringstar.ConfigSources}); transports found by name
+ * environments by {@link io.ringstar.config.ConfigSources}); transports found by name
  * ({@link io.ringstar.Transports}, {@link io.ringstar.Transport}); and the failures every call may
  * throw ({@link io.ringstar.CollectiveException} and its subclasses).
  *
@@ -15,6 +15,6 @@
  * implements it lives in other packages: {@code algorithm}, {@code async}, {@code protocol} and
  * {@code tensor} are internal, {@code spi} is for transport implementations, {@code checkpoint} is
  * public API of its own, {@code compression} holds the setting of option compression
- * ({@link io.ringstar.compression.Compression}) and its codecs.
+ * ({@link io.ringstar.internal.compression.Compression}) and its codecs.
  */
 package io.ringstar;

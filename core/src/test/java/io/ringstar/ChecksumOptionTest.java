@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ringstar.config.ConfigSources;
+import io.ringstar.internal.engine.TransportAggregator;
 import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

@@ -1,7 +1,9 @@
 package io.ringstar;
 
-import io.ringstar.tensor.ElementType;
-import io.ringstar.tensor.TensorLayout;
+import io.ringstar.internal.engine.CollectiveEngine;
+import io.ringstar.internal.engine.TransportAggregator;
+import io.ringstar.internal.tensor.ElementType;
+import io.ringstar.internal.tensor.TensorLayout;
 import java.nio.ByteBuffer;
 import org.nd4j.linalg.api.ndarray.INDArray;
 

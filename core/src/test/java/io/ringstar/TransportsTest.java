@@ -6,7 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.ringstar.spi.Deadline;
+import io.ringstar.config.ConfigOption;
+import io.ringstar.config.OptionParser;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,7 +1,5 @@
 package io.ringstar.bench;
 
-import io.ringstar.AggregatorOptions;
-import io.ringstar.ConfigSources;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.cli.Command;
 import io.ringstar.cli.FlagValues;
@@ -11,7 +9,9 @@ import io.ringstar.cli.launch.NativeThreads;
 import io.ringstar.cli.launch.PlacementFlags;
 import io.ringstar.cli.launch.RankFailureException;
 import io.ringstar.cli.launch.RankPlacement;
-import io.ringstar.tensor.ElementType;
+import io.ringstar.config.AggregatorOptions;
+import io.ringstar.config.ConfigSources;
+import io.ringstar.internal.tensor.ElementType;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;

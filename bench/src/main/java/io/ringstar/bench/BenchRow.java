@@ -1,6 +1,6 @@
 package io.ringstar.bench;
 
-import io.ringstar.tensor.ElementType;
+import io.ringstar.internal.tensor.ElementType;
 import java.util.List;
 import java.util.Locale;
 import org.HdrHistogram.Histogram;

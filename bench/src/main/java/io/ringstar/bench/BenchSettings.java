@@ -1,10 +1,10 @@
 package io.ringstar.bench;
 
-import io.ringstar.AggregatorOptions;
 import io.ringstar.Communicator;
 import io.ringstar.cli.launch.RankPlacement;
-import io.ringstar.compression.Compression;
-import io.ringstar.tensor.ElementType;
+import io.ringstar.config.AggregatorOptions;
+import io.ringstar.internal.compression.Compression;
+import io.ringstar.internal.tensor.ElementType;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

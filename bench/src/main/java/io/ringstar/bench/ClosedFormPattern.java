@@ -1,7 +1,7 @@
 package io.ringstar.bench;
 
-import io.ringstar.compression.Compression;
-import io.ringstar.tensor.ElementType;
+import io.ringstar.internal.compression.Compression;
+import io.ringstar.internal.tensor.ElementType;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import org.nd4j.linalg.api.ndarray.INDArray;

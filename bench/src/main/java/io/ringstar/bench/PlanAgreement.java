@@ -4,7 +4,7 @@ import io.ringstar.GradientAggregator;
 import io.ringstar.cli.UsageException;
 import io.ringstar.cli.launch.RankPlacement;
 import io.ringstar.cli.launch.RankThreads;
-import io.ringstar.tensor.TensorMemory;
+import io.ringstar.internal.tensor.TensorMemory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

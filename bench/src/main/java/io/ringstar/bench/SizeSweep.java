@@ -1,6 +1,6 @@
 package io.ringstar.bench;
 
-import io.ringstar.tensor.ElementType;
+import io.ringstar.internal.tensor.ElementType;
 import java.util.List;
 import org.nd4j.linalg.api.ndarray.INDArray;
 

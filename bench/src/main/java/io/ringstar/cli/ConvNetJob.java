@@ -1,12 +1,12 @@
 package io.ringstar.cli;
 
-import io.ringstar.AggregatorOptions;
 import io.ringstar.Transport;
 import io.ringstar.bench.Algorithm;
 import io.ringstar.cli.launch.NativeThreads;
 import io.ringstar.cli.launch.RankFailureException;
 import io.ringstar.cli.launch.RankPlacement;
 import io.ringstar.cli.launch.RankThreads;
+import io.ringstar.config.AggregatorOptions;
 import io.ringstar.train.TrainSettings;
 import io.ringstar.train.convnet.AccuracyChart;
 import io.ringstar.train.convnet.AccuracyCurve;

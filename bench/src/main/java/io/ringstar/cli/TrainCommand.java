@@ -1,6 +1,5 @@
 package io.ringstar.cli;
 
-import io.ringstar.AggregatorOptions;
 import io.ringstar.Transport;
 import io.ringstar.bench.Algorithm;
 import io.ringstar.cli.launch.NativeThreads;
@@ -8,6 +7,7 @@ import io.ringstar.cli.launch.PlacementFlags;
 import io.ringstar.cli.launch.RankFailureException;
 import io.ringstar.cli.launch.RankPlacement;
 import io.ringstar.cli.launch.RankThreads;
+import io.ringstar.config.AggregatorOptions;
 import io.ringstar.train.CheckpointSettings;
 import io.ringstar.train.OverlapSettings;
 import io.ringstar.train.SlowRankSettings;

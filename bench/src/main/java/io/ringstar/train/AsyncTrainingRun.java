@@ -1,6 +1,5 @@
 package io.ringstar.train;
 
-import io.ringstar.AggregatorOptions;
 import io.ringstar.AsyncParameterServer;
 import io.ringstar.AsyncSettings;
 import io.ringstar.AsyncStatistics;
@@ -10,7 +9,8 @@ import io.ringstar.SgdMomentum;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
 import io.ringstar.bench.Algorithm;
-import io.ringstar.tensor.TensorMemory;
+import io.ringstar.config.AggregatorOptions;
+import io.ringstar.internal.tensor.TensorMemory;
 import io.ringstar.train.data.Dataset;
 import io.ringstar.train.model.Network;
 import java.io.PrintStream;

@@ -5,7 +5,7 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.GradientBuckets;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
-import io.ringstar.tensor.TensorMemory;
+import io.ringstar.internal.tensor.TensorMemory;
 import io.ringstar.train.model.Network;
 import io.ringstar.transport.inproc.InProcessTransport;
 import org.nd4j.linalg.api.buffer.DataType;

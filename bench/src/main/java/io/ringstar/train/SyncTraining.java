@@ -9,7 +9,7 @@ import io.ringstar.Transports;
 import io.ringstar.bench.Algorithm;
 import io.ringstar.bench.ByteSize;
 import io.ringstar.checkpoint.Checkpoint;
-import io.ringstar.tensor.TensorMemory;
+import io.ringstar.internal.tensor.TensorMemory;
 import io.ringstar.train.data.Dataset;
 import io.ringstar.train.model.Network;
 import java.io.PrintStream;

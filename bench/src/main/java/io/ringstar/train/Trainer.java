@@ -1,6 +1,5 @@
 package io.ringstar.train;
 
-import io.ringstar.AggregatorOptions;
 import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.LocalAggregator;
@@ -8,7 +7,8 @@ import io.ringstar.Transport;
 import io.ringstar.Transports;
 import io.ringstar.bench.Algorithm;
 import io.ringstar.checkpoint.Checkpoint;
-import io.ringstar.tensor.TensorMemory;
+import io.ringstar.config.AggregatorOptions;
+import io.ringstar.internal.tensor.TensorMemory;
 import io.ringstar.train.data.CsvReader;
 import io.ringstar.train.data.Dataset;
 import io.ringstar.train.data.IdxReader;

@@ -5,13 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.ringstar.ConfigSources;
 import io.ringstar.DistributedConfig;
 import io.ringstar.cli.Main;
 import io.ringstar.cli.TrainCommand;
 import io.ringstar.cli.UsageException;
 import io.ringstar.cli.launch.PlacementFlags;
 import io.ringstar.cli.launch.RankPlacement;
+import io.ringstar.config.ConfigSources;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,6 +1,6 @@
 package io.ringstar.checkpoint;
 
-import io.ringstar.tensor.ElementType;
+import io.ringstar.internal.tensor.ElementType;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Collections;

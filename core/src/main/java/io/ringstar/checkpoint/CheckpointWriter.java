@@ -1,7 +1,7 @@
 package io.ringstar.checkpoint;
 
-import io.ringstar.tensor.ElementType;
-import io.ringstar.tensor.TensorMemory;
+import io.ringstar.internal.tensor.ElementType;
+import io.ringstar.internal.tensor.TensorMemory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

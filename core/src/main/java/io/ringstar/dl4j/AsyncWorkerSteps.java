@@ -3,7 +3,7 @@ package io.ringstar.dl4j;
 import io.ringstar.AsyncParameterServer;
 import io.ringstar.CollectiveException;
 import io.ringstar.ParameterSnapshot;
-import io.ringstar.tensor.TensorMemory;
+import io.ringstar.internal.tensor.TensorMemory;
 import java.util.List;
 import org.deeplearning4j.nn.api.Model;
 import org.deeplearning4j.optimize.api.BaseTrainingListener;

@@ -2,7 +2,7 @@ package io.ringstar.dl4j;
 
 import io.ringstar.CollectiveException;
 import io.ringstar.GradientAggregator;
-import io.ringstar.tensor.TensorMemory;
+import io.ringstar.internal.tensor.TensorMemory;
 import org.deeplearning4j.nn.api.Model;
 import org.deeplearning4j.optimize.api.BaseTrainingListener;
 import org.nd4j.linalg.api.buffer.DataType;

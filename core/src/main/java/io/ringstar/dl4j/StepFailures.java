@@ -4,7 +4,7 @@ import io.ringstar.AllReduceAggregator;
 import io.ringstar.CollectiveException;
 import io.ringstar.GradientAggregator;
 import io.ringstar.ParameterServer;
-import io.ringstar.algorithm.Failures;
+import io.ringstar.internal.algorithm.Failures;
 
 /**
  * Restates a failure of a collective in the terms of the training loop: the step and epoch it

@@ -1,5 +1,6 @@
 package io.ringstar.spi;
 
+import io.ringstar.Deadline;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 

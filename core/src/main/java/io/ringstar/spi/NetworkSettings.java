@@ -2,6 +2,7 @@ package io.ringstar.spi;
 
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
+import io.ringstar.config.NetworkOptions;
 import java.net.InetAddress;
 import java.util.Map;
 import java.util.function.UnaryOperator;

@@ -1,6 +1,7 @@
 package io.ringstar.spi;
 
 import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.Deadline;
 import io.ringstar.PeerFailureException;
 import java.nio.ByteBuffer;
 

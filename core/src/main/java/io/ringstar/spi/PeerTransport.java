@@ -2,6 +2,7 @@ package io.ringstar.spi;
 
 import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.Deadline;
 import io.ringstar.Transport;
 import java.nio.ByteBuffer;
 import java.time.Duration;

@@ -2,6 +2,7 @@ package io.ringstar.spi;
 
 import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.Deadline;
 import io.ringstar.Transport.MessageHandler;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;

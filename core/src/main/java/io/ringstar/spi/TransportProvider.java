@@ -1,8 +1,9 @@
 package io.ringstar.spi;
 
-import io.ringstar.ConfigOption;
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
+import io.ringstar.config.ConfigOption;
+import io.ringstar.config.NetworkOptions;
 import java.util.List;
 
 /**
@@ -24,8 +25,8 @@ public interface TransportProvider {
     /**
      * The options this transport reads, each declared once (a network transport includes
      * {@link NetworkOptions#ALL}); none by default. {@link io.ringstar.Transports#open} refuses an
-     * option of a configuration that neither these nor {@link io.ringstar.AggregatorOptions#ALL}
-     * declare, and {@link io.ringstar.ConfigSources} reads the flags and environment variables
+     * option of a configuration that neither these nor {@link io.ringstar.config.AggregatorOptions#ALL}
+     * declare, and {@link io.ringstar.config.ConfigSources} reads the flags and environment variables
      * these declare.
      */
     default List<ConfigOption<?>> options() {

@@ -7,7 +7,7 @@
  * {@link io.ringstar.spi.Frame} codec of the byte stream. The network transports share
  * {@code NetworkOptions} and the handshake's proofs ({@code HandshakeProofs}).
  *
- * <p>{@link io.ringstar.spi.Deadline} also appears in {@link io.ringstar.Transport}'s signatures. Core's
+ * <p>{@link io.ringstar.Deadline} also appears in {@link io.ringstar.Transport}'s signatures. Core's
  * test-jar holds the conformance suite that every transport re-runs.
  */
 package io.ringstar.spi;

@@ -27,7 +27,7 @@ import io.ringstar.ParameterServer;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
-import io.ringstar.tensor.TensorMemory;
+import io.ringstar.internal.tensor.TensorMemory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -484,9 +484,9 @@ public abstract class AggregatorConformanceTest {
     private static final long MAX_CALL_ALLOCATION_BYTES = 512;
 
     private static void makeResult(long[] shape, int count) {
-        INDArray result = io.ringstar.tensor.TensorBucket.newResult(io.ringstar.tensor.ElementType.FLOAT,
-                shape.clone());
-        io.ringstar.tensor.TensorMemory.bytes(result, 0, count * Float.BYTES);
+        INDArray result = io.ringstar.internal.tensor.TensorBucket.newResult(
+                io.ringstar.internal.tensor.ElementType.FLOAT, shape.clone());
+        io.ringstar.internal.tensor.TensorMemory.bytes(result, 0, count * Float.BYTES);
         TensorMemory.close(result);
     }
 

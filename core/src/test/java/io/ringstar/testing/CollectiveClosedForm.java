@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.ringstar.ReduceOp;
-import io.ringstar.tensor.ElementType;
-import io.ringstar.tensor.TensorMemory;
+import io.ringstar.internal.tensor.ElementType;
+import io.ringstar.internal.tensor.TensorMemory;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;

@@ -2,7 +2,7 @@ package io.ringstar.testing;
 
 import io.ringstar.Communicator;
 import io.ringstar.ReduceOp;
-import io.ringstar.tensor.ElementType;
+import io.ringstar.internal.tensor.ElementType;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;

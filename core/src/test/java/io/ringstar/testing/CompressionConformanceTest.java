@@ -10,7 +10,7 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.ParameterServer;
 import io.ringstar.ReduceOp;
-import io.ringstar.tensor.HalfFloats;
+import io.ringstar.internal.tensor.HalfFloats;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

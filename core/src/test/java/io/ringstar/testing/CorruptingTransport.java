@@ -1,8 +1,8 @@
 package io.ringstar.testing;
 
+import io.ringstar.Deadline;
 import io.ringstar.Transport;
-import io.ringstar.protocol.MessageHeader;
-import io.ringstar.spi.Deadline;
+import io.ringstar.internal.protocol.MessageHeader;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;

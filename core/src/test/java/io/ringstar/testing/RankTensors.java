@@ -3,8 +3,8 @@ package io.ringstar.testing;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.ringstar.ReduceOp;
-import io.ringstar.tensor.ElementType;
-import io.ringstar.tensor.TensorMemory;
+import io.ringstar.internal.tensor.ElementType;
+import io.ringstar.internal.tensor.TensorMemory;
 import java.util.ArrayList;
 import java.util.List;
 import org.nd4j.linalg.api.ndarray.INDArray;

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.ringstar.AggregatorOptions;
 import io.ringstar.CollectiveMismatchException;
 import io.ringstar.Communicator;
 import io.ringstar.DistributedConfig;
@@ -17,7 +16,8 @@ import io.ringstar.PeerFailureException;
 import io.ringstar.ReduceOp;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
-import io.ringstar.tensor.TensorMemory;
+import io.ringstar.config.AggregatorOptions;
+import io.ringstar.internal.tensor.TensorMemory;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -9,9 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.CollectiveMismatchException;
 import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.Deadline;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
-import io.ringstar.spi.Deadline;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;

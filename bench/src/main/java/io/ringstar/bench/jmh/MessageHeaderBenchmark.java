@@ -1,12 +1,12 @@
 package io.ringstar.bench.jmh;
 
+import io.ringstar.Deadline;
 import io.ringstar.ReduceOp;
 import io.ringstar.Transport;
-import io.ringstar.algorithm.CollectiveCall;
-import io.ringstar.protocol.MessageHeader;
-import io.ringstar.protocol.MessageKind;
-import io.ringstar.spi.Deadline;
-import io.ringstar.tensor.ElementType;
+import io.ringstar.internal.algorithm.CollectiveCall;
+import io.ringstar.internal.protocol.MessageHeader;
+import io.ringstar.internal.protocol.MessageKind;
+import io.ringstar.internal.tensor.ElementType;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;

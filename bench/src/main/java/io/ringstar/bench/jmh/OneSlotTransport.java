@@ -1,8 +1,8 @@
 package io.ringstar.bench.jmh;
 
 import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.Deadline;
 import io.ringstar.Transport;
-import io.ringstar.spi.Deadline;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 

@@ -1,9 +1,9 @@
 package io.ringstar.bench.jmh;
 
 import io.ringstar.ReduceOp;
-import io.ringstar.tensor.ElementType;
-import io.ringstar.tensor.HalfFloats;
-import io.ringstar.tensor.Reduction;
+import io.ringstar.internal.tensor.ElementType;
+import io.ringstar.internal.tensor.HalfFloats;
+import io.ringstar.internal.tensor.Reduction;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.TimeUnit;

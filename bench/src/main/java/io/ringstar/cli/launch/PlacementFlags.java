@@ -1,9 +1,9 @@
 package io.ringstar.cli.launch;
 
-import io.ringstar.ConfigOption;
-import io.ringstar.ConfigSources;
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transports;
+import io.ringstar.config.ConfigOption;
+import io.ringstar.config.ConfigSources;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;

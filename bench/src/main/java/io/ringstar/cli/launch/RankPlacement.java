@@ -1,10 +1,10 @@
 package io.ringstar.cli.launch;
 
-import io.ringstar.ConfigSources;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.Transports;
 import io.ringstar.cli.UsageException;
+import io.ringstar.config.ConfigSources;
 import io.ringstar.spi.LoopbackPorts;
 import io.ringstar.transport.inproc.InProcessTransportProvider;
 import java.time.Duration;

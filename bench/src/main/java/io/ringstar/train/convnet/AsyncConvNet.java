@@ -1,6 +1,5 @@
 package io.ringstar.train.convnet;
 
-import io.ringstar.AggregatorOptions;
 import io.ringstar.AsyncParameterServer;
 import io.ringstar.AsyncSettings;
 import io.ringstar.AsyncStatistics;
@@ -10,8 +9,9 @@ import io.ringstar.ParameterSnapshot;
 import io.ringstar.SgdMomentum;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
+import io.ringstar.config.AggregatorOptions;
 import io.ringstar.dl4j.DataParallel;
-import io.ringstar.tensor.TensorMemory;
+import io.ringstar.internal.tensor.TensorMemory;
 import io.ringstar.train.TrainSettings;
 import io.ringstar.train.TrainSummary;
 import java.io.PrintStream;

@@ -1,8 +1,8 @@
 package io.ringstar.train.convnet;
 
-import io.ringstar.AggregatorOptions;
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
+import io.ringstar.config.AggregatorOptions;
 import io.ringstar.train.TrainSettings;
 import java.io.PrintStream;
 import java.nio.file.Path;

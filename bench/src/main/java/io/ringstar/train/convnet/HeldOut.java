@@ -1,6 +1,6 @@
 package io.ringstar.train.convnet;
 
-import io.ringstar.tensor.TensorMemory;
+import io.ringstar.internal.tensor.TensorMemory;
 import io.ringstar.train.data.Dataset;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.nd4j.linalg.api.ndarray.INDArray;

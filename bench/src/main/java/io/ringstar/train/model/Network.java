@@ -1,6 +1,6 @@
 package io.ringstar.train.model;
 
-import io.ringstar.tensor.TensorMemory;
+import io.ringstar.internal.tensor.TensorMemory;
 import io.ringstar.train.TrainSettings;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

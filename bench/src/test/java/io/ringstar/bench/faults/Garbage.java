@@ -1,8 +1,8 @@
 package io.ringstar.bench.faults;
 
 import io.ringstar.ReduceOp;
-import io.ringstar.protocol.MessageHeader;
-import io.ringstar.protocol.MessageKind;
+import io.ringstar.internal.protocol.MessageHeader;
+import io.ringstar.internal.protocol.MessageKind;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.DatagramPacket;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.Transport;
-import io.ringstar.protocol.MessageHeader;
+import io.ringstar.internal.protocol.MessageHeader;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;

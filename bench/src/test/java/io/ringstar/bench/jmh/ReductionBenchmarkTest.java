@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.ringstar.ReduceOp;
-import io.ringstar.tensor.ElementType;
-import io.ringstar.tensor.HalfFloats;
+import io.ringstar.internal.tensor.ElementType;
+import io.ringstar.internal.tensor.HalfFloats;
 import java.nio.ByteBuffer;
 import org.junit.jupiter.api.Test;
 import org.openjdk.jmh.annotations.Param;

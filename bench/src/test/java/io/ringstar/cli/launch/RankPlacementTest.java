@@ -3,8 +3,8 @@ package io.ringstar.cli.launch;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.ringstar.ConfigSources;
 import io.ringstar.cli.UsageException;
+import io.ringstar.config.ConfigSources;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -1,8 +1,8 @@
 package io.ringstar.transport.aeron;
 
-import io.ringstar.ConfigOption;
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
+import io.ringstar.config.ConfigOption;
 import io.ringstar.spi.TransportProvider;
 import java.util.List;
 
@@ -18,7 +18,7 @@ public final class AeronTransportProvider implements TransportProvider {
         return new AeronTransport(config);
     }
 
-    /** The network options ({@link io.ringstar.spi.NetworkOptions#ALL}) and the {@code aeron.*} ones. */
+    /** The network options ({@link io.ringstar.config.NetworkOptions#ALL}) and the {@code aeron.*} ones. */
     @Override
     public List<ConfigOption<?>> options() {
         return AeronSettings.OPTIONS;

@@ -1,6 +1,6 @@
 package io.ringstar.transport.aeron;
 
-import io.ringstar.spi.Deadline;
+import io.ringstar.Deadline;
 
 /**
  * Aeron's part of closing an {@link AeronTransport}, in the two places core's close sequence

@@ -7,11 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.aeron.driver.ThreadingMode;
-import io.ringstar.ConfigOption;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.Transports;
-import io.ringstar.spi.NetworkOptions;
+import io.ringstar.config.ConfigOption;
+import io.ringstar.config.NetworkOptions;
 import io.ringstar.testing.OptionTable;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,8 +1,8 @@
 package io.ringstar.transport.inproc;
 
 import io.ringstar.CollectiveTimeoutException;
+import io.ringstar.Deadline;
 import io.ringstar.PeerFailureException;
-import io.ringstar.spi.Deadline;
 import io.ringstar.spi.Frame;
 import io.ringstar.spi.Inbox;
 import io.ringstar.spi.PeerChannel;

@@ -2,10 +2,10 @@ package io.ringstar.transport.inproc;
 
 import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
-import io.ringstar.ConfigOption;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.Transport;
+import io.ringstar.config.ConfigOption;
 import io.ringstar.spi.TransportProvider;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -28,7 +28,7 @@ public final class InProcessTransportProvider implements TransportProvider {
 
     /**
      * None: ranks of one JVM need no address, secret or buffer settings, so a configuration for
-     * this transport may carry only core's options ({@link io.ringstar.AggregatorOptions#ALL}).
+     * this transport may carry only core's options ({@link io.ringstar.config.AggregatorOptions#ALL}).
      */
     @Override
     public List<ConfigOption<?>> options() {

@@ -1,11 +1,11 @@
 package io.ringstar.transport.inproc;
 
 import io.ringstar.CollectiveException;
+import io.ringstar.Deadline;
 import io.ringstar.ReduceOp;
 import io.ringstar.Transport;
-import io.ringstar.algorithm.CollectiveCall;
-import io.ringstar.spi.Deadline;
-import io.ringstar.tensor.ElementType;
+import io.ringstar.internal.algorithm.CollectiveCall;
+import io.ringstar.internal.tensor.ElementType;
 import io.ringstar.testing.Ranks;
 import java.time.Duration;
 import java.util.List;

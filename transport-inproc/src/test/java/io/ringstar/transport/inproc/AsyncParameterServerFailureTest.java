@@ -13,7 +13,7 @@ import io.ringstar.ParameterSnapshot;
 import io.ringstar.PeerFailureException;
 import io.ringstar.SgdMomentum;
 import io.ringstar.Transport;
-import io.ringstar.async.AsyncMessages;
+import io.ringstar.internal.async.AsyncMessages;
 import io.ringstar.testing.Ranks;
 import java.nio.ByteBuffer;
 import java.time.Duration;

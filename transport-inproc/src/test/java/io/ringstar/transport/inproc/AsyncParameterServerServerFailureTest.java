@@ -10,7 +10,7 @@ import io.ringstar.AsyncSettings;
 import io.ringstar.CollectiveException;
 import io.ringstar.ServerOptimizer;
 import io.ringstar.SgdMomentum;
-import io.ringstar.async.AsyncMessages;
+import io.ringstar.internal.async.AsyncMessages;
 import io.ringstar.testing.Ranks;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;

@@ -4,14 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.ReduceOp;
-import io.ringstar.algorithm.CollectiveCall;
-import io.ringstar.algorithm.DirectReduce;
-import io.ringstar.algorithm.RecursiveDoubling;
-import io.ringstar.algorithm.RingAllGather;
-import io.ringstar.algorithm.RingBroadcast;
-import io.ringstar.algorithm.RingReduceScatter;
-import io.ringstar.protocol.MessageHeader;
-import io.ringstar.tensor.ElementType;
+import io.ringstar.internal.algorithm.CollectiveCall;
+import io.ringstar.internal.algorithm.DirectReduce;
+import io.ringstar.internal.algorithm.RecursiveDoubling;
+import io.ringstar.internal.algorithm.RingAllGather;
+import io.ringstar.internal.algorithm.RingBroadcast;
+import io.ringstar.internal.algorithm.RingReduceScatter;
+import io.ringstar.internal.protocol.MessageHeader;
+import io.ringstar.internal.tensor.ElementType;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,7 +23,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The algorithms of {@code io.ringstar.algorithm} for the general collectives, driven directly over
+ * The algorithms of {@code io.ringstar.internal.algorithm} for the general collectives, driven directly over
  * in-process groups of 1 to 8 ranks: every element of every result is checked bit for bit against
  * its closed form ({@link Vectors}), and the results that every rank holds are compared across
  * ranks. Element counts include 0 and counts that no chunk or segment divides, and chunks of 3 and

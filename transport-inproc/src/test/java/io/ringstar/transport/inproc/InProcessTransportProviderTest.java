@@ -126,7 +126,7 @@ class InProcessTransportProviderTest {
         assertEquals("no such option for transport inproc; the known ones are allReduceAlgorithm, bucketBytes, "
                 + "checksum, chunkBytes, compression, servers", e.requirement());
         assertEquals(List.of("checksum", "chunkBytes", "bucketBytes", "allReduceAlgorithm", "servers", "compression"),
-                Transports.options("inproc").stream().map(io.ringstar.ConfigOption::name).toList());
+                Transports.options("inproc").stream().map(io.ringstar.config.ConfigOption::name).toList());
         try (Transport alone = Transports.open(withJobId.toBuilder().option("jobId", null).option("checksum", "crc32c")
                 .build())) {
             assertEquals(1, alone.worldSize());

@@ -3,8 +3,8 @@ package io.ringstar.transport.inproc;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.ringstar.ReduceOp;
-import io.ringstar.tensor.ElementType;
-import io.ringstar.tensor.HalfFloats;
+import io.ringstar.internal.tensor.ElementType;
+import io.ringstar.internal.tensor.HalfFloats;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.zip.CRC32;

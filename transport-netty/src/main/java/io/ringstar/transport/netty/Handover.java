@@ -8,7 +8,7 @@ import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.handler.ssl.SslHandler;
 import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
-import io.ringstar.spi.Deadline;
+import io.ringstar.Deadline;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.ExecutionException;

@@ -1,11 +1,11 @@
 package io.ringstar.transport.netty;
 
-import io.ringstar.ConfigOption;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
-import io.ringstar.OptionParser;
 import io.ringstar.Transports;
-import io.ringstar.spi.NetworkOptions;
+import io.ringstar.config.ConfigOption;
+import io.ringstar.config.NetworkOptions;
+import io.ringstar.config.OptionParser;
 import io.ringstar.spi.NetworkSettings;
 import java.net.InetAddress;
 import java.nio.file.Path;

@@ -1,8 +1,8 @@
 package io.ringstar.transport.netty;
 
-import io.ringstar.ConfigOption;
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
+import io.ringstar.config.ConfigOption;
 import io.ringstar.spi.TransportProvider;
 import java.util.List;
 
@@ -18,7 +18,7 @@ public final class NettyTransportProvider implements TransportProvider {
         return new NettyTransport(config);
     }
 
-    /** The network options ({@link io.ringstar.spi.NetworkOptions#ALL}), {@code ioThreads} and the TLS files. */
+    /** The network options ({@link io.ringstar.config.NetworkOptions#ALL}), {@code ioThreads} and the TLS files. */
     @Override
     public List<ConfigOption<?>> options() {
         return NettySettings.OPTIONS;

@@ -7,13 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.ringstar.AggregatorOptions;
-import io.ringstar.ConfigOption;
-import io.ringstar.ConfigSources;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.Transports;
-import io.ringstar.spi.NetworkOptions;
+import io.ringstar.config.AggregatorOptions;
+import io.ringstar.config.ConfigOption;
+import io.ringstar.config.ConfigSources;
+import io.ringstar.config.NetworkOptions;
 import io.ringstar.testing.OptionTable;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;

@@ -1,5 +1,0 @@
-/**
- * Compression of what the collectives send: the setting ({@link io.ringstar.compression.Compression})
- * and its codecs (half-precision conversion, top-k selection with error feedback).
- */
-package io.ringstar.compression;
