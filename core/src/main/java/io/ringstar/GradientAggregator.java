@@ -35,6 +35,12 @@ public interface GradientAggregator extends AutoCloseable {
     /** Returns the element-wise average of {@code grads} over all ranks, on every rank. */
     INDArray[] reduceGradients(INDArray... grads);
 
+    /** This rank, in {@code [0, worldSize())}. */
+    int rank();
+
+    /** Number of ranks in the group. */
+    int worldSize();
+
     /** Releases the transport and buffers the aggregator owns. Idempotent. */
     @Override
     void close();

@@ -24,6 +24,18 @@ public final class LocalAggregator implements GradientAggregator {
         }
     }
 
+    /** Always 0: the one rank. */
+    @Override
+    public int rank() {
+        return 0;
+    }
+
+    /** Always 1. */
+    @Override
+    public int worldSize() {
+        return 1;
+    }
+
     @Override
     public INDArray[] broadcastParams(INDArray... params) {
         return copies("broadcastParams", params);

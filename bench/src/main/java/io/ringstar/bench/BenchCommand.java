@@ -10,6 +10,7 @@ import io.ringstar.cli.launch.PlacementFlags;
 import io.ringstar.cli.launch.RankFailureException;
 import io.ringstar.cli.launch.RankPlacement;
 import io.ringstar.config.AggregatorOptions;
+import io.ringstar.config.ByteSize;
 import io.ringstar.config.ConfigSources;
 import io.ringstar.internal.tensor.ElementType;
 import java.io.PrintStream;

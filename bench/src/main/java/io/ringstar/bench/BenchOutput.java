@@ -1,5 +1,6 @@
 package io.ringstar.bench;
 
+import io.ringstar.config.ByteSize;
 import io.ringstar.transport.inproc.InProcessTransportProvider;
 import java.io.IOException;
 import java.io.PrintStream;

@@ -3,6 +3,7 @@ package io.ringstar.bench;
 import io.ringstar.Communicator;
 import io.ringstar.cli.launch.RankPlacement;
 import io.ringstar.config.AggregatorOptions;
+import io.ringstar.config.ByteSize;
 import io.ringstar.internal.compression.Compression;
 import io.ringstar.internal.tensor.ElementType;
 import java.nio.file.Path;

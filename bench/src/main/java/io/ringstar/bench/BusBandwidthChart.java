@@ -1,5 +1,6 @@
 package io.ringstar.bench;
 
+import io.ringstar.config.ByteSize;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;

@@ -1,6 +1,6 @@
 package io.ringstar.cli;
 
-import io.ringstar.bench.ByteSize;
+import io.ringstar.config.ByteSize;
 import java.util.List;
 
 /**

@@ -1,7 +1,7 @@
 package io.ringstar.train;
 
 import io.ringstar.GradientBuckets;
-import io.ringstar.bench.ByteSize;
+import io.ringstar.config.ByteSize;
 import java.util.List;
 
 /**

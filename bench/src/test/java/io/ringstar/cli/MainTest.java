@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.bench.BenchCommand;
 import io.ringstar.bench.BenchSettings;
-import io.ringstar.bench.ByteSize;
+import io.ringstar.config.ByteSize;
 import io.ringstar.spi.LoopbackPorts;
 import java.util.List;
 import java.util.Map;

@@ -71,8 +71,9 @@ public final class OptionParser<T> {
      * {@code iB} is accepted too).
      */
     public static OptionParser<Integer> byteSize(int min, int max) {
-        return new OptionParser<>("BYTES", "a size in bytes from " + formatBytes(min) + " to " + formatBytes(max)
-                + " (for example 65536, 64K, 16M)", text -> (int) within(parseBytes(text), min, max));
+        return new OptionParser<>("BYTES", "a size in bytes from " + ByteSize.format(min) + " to "
+                + ByteSize.format(max)
+                + " (for example 65536, 64K, 16M)", text -> (int) within(ByteSize.parse(text), min, max));
     }
 
     /**
@@ -181,23 +182,6 @@ public final class OptionParser<T> {
         return require(value, value >= min && value <= max);
     }
 
-    private static long parseBytes(String text) {
-        String upper = text.trim().toUpperCase(Locale.ROOT);
-        if (upper.endsWith("IB")) {
-            upper = upper.substring(0, upper.length() - 2);
-        } else if (upper.endsWith("B")) {
-            upper = upper.substring(0, upper.length() - 1);
-        }
-        int shift = upper.isEmpty() ? 0 : switch (upper.charAt(upper.length() - 1)) {
-            case 'K' -> 10;
-            case 'M' -> 20;
-            case 'G' -> 30;
-            default -> 0;
-        };
-        long number = Long.parseLong((shift == 0 ? upper : upper.substring(0, upper.length() - 1)).trim());
-        require(number, number >= 0 && number <= Integer.MAX_VALUE);
-        return number << shift;
-    }
 
     private static Duration parseDuration(String text, ChronoUnit plainUnit) {
         String trimmed = text.trim().toLowerCase(Locale.ROOT);
@@ -217,17 +201,6 @@ public final class OptionParser<T> {
         return Duration.of(number, unit);
     }
 
-    /** The shortest exact form: {@code 64K} rather than {@code 65536}, {@code 1000} as is. */
-    static String formatBytes(long bytes) {
-        String[] units = {"G", "M", "K"};
-        int[] shifts = {30, 20, 10};
-        for (int i = 0; i < units.length; i++) {
-            if (bytes >= 1L << shifts[i] && bytes % (1L << shifts[i]) == 0) {
-                return (bytes >> shifts[i]) + units[i];
-            }
-        }
-        return Long.toString(bytes);
-    }
 
     private static String formatDuration(Duration duration) {
         long millis = duration.toMillis();

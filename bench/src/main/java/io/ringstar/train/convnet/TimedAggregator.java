@@ -22,6 +22,16 @@ final class TimedAggregator implements GradientAggregator {
     }
 
     @Override
+    public int rank() {
+        return inner.rank();
+    }
+
+    @Override
+    public int worldSize() {
+        return inner.worldSize();
+    }
+
+    @Override
     public INDArray[] broadcastParams(INDArray... params) {
         return inner.broadcastParams(params);
     }

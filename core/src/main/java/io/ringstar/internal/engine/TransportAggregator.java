@@ -93,12 +93,12 @@ public abstract class TransportAggregator implements GradientAggregator {
         return collective(REDUCE, grads, ReduceOp.AVG, MessageHeader.NO_ROOT, reduceAlgorithm, compressible());
     }
 
-    /** This rank. */
+    @Override
     public int rank() {
         return engine.rank();
     }
 
-    /** Number of ranks in the group. */
+    @Override
     public int worldSize() {
         return engine.worldSize();
     }

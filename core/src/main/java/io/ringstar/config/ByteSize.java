@@ -1,9 +1,10 @@
-package io.ringstar.bench;
+package io.ringstar.config;
 
 import java.util.Locale;
 
 /**
- * Sizes in bytes as people type them: {@code 4}, {@code 64K}, {@code 16M}, {@code 1G} (binary
+ * Sizes in bytes as people type them, parsed here for every option, flag and command of ringstar:
+ * {@code 4}, {@code 64K}, {@code 16M}, {@code 1G} (binary
  * multiples: K = 1024). A trailing {@code B} or {@code iB} is accepted too ({@code 64KiB}).
  */
 public final class ByteSize {
