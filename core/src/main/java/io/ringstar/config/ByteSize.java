@@ -32,7 +32,7 @@ public final class ByteSize {
                 default -> shift = 0;
             }
         }
-        String digits = shift == 0 ? upper : upper.substring(0, upper.length() - 1);
+        String digits = (shift == 0 ? upper : upper.substring(0, upper.length() - 1)).trim();
         long number;
         try {
             number = Long.parseLong(digits);
