@@ -1,23 +1,16 @@
 package io.ringstar;
 
 import io.ringstar.config.AggregatorOptions;
-import io.ringstar.internal.algorithm.CollectiveCall;
 import io.ringstar.internal.algorithm.DirectReduce;
 import io.ringstar.internal.algorithm.RecursiveDoubling;
-import io.ringstar.internal.algorithm.RingAllGather;
 import io.ringstar.internal.algorithm.RingAllReduce;
 import io.ringstar.internal.algorithm.RingBroadcast;
-import io.ringstar.internal.algorithm.RingReduceScatter;
 import io.ringstar.internal.algorithm.StarReduce;
 import io.ringstar.internal.engine.CollectiveEngine;
 import io.ringstar.internal.engine.CollectiveQueue;
-import io.ringstar.internal.engine.TransportAggregator;
-import io.ringstar.internal.engine.WindowCompression;
-import io.ringstar.internal.protocol.MessageHeader;
+import io.ringstar.internal.engine.CollectiveRequest;
 import io.ringstar.internal.tensor.ElementType;
 import io.ringstar.internal.tensor.TensorLayout;
-import io.ringstar.internal.tensor.TensorMemory;
-import java.nio.ByteBuffer;
 import java.util.function.Supplier;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
@@ -55,7 +48,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * reduce streams to the root, all-gather and reduce-scatter are rings, barrier is a recursive
  * doubling of empty messages. {@code ALGORITHMS.md} gives each one's steps and bytes on the wire.
  *
- * <p><b>Compression.</b> Option {@value TransportAggregator#COMPRESSION_OPTION} ({@code none},
+ * <p><b>Compression.</b> Option {@value AggregatorOptions#COMPRESSION_OPTION} ({@code none},
  * {@code fp16}, {@code bf16}, {@code topk:F}) applies to {@link #allReduce} with SUM or AVG of FLOAT
  * and DOUBLE tensors only: fp16 and bf16 run the chosen algorithm on values rounded to 16 bits and
  * summed in float32 (error bound: {@code (n+1) u (|x_1| + ... + |x_n|)}, u = 2^-11 or 2^-8, u + 2^-24
@@ -91,8 +84,11 @@ public final class Communicator implements AutoCloseable {
     private final CollectiveQueue queue;
     private final Transport transport;
     private final String algorithm;
-    /** The last call's layout, kept while calls pass the same shapes; read and written by the issuing thread only. */
-    private TensorLayout lastLayout;
+    /**
+     * The one request of this communicator's calls, refilled by the thread that runs each (the
+     * caller's, or the background thread's for a queued call: one at a time either way).
+     */
+    private final CollectiveRequest request = new CollectiveRequest();
     private boolean closed;
 
     /**
@@ -122,11 +118,6 @@ public final class Communicator implements AutoCloseable {
             transport.close();
             throw e;
         }
-    }
-
-    /** The engine, for tests of the compression's residuals. */
-    CollectiveEngine engine() {
-        return engine;
     }
 
     /**
@@ -201,8 +192,8 @@ public final class Communicator implements AutoCloseable {
         TensorLayout layout = checkedLayout(REDUCE, op, tensors);
         checkRoot(REDUCE, root);
         blocking(REDUCE, deadline, () -> {
-            engine.run(REDUCE, DirectReduce::run, op, root, layout, tensors, tensors, false, rank() == root,
-                    deadline);
+            engine.run(request.inPlace(REDUCE, DirectReduce::run, layout, tensors, deadline).op(op).root(root)
+                    .writeResults(rank() == root));
             return null;
         });
     }
@@ -217,12 +208,12 @@ public final class Communicator implements AutoCloseable {
         Deadline deadline = deadlineFromNow();
         INDArray[] tensors = {tensor};
         TensorLayout layout = checkedLayout(ALL_GATHER, null, tensors);
-        ElementType type = layout.type(0);
-        long[] shape = new long[tensor.rank() + 1];
-        shape[0] = worldSize();
-        System.arraycopy(tensor.shape(), 0, shape, 1, tensor.rank());
-        checkBytes(ALL_GATHER, tensor.length() * worldSize(), type);
-        return blocking(ALL_GATHER, deadline, () -> runAllGather(layout, type, shape, tensor, deadline));
+        checkBytes(ALL_GATHER, tensor.length() * worldSize(), layout.type(0));
+        return blocking(ALL_GATHER, deadline, () -> {
+            INDArray[] result = new INDArray[1];
+            engine.run(request.gather(ALL_GATHER, layout, tensors, result, deadline));
+            return result[0];
+        });
     }
 
     /**
@@ -241,24 +232,19 @@ public final class Communicator implements AutoCloseable {
             throw new IllegalArgumentException(REDUCE_SCATTER + " on rank " + rank() + ": the input's length "
                     + input.length() + " is not a multiple of the world size " + worldSize());
         }
-        ElementType type = layout.type(0);
-        checkBytes(REDUCE_SCATTER, input.length(), type);
-        return blocking(REDUCE_SCATTER, deadline, () -> runReduceScatter(op, layout, type, input, deadline));
+        checkBytes(REDUCE_SCATTER, input.length(), layout.type(0));
+        return blocking(REDUCE_SCATTER, deadline, () -> {
+            INDArray[] result = new INDArray[1];
+            engine.run(request.scatter(REDUCE_SCATTER, layout, tensors, result, deadline).op(op));
+            return result[0];
+        });
     }
 
     /** Returns once every rank has called it, in its place among the collectives. */
     public void barrier() {
         Deadline deadline = deadlineFromNow();
         blocking(BARRIER, deadline, () -> {
-            CollectiveCall call = engine.begin(BARRIER, null, MessageHeader.NO_ROOT, ElementType.FLOAT, 0, null,
-                    deadline);
-            try {
-                RecursiveDoubling.barrier(call);
-            } catch (RuntimeException e) {
-                throw engine.failed(BARRIER, e);
-            } catch (Error e) {
-                throw engine.failed(BARRIER, e);
-            }
+            engine.run(request.barrier(BARRIER, deadline));
             return null;
         });
     }
@@ -287,13 +273,13 @@ public final class Communicator implements AutoCloseable {
 
     private Object runAllReduce(ReduceOp op, TensorLayout layout, INDArray[] tensors, Deadline deadline) {
         CollectiveEngine.Algorithm chosen = allReduceAlgorithm(layout);
-        engine.run(ALL_REDUCE, chosen, WindowCompression.Compressible.RING, op, MessageHeader.NO_ROOT, layout, tensors,
-                tensors, false, true, deadline);
+        engine.run(request.inPlace(ALL_REDUCE, chosen, layout, tensors, deadline).op(op)
+                .compressible(CollectiveRequest.Compressible.RING));
         return null;
     }
 
     private Object runBroadcast(int root, TensorLayout layout, INDArray[] tensors, Deadline deadline) {
-        engine.run(BROADCAST, RingBroadcast::run, null, root, layout, tensors, tensors, false, true, deadline);
+        engine.run(request.inPlace(BROADCAST, RingBroadcast::run, layout, tensors, deadline).root(root));
         return null;
     }
 
@@ -313,69 +299,6 @@ public final class Communicator implements AutoCloseable {
                 }
                 // Two ranks: the ring is one exchange already, with no fold.
                 return worldSize() > 2 && largest <= SMALL_MESSAGE_BYTES ? RecursiveDoubling::run : RingAllReduce::run;
-        }
-    }
-
-    private INDArray runAllGather(TensorLayout layout, ElementType type, long[] shape, INDArray tensor,
-            Deadline deadline) {
-        CollectiveCall call = engine.begin(ALL_GATHER, null, MessageHeader.NO_ROOT, type, tensor.length(), layout,
-                deadline);
-        INDArray result = null;
-        try {
-            result = TensorMemory.newDetached(type, shape);
-            int blockBytes = Math.toIntExact(tensor.length() * type.bytes());
-            ByteBuffer resultBytes = blockBytes == 0 ? ByteBuffer.allocateDirect(0)
-                    : TensorMemory.bytes(result, 0, blockBytes * worldSize());
-            if (blockBytes > 0) {
-                INDArray linear = TensorMemory.linearInCOrder(tensor);
-                try {
-                    resultBytes.put(rank() * blockBytes, TensorMemory.bytes(linear, 0, blockBytes), 0, blockBytes);
-                } finally {
-                    TensorMemory.closeIfCopy(tensor, linear);
-                }
-            }
-            RingAllGather.run(call, resultBytes, engine.maxChunkElements(type));
-            return result;
-        } catch (RuntimeException e) {
-            TensorMemory.close(result);
-            throw engine.failed(ALL_GATHER, e);
-        } catch (Error e) {
-            TensorMemory.close(result);
-            throw engine.failed(ALL_GATHER, e);
-        }
-    }
-
-    private INDArray runReduceScatter(ReduceOp op, TensorLayout layout, ElementType type, INDArray input,
-            Deadline deadline) {
-        CollectiveCall call = engine.begin(REDUCE_SCATTER, op, MessageHeader.NO_ROOT, type, input.length(), layout,
-                deadline);
-        long part = input.length() / worldSize();
-        INDArray result = null;
-        INDArray linear = null;
-        try {
-            result = TensorMemory.newDetached(type, new long[] {part});
-            int totalBytes = Math.toIntExact(input.length() * type.bytes());
-            if (totalBytes > 0) {
-                linear = TensorMemory.linearInCOrder(input);
-                ByteBuffer source = TensorMemory.bytes(linear, 0, totalBytes);
-                ByteBuffer scratch = engine.bucket(type).scratch(input.length());
-                ByteBuffer resultBytes = TensorMemory.bytes(result, 0, Math.toIntExact(part * type.bytes()));
-                RingReduceScatter.run(call, source, scratch, resultBytes, engine.maxChunkElements(type));
-            } else {
-                ByteBuffer empty = ByteBuffer.allocateDirect(0);
-                RingReduceScatter.run(call, empty, empty, empty, engine.maxChunkElements(type));
-            }
-            return result;
-        } catch (RuntimeException e) {
-            TensorMemory.close(result);
-            throw engine.failed(REDUCE_SCATTER, e);
-        } catch (Error e) {
-            TensorMemory.close(result);
-            throw engine.failed(REDUCE_SCATTER, e);
-        } finally {
-            if (linear != null) {
-                TensorMemory.closeIfCopy(input, linear);
-            }
         }
     }
 
@@ -399,9 +322,7 @@ public final class Communicator implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException(operation + " on rank " + rank() + ": the communicator is closed");
         }
-        TensorLayout layout = lastLayout != null && lastLayout.matches(tensors) ? lastLayout
-                : TensorLayout.of(operation, rank(), tensors, TensorLayout.ALL_TYPES);
-        lastLayout = layout;
+        TensorLayout layout = engine.layout(operation, tensors, TensorLayout.ALL_TYPES);
         if (op == null && !operation.equals(BROADCAST) && !operation.equals(ALL_GATHER)) {
             throw new IllegalArgumentException(operation + " on rank " + rank() + ": the reduce op is null");
         }

@@ -1,12 +1,11 @@
 package io.ringstar;
 
 import io.ringstar.config.AggregatorOptions;
-import io.ringstar.internal.algorithm.CollectiveCall;
 import io.ringstar.internal.algorithm.StarBroadcast;
 import io.ringstar.internal.algorithm.StarReduce;
-import io.ringstar.internal.engine.TransportAggregator;
-import io.ringstar.internal.engine.WindowCompression;
-import java.nio.ByteBuffer;
+import io.ringstar.internal.engine.CollectiveRequest;
+import io.ringstar.internal.engine.OutOfPlaceCollectives;
+import org.nd4j.linalg.api.ndarray.INDArray;
 
 /**
  * The star: {@link #reduceGradients} sends every worker's gradients to the servers, which average
@@ -23,21 +22,21 @@ import java.nio.ByteBuffer;
  * the world size. A server that fails fails every rank with an exception naming it. See
  * {@link StarReduce} and {@link StarBroadcast}.
  *
- * <p><b>Compression.</b> Option {@value TransportAggregator#COMPRESSION_OPTION}: {@code fp16} and
+ * <p><b>Compression.</b> Option {@value AggregatorOptions#COMPRESSION_OPTION}: {@code fp16} and
  * {@code bf16} as for the ring; {@code topk:F} sends each worker's top fraction F of every chunk as
  * index and value pairs to that chunk's server, which sums them in rank order and sends the dense
  * partition back ({@link io.ringstar.internal.algorithm.TopKStarReduce}); what was not sent is kept per
  * tensor layout and added to the next call. {@link #broadcastParams} is never compressed.
  *
  * <p>Owns the transport it is given and closes it in {@link #close()}. Each call waits at most the
- * configuration's timeout. Chunk size: option {@value TransportAggregator#CHUNK_BYTES_OPTION}
+ * configuration's timeout. Chunk size: option {@value AggregatorOptions#CHUNK_BYTES_OPTION}
  * (bytes, default 1 MiB). A CRC32C per message: option
  * {@value DistributedConfig#CHECKSUM_OPTION} (off by default; a mismatch throws
  * {@link PayloadCorruptionException}). Every rank must give the same {@value #SERVERS_OPTION} and
  * checksum option; a rank that does not fails the call, on every rank, with a
  * {@link CollectiveMismatchException}. Contracts as in {@link GradientAggregator}.
  */
-public final class ParameterServer extends TransportAggregator {
+public final class ParameterServer implements GradientAggregator {
     /**
      * Option naming how many ranks serve: ranks {@code 0 … servers-1} each serve a part of every
      * call's data (default 1, rank 0 alone); every rank is still a worker. At most the world size.
@@ -47,6 +46,7 @@ public final class ParameterServer extends TransportAggregator {
     public static final int MAX_SERVERS = 65_535;
 
     private final int servers;
+    private final OutOfPlaceCollectives collectives;
 
     /**
      * @param config this rank's configuration; its rank and world size must match the transport's
@@ -54,7 +54,8 @@ public final class ParameterServer extends TransportAggregator {
      * @throws InvalidConfigException if the transport belongs to another rank or world size
      */
     public ParameterServer(DistributedConfig config, Transport transport) {
-        super(config, transport);
+        this.collectives = new OutOfPlaceCollectives(config, transport, StarReduce::run, StarBroadcast::run,
+                CollectiveRequest.Compressible.STAR);
         this.servers = AggregatorOptions.SERVERS.value(config);
     }
 
@@ -69,17 +70,43 @@ public final class ParameterServer extends TransportAggregator {
     }
 
     @Override
-    protected void reduce(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
-        StarReduce.run(call, source, result, maxChunkElements);
+    public INDArray[] broadcastParams(INDArray... params) {
+        return collectives.broadcastParams(params);
     }
 
     @Override
-    protected void broadcast(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
-        StarBroadcast.run(call, source, result, maxChunkElements);
+    public INDArray[] reduceGradients(INDArray... grads) {
+        return collectives.reduceGradients(grads);
     }
 
     @Override
-    protected WindowCompression.Compressible compressible() {
-        return WindowCompression.Compressible.STAR;
+    public int rank() {
+        return collectives.rank();
+    }
+
+    @Override
+    public int worldSize() {
+        return collectives.worldSize();
+    }
+
+    /** Bytes this aggregator holds off-heap between calls: its buckets (a call with one tensor per type needs none). */
+    public long bufferBytes() {
+        return collectives.bufferBytes();
+    }
+
+    /**
+     * Bytes this rank has sent so far in the aggregator's collectives: every message's 64-byte header
+     * and payload (not the transport's own framing). Read it before and after a call, on the thread
+     * that makes the calls, for the bytes the call put on the wire from this rank (with compression,
+     * see {@value AggregatorOptions#COMPRESSION_OPTION}, fewer).
+     */
+    public long bytesSent() {
+        return collectives.bytesSent();
+    }
+
+    /** Closes the transport and frees the buffers. Idempotent. */
+    @Override
+    public void close() {
+        collectives.close();
     }
 }

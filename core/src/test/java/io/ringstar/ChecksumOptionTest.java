@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ringstar.config.AggregatorOptions;
 import io.ringstar.config.ConfigSources;
-import io.ringstar.internal.engine.TransportAggregator;
 import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -26,14 +26,14 @@ class ChecksumOptionTest {
     void theFlagSetsTheOptionAndSaysWhereItCameFrom() {
         ConfigSources.Resolved resolved = resolve(Map.of("checksum", "crc32c"), Map.of());
         assertEquals("crc32c", resolved.config().option(DistributedConfig.CHECKSUM_OPTION).orElseThrow());
-        assertTrue(TransportAggregator.checksummed(resolved.config()));
+        assertTrue(AggregatorOptions.CHECKSUM.value(resolved.config()));
         assertTrue(resolved.describe().contains("checksum crc32c (--checksum)"), resolved.describe());
     }
 
     @Test
     void theVariableSetsItTooAndMustAgreeWithTheFlag() {
         ConfigSources.Resolved resolved = resolve(Map.of(), Map.of("RINGSTAR_CHECKSUM", "crc32c"));
-        assertTrue(TransportAggregator.checksummed(resolved.config()));
+        assertTrue(AggregatorOptions.CHECKSUM.value(resolved.config()));
         assertTrue(resolved.describe().contains("checksum crc32c (RINGSTAR_CHECKSUM)"), resolved.describe());
         String disagree = assertThrows(InvalidConfigException.class,
                 () -> resolve(Map.of("checksum", "none"), Map.of("RINGSTAR_CHECKSUM", "crc32c"))).getMessage();
@@ -44,9 +44,9 @@ class ChecksumOptionTest {
     void offWhenNotGivenAndNotDescribed() {
         ConfigSources.Resolved resolved = resolve(Map.of(), Map.of());
         assertTrue(resolved.config().option(DistributedConfig.CHECKSUM_OPTION).isEmpty());
-        assertFalse(TransportAggregator.checksummed(resolved.config()));
+        assertFalse(AggregatorOptions.CHECKSUM.value(resolved.config()));
         assertFalse(resolved.describe().contains("checksum"), resolved.describe());
-        assertFalse(TransportAggregator.checksummed(DistributedConfig.builder()
+        assertFalse(AggregatorOptions.CHECKSUM.value(DistributedConfig.builder()
                 .option(DistributedConfig.CHECKSUM_OPTION, " NONE ").build()), "case and blanks do not matter");
     }
 

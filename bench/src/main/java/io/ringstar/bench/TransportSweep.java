@@ -10,6 +10,7 @@ import io.ringstar.cli.UsageException;
 import io.ringstar.cli.launch.RankFailureException;
 import io.ringstar.cli.launch.RankPlacement;
 import io.ringstar.cli.launch.RankThreads;
+import io.ringstar.config.AggregatorOptions;
 import io.ringstar.internal.compression.Compression;
 import io.ringstar.internal.tensor.ElementType;
 import io.ringstar.internal.tensor.TensorMemory;
@@ -119,7 +120,7 @@ final class TransportSweep implements AutoCloseable {
         (withFlags ? placement.config().options() : controlOptions(placement.config().options()))
                 .forEach(config::option);
         if (withFlags && settings.chunkBytes() != BenchSettings.AUTO) {
-            config.option(AllReduceAggregator.CHUNK_BYTES_OPTION, Integer.toString(settings.chunkBytes()));
+            config.option(AggregatorOptions.CHUNK_BYTES_OPTION, Integer.toString(settings.chunkBytes()));
         }
         return config.build();
     }
@@ -127,7 +128,7 @@ final class TransportSweep implements AutoCloseable {
     /** The job's options for the control ring: all of them but the compression, which is none. */
     static Map<String, String> controlOptions(Map<String, String> options) {
         Map<String, String> control = new LinkedHashMap<>(options);
-        control.put(AllReduceAggregator.COMPRESSION_OPTION, Compression.NONE.toString());
+        control.put(AggregatorOptions.COMPRESSION_OPTION, Compression.NONE.toString());
         return control;
     }
 

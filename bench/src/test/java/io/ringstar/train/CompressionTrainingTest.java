@@ -3,11 +3,11 @@ package io.ringstar.train;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.ringstar.AllReduceAggregator;
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
 import io.ringstar.bench.Algorithm;
 import io.ringstar.cli.launch.RankThreads;
+import io.ringstar.config.AggregatorOptions;
 import io.ringstar.transport.inproc.InProcessTransport;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -61,7 +61,7 @@ class CompressionTrainingTest {
                 Transport transport = transports.get(rank);
                 try {
                     DistributedConfig config = DistributedConfig.builder().worldSize(worldSize).rank(rank)
-                            .timeout(TIMEOUT).option(AllReduceAggregator.COMPRESSION_OPTION, compression).build();
+                            .timeout(TIMEOUT).option(AggregatorOptions.COMPRESSION_OPTION, compression).build();
                     return trainer.runWithParameters(config, transport).summary().heldOutAccuracy();
                 } finally {
                     transport.close();

@@ -2,12 +2,12 @@ package io.ringstar.testing;
 
 import io.ringstar.AllReduceAggregator;
 import io.ringstar.Communicator;
-import io.ringstar.CompressionHooks;
 import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.ParameterServer;
 import io.ringstar.ReduceOp;
 import io.ringstar.Transport;
+import io.ringstar.internal.engine.KeptResiduals;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -212,7 +212,7 @@ public abstract class CompressionCases {
                 addInto(ledger.sent, CALLS[call], results, scale);
             }
             for (int layout = 0; layout < 3; layout++) {
-                ledger.kept.put(layout, CompressionHooks.residuals(member.owner, inputs(layout, rank, 0, true)));
+                ledger.kept.put(layout, KeptResiduals.of(member.owner, inputs(layout, rank, 0, true)));
             }
             return ledger;
         });

@@ -91,29 +91,36 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
 
     /**
      * Starts the next collective: what its messages must say, and the deadline of all its waits.
+     * The element type and count follow with {@link #sized}, before the first message.
      *
      * @param op how received values are combined ({@link #receiveReduce}), null for a collective
      *     that reduces nothing; checked in every header, as is {@code root}
      * @param root the root rank of a broadcast or reduce, or {@link MessageHeader#NO_ROOT}
-     * @param layout the call's tensors, named in mismatch messages
+     * @param layout the call's tensors, whose fingerprint and count every header carries and whose
+     *     shapes mismatch messages name; null for a collective of no tensors (fingerprint 0, 0 tensors)
      * @throws IllegalArgumentException if {@code root} is neither a rank of the group nor
      *     {@link MessageHeader#NO_ROOT}; nothing has been sent then
      */
-    public CollectiveCall begin(String operation, long sequence, ReduceOp op, int root, ElementType type,
-            long elementCount, long fingerprint, int tensorCount, TensorLayout layout, Deadline deadline) {
+    public CollectiveCall begin(String operation, long sequence, ReduceOp op, int root, TensorLayout layout,
+            Deadline deadline) {
         this.operation = operation;
         this.sequence = sequence;
         this.op = op;
         this.root = root == MessageHeader.NO_ROOT ? root : TransportChecks.checkRank(root, worldSize);
-        this.type = type;
-        this.elementCount = elementCount;
-        this.fingerprint = fingerprint;
-        this.tensorCount = tensorCount;
+        this.fingerprint = layout == null ? 0 : layout.fingerprint();
+        this.tensorCount = layout == null ? 0 : layout.tensorCount();
         this.layout = layout;
         this.deadline = deadline;
         this.relayedNotice = null;
         this.source = null;
         this.sourceView = null;
+        return this;
+    }
+
+    /** Sets the element type and count of the call {@link #begin} started: what every header says it moves. */
+    public CollectiveCall sized(ElementType elementType, long elements) {
+        this.type = elementType;
+        this.elementCount = elements;
         return this;
     }
 

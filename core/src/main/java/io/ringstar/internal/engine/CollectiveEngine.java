@@ -2,17 +2,15 @@ package io.ringstar.internal.engine;
 
 import io.ringstar.CollectiveException;
 import io.ringstar.Communicator;
-import io.ringstar.Deadline;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.ParameterServer;
-import io.ringstar.ReduceOp;
 import io.ringstar.Transport;
 import io.ringstar.config.AggregatorOptions;
 import io.ringstar.internal.algorithm.CollectiveCall;
 import io.ringstar.internal.algorithm.Failures;
+import io.ringstar.internal.algorithm.RecursiveDoubling;
 import io.ringstar.internal.compression.Compression;
-import io.ringstar.internal.protocol.MessageHeader;
 import io.ringstar.internal.tensor.ElementType;
 import io.ringstar.internal.tensor.TensorBucket;
 import io.ringstar.internal.tensor.TensorLayout;
@@ -28,11 +26,12 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 
 /**
  * Runs collectives over one group's transport, one at a time, on the calling thread: what the
- * aggregators and the {@link Communicator} share. It checks the call's tensors, packs those of one
- * element type into one bucket unless they are one 'c'-order array (then the algorithm works in
- * the array's own memory), numbers the collectives, bounds each by its deadline, tells the peers
- * of a failure and refuses every call after one, and carries the optional checksum
- * ({@link DistributedConfig#CHECKSUM_OPTION}). The algorithms themselves are passed in.
+ * aggregators and the {@link Communicator} share. Every collective, whatever its kind, comes in as
+ * a {@link CollectiveRequest} to {@link #run}, the one path: it packs the tensors of one element
+ * type into one bucket unless they are one 'c'-order array (then the algorithm works in the
+ * array's own memory), numbers the collectives, bounds each by its deadline, tells the peers of a
+ * failure and refuses every call after one, and carries the optional checksum
+ * ({@link DistributedConfig#CHECKSUM_OPTION}). The algorithms themselves come with the request.
  *
  * <p>Owns the transport and the buckets, and closes them in {@link #close()}. Not thread-safe.
  */
@@ -42,6 +41,9 @@ public final class CollectiveEngine implements AutoCloseable {
     public interface Algorithm {
         void run(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements);
     }
+
+    /** The one group a call of no tensors (a barrier, an empty call) still runs as, so the ranks meet. */
+    private static final List<TensorLayout.Group> NO_GROUPS = List.of(TensorLayout.Group.empty(ElementType.FLOAT));
 
     private final Transport transport;
     /** What the user holds, for error messages: "aggregator" or "communicator". */
@@ -93,7 +95,7 @@ public final class CollectiveEngine implements AutoCloseable {
         Compression setting = AggregatorOptions.COMPRESSION.value(config);
         this.call = new CollectiveCall(sent, AggregatorOptions.CHECKSUM.value(config),
                 Math.max(chunkBytes, Double.BYTES), servers, setting);
-        this.compression = new WindowCompression(setting, worldSize);
+        this.compression = new WindowCompression(setting, worldSize, chunkBytes);
         for (ElementType type : ElementType.values()) {
             buckets.put(type, new TensorBucket(type));
         }
@@ -112,7 +114,7 @@ public final class CollectiveEngine implements AutoCloseable {
     }
 
     /** The largest payload of one message, in elements of {@code type}. */
-    public int maxChunkElements(ElementType type) {
+    int maxChunkElements(ElementType type) {
         return Math.max(1, chunkBytes / type.bytes());
     }
 
@@ -120,7 +122,7 @@ public final class CollectiveEngine implements AutoCloseable {
      * Bytes held off-heap between calls: the buckets (a call with one array per type needs none),
      * and with compression its scratch buffer and top-k residuals.
      */
-    public long bufferBytes() {
+    long bufferBytes() {
         long total = compression.bufferBytes();
         for (TensorBucket bucket : buckets.values()) {
             total += bucket.capacityBytes();
@@ -136,16 +138,11 @@ public final class CollectiveEngine implements AutoCloseable {
         return sent.bytes();
     }
 
-    /** The bucket of {@code type}, for collectives that need a buffer of their own. */
-    public TensorBucket bucket(ElementType type) {
-        return buckets.get(type);
-    }
-
     /**
      * Throws if no call may start now: the engine is closed, or the group failed (then an
      * exception of the first failure's type, with it as the cause).
      */
-    public void checkUsable(String operation) {
+    void checkUsable(String operation) {
         if (closed) {
             throw new IllegalStateException(operation + " on rank " + rank + ": the " + owner + " is closed");
         }
@@ -154,12 +151,11 @@ public final class CollectiveEngine implements AutoCloseable {
         }
     }
 
-    /** The first failure of the group, or null. */
-    public CollectiveException failure() {
-        return failure;
-    }
-
-    /** The layout of {@code tensors}, the last one's if they have the same shapes and types. */
+    /**
+     * The layout of {@code tensors}, the last call's if they have the same shapes and types: the one
+     * cache of layouts of the engine's owner. Called by the thread that issues the calls, before it
+     * hands them on; the collectives themselves read the layout from their request.
+     */
     public TensorLayout layout(String operation, INDArray[] tensors, Set<ElementType> allowed) {
         TensorLayout layout = lastLayout != null && lastLayout.matches(tensors) ? lastLayout
                 : TensorLayout.of(operation, rank, tensors, allowed);
@@ -168,52 +164,39 @@ public final class CollectiveEngine implements AutoCloseable {
     }
 
     /**
-     * Runs one collective over {@code sources}, tensor group by group (one per element type), and
-     * writes what the algorithm leaves in its result into {@code results}. {@code results} may be
-     * {@code sources} itself (in place); with {@code newResults} the engine makes each result, a
-     * new 'c'-order array of its source's shape and type, inside the failure handling (a rank
-     * that cannot allocate still tells its peers). With {@code writeResults} false the results
-     * are left as they are (the ranks of a reduce that are not its root).
+     * Runs one collective as {@code request} describes it; every collective passes here, and only
+     * here. The call is cut into windows (an {@link CollectiveRequest.Kind#IN_LAYOUT} call: one
+     * group per element type, each in windows of at most a bucket; the other kinds: one window),
+     * and each window is a collective of its own ({@link #window}): the next sequence number, its
+     * algorithm, and on any failure the group failed and the peers told. New results the request
+     * asked for are made inside that handling and freed if the call fails, so the caller never
+     * sees half a result. Blocks until done, at most the request's deadline.
+     *
+     * @throws IllegalStateException if the engine is closed
+     * @throws CollectiveException if the call or an earlier one failed (then the group is failed)
      */
-    public void run(String operation, Algorithm algorithm, ReduceOp op, int root, TensorLayout layout,
-            INDArray[] sources, INDArray[] results, boolean newResults, boolean writeResults, Deadline deadline) {
-        run(operation, algorithm, WindowCompression.Compressible.NO, op, root, layout, sources, results, newResults,
-                writeResults, deadline);
-    }
-
-    /**
-     * {@link #run(String, Algorithm, ReduceOp, int, TensorLayout, INDArray[], INDArray[], boolean, boolean,
-     * Deadline)} of an all-reduce that option compression applies to as {@code compressible} says
-     * (see {@link WindowCompression}): its SUM or AVG windows of FLOAT and DOUBLE are compressed.
-     */
-    public void run(String operation, Algorithm algorithm, WindowCompression.Compressible compressible, ReduceOp op,
-            int root, TensorLayout layout, INDArray[] sources, INDArray[] results, boolean newResults,
-            boolean writeResults, Deadline deadline) {
-        List<TensorLayout.Group> groups = layout.groups();
-        if (groups.isEmpty()) {
-            // Nothing to move, but the ranks still meet, so a rank that passed tensors is caught.
-            groups = List.of(TensorLayout.Group.empty(ElementType.FLOAT));
-        }
+    public void run(CollectiveRequest request) {
+        TensorLayout layout = request.layout();
+        // Nothing to move (a barrier, no tensors), but the ranks still meet, so a rank that passed tensors is caught.
+        List<TensorLayout.Group> groups = layout == null || layout.groups().isEmpty() ? NO_GROUPS : layout.groups();
+        boolean windowed = request.kind() == CollectiveRequest.Kind.IN_LAYOUT;
         try {
             // Indexed, not for-each: an iterator per call is an allocation the steady state avoids.
             for (int g = 0; g < groups.size(); g++) {
                 TensorLayout.Group group = groups.get(g);
-                boolean compressed = compression.applies(compressible, op, group.type());
-                long windowElements = bucketBytes / group.type().bytes();
+                boolean compressed = windowed && compression.applies(request.compressible(), request.op(),
+                        group.type());
+                long total = group.elementCount();
+                long windowElements = windowed ? bucketBytes / group.type().bytes() : Math.max(1, total);
                 if (compressed) {
                     windowElements = compression.windowElements(group.type(), windowElements);
                 }
-                long total = group.elementCount();
-                boolean inOwnMemory = group.size() == 1 && TensorMemory.isLinearInCOrder(sources[group.tensorIndex(0)])
-                        && (newResults || TensorMemory.isLinearInCOrder(results[group.tensorIndex(0)]));
-                TensorBucket bucket = inOwnMemory ? null : buckets.get(group.type());
+                TensorBucket bucket = windowed && !inOwnMemory(request, group) ? buckets.get(group.type()) : null;
                 long from = 0;
                 try {
                     do {
                         long to = Math.min(total, from + windowElements);
-                        window(operation, algorithm, compressed ? compressible : WindowCompression.Compressible.NO,
-                                op, root, layout, group, bucket, sources, results, newResults, writeResults, from, to,
-                                deadline);
+                        window(request, group, bucket, from, to, compressed);
                         from = to;
                     } while (from < total);
                 } finally {
@@ -223,9 +206,9 @@ public final class CollectiveEngine implements AutoCloseable {
                 }
             }
         } catch (RuntimeException | Error e) {
-            if (newResults) {
+            if (request.newResults()) {
                 // The caller never sees these arrays; free them now rather than leave them to a collector.
-                for (INDArray result : results) {
+                for (INDArray result : request.results()) {
                     TensorMemory.close(result);
                 }
             }
@@ -233,84 +216,109 @@ public final class CollectiveEngine implements AutoCloseable {
         }
     }
 
+    /** Whether the group is one 'c'-order array, worked on where it lies (and its result too, unless new). */
+    private static boolean inOwnMemory(CollectiveRequest request, TensorLayout.Group group) {
+        if (group.size() != 1) {
+            return false;
+        }
+        int index = group.tensorIndex(0);
+        return TensorMemory.isLinearInCOrder(request.sources()[index])
+                && (request.newResults() || TensorMemory.isLinearInCOrder(request.results()[index]));
+    }
+
     /**
      * One window of a group, elements {@code [from, to)}, as a collective of its own, with its own
-     * sequence number, so ranks stay in step window by window. With a {@code bucket}, the window is
-     * packed into it, the algorithm runs there, and the bucket is unpacked into the results;
-     * without, the group is one 'c'-order array and the algorithm reads the source array and
-     * writes the result array themselves (the same array, in place).
+     * sequence number, so ranks stay in step window by window. It begins the call (outside the
+     * failure handling: a call refused then, the engine closed or failed, has sent nothing) and
+     * runs the request's kind of collective; whatever that throws fails the group ({@link #failed}).
      */
-    private void window(String operation, Algorithm algorithm, WindowCompression.Compressible compressed, ReduceOp op,
-            int root, TensorLayout layout, TensorLayout.Group group, TensorBucket bucket, INDArray[] sources,
-            INDArray[] results, boolean newResults, boolean writeResults, long from, long to, Deadline deadline) {
+    private void window(CollectiveRequest request, TensorLayout.Group group, TensorBucket bucket, long from, long to,
+            boolean compressed) {
         ElementType type = group.type();
-        boolean compressing = compressed != WindowCompression.Compressible.NO;
-        CollectiveCall collective = begin(operation, op, root, compressing ? compression.wireType(type) : type,
-                to - from, layout, deadline);
+        CollectiveCall collective = begin(request, compressed ? compression.wireType(type) : type, to - from);
         try {
-            if (newResults && from == 0) {
-                for (int member = 0; member < group.size(); member++) {
-                    int index = group.tensorIndex(member);
-                    results[index] = TensorBucket.newResult(type, layout.shape(index));
-                }
-            }
-            ByteBuffer source;
-            ByteBuffer result;
-            if (bucket != null) {
-                source = bucket.packWindow(sources, group, from, to);
-                result = source;
-            } else {
-                int index = group.tensorIndex(0);
-                int length = Math.toIntExact((to - from) * type.bytes());
-                source = sourceBytes(sources[index], from * type.bytes(), length);
-                result = results[index] == sources[index] ? source
-                        : TensorMemory.bytes(results[index], from * type.bytes(), length);
-            }
-            if (compressing) {
-                compression.run(collective, algorithm, compressed, type, source, result, layout.fingerprint(),
-                        group.elementCount(), from, Math.toIntExact(to - from), maxChunkElements(type) * type.bytes());
-            } else {
-                algorithm.run(collective, source, result, maxChunkElements(type));
-            }
-            if (bucket != null) {
-                if (writeResults) {
-                    bucket.unpackWindow(results, group, from, to);
-                }
-                bucket.forgetFlattenedBefore(sources, group, to);
+            switch (request.kind()) {
+                case IN_LAYOUT -> inLayout(collective, request, group, bucket, from, compressed);
+                case ALL_GATHER -> GatherScatter.allGather(collective, request, maxChunkElements(type));
+                case REDUCE_SCATTER -> GatherScatter.reduceScatter(collective, request, buckets.get(type),
+                        maxChunkElements(type));
+                case BARRIER -> RecursiveDoubling.barrier(collective);
+                default -> throw new IllegalStateException("no collective of kind " + request.kind());
             }
         } catch (RuntimeException e) {
-            throw failed(operation, e);
+            throw failed(request.operation(), e);
         } catch (Error e) {
-            throw failed(operation, e);
+            throw failed(request.operation(), e);
         }
     }
 
     /**
-     * Starts the next collective: the next sequence number, and the op, root, type, count and
-     * layout that every message carries and every receiver checks. Whatever the collective then
-     * throws must go through {@link #failed}, so that it fails the group: the peers are told and
-     * later calls refused. Otherwise a rank that failed to allocate would leave its peers waiting
-     * for their timeout, and the sequence numbers would drift apart.
-     *
-     * @param layout the call's tensors, or null for a collective without any (a barrier)
+     * One window of an {@link CollectiveRequest.Kind#IN_LAYOUT} call, the {@code collective}'s element
+     * count from {@code from}. With a {@code bucket}, the window is packed into it, the algorithm
+     * runs there, and the bucket is unpacked into the results; without, the group is one 'c'-order
+     * array and the algorithm reads the source array and writes the result array themselves (the
+     * same array, in place).
      */
-    public CollectiveCall begin(String operation, ReduceOp op, int root, ElementType type, long elementCount,
-            TensorLayout layout, Deadline deadline) {
-        checkUsable(operation);
-        CollectiveCall started = call.begin(operation, sequence, op, root, type, elementCount,
-                layout == null ? 0 : layout.fingerprint(), layout == null ? 0 : layout.tensorCount(), layout, deadline);
+    private void inLayout(CollectiveCall collective, CollectiveRequest request, TensorLayout.Group group,
+            TensorBucket bucket, long from, boolean compressed) {
+        ElementType type = group.type();
+        long to = from + collective.elementCount();
+        INDArray[] sources = request.sources();
+        INDArray[] results = request.results();
+        if (request.newResults() && from == 0) {
+            for (int member = 0; member < group.size(); member++) {
+                int index = group.tensorIndex(member);
+                results[index] = TensorBucket.newResult(type, request.layout().shape(index));
+            }
+        }
+        ByteBuffer source;
+        ByteBuffer result;
+        if (bucket != null) {
+            source = bucket.packWindow(sources, group, from, to);
+            result = source;
+        } else {
+            int index = group.tensorIndex(0);
+            int length = Math.toIntExact((to - from) * type.bytes());
+            source = sourceBytes(sources[index], from * type.bytes(), length);
+            result = results[index] == sources[index] ? source
+                    : TensorMemory.bytes(results[index], from * type.bytes(), length);
+        }
+        if (compressed) {
+            compression.run(collective, request, group, source, result, from);
+        } else {
+            request.algorithm().run(collective, source, result, maxChunkElements(type));
+        }
+        if (bucket != null) {
+            if (request.writeResults()) {
+                bucket.unpackWindow(results, group, from, to);
+            }
+            bucket.forgetFlattenedBefore(sources, group, to);
+        }
+    }
+
+    /**
+     * Starts the next collective: the next sequence number, and the request's op, root and layout,
+     * with the window's type and count, which every message carries and every receiver checks.
+     * Whatever the collective then throws must go through {@link #failed}, so that it fails the
+     * group: the peers are told and later calls refused. Otherwise a rank that failed to allocate
+     * would leave its peers waiting for their timeout, and the sequence numbers would drift apart.
+     */
+    private CollectiveCall begin(CollectiveRequest request, ElementType type, long elementCount) {
+        checkUsable(request.operation());
+        CollectiveCall started = call.begin(request.operation(), sequence, request.op(), request.root(),
+                request.layout(), request.deadline()).sized(type, elementCount);
         // Counted once begun: a call refused by begin (a root out of range) sent nothing.
         sequence++;
         return started;
     }
 
-    /** The compression of this engine's all-reduces, for tests of its residuals. */
-    public WindowCompression compression() {
+    /** The compression of this engine's all-reduces; tests of its residuals reach it from this package. */
+    WindowCompression compression() {
         return compression;
     }
 
     /** Fails the group with {@code e} (see {@link #begin}) and returns what to throw. */
-    public CollectiveException failed(String operation, RuntimeException e) {
+    private CollectiveException failed(String operation, RuntimeException e) {
         if (e instanceof CollectiveException) {
             failure = (CollectiveException) e;
         } else {
@@ -325,7 +333,7 @@ public final class CollectiveEngine implements AutoCloseable {
      * Fails the group with {@code e} (see {@link #begin}), but returns the error itself (say, out
      * of memory) to reach the caller unchanged.
      */
-    public Error failed(String operation, Error e) {
+    private Error failed(String operation, Error e) {
         failure = new CollectiveException(operation, rank, CollectiveException.NO_RANK, "unexpected error: " + e, e);
         call.abortPeers(failure);
         return e;
@@ -335,7 +343,7 @@ public final class CollectiveEngine implements AutoCloseable {
      * A view of {@code source}'s bytes from {@code fromByte}, the same view as last time if the same array came
      * back.
      */
-    public ByteBuffer sourceBytes(INDArray source, long fromByte, int length) {
+    private ByteBuffer sourceBytes(INDArray source, long fromByte, int length) {
         if (fromByte != 0) {
             return TensorMemory.bytes(source, fromByte, length);
         }

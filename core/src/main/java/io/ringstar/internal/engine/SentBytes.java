@@ -11,7 +11,7 @@ import java.time.Duration;
  * abort notices included. Counted on the thread that runs the collectives; read between calls.
  * Everything else goes straight to the transport, which the engine still owns and closes.
  */
-public final class SentBytes implements Transport {
+final class SentBytes implements Transport {
     private final Transport transport;
     private long bytes;
 
@@ -20,7 +20,7 @@ public final class SentBytes implements Transport {
     }
 
     /** Bytes of every message sent so far: headers and payloads. */
-    public long bytes() {
+    long bytes() {
         return bytes;
     }
 

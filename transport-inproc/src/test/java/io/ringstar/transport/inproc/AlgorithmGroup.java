@@ -35,9 +35,9 @@ final class AlgorithmGroup {
             this.callTimeout = callTimeout;
         }
 
-        /** Begins the next collective of {@code count} elements, with no layout (fingerprint 0, one tensor). */
+        /** Begins the next collective of {@code count} elements, with no layout (fingerprint 0, no tensors). */
         CollectiveCall begin(String operation, ReduceOp op, int root, ElementType type, long count) {
-            return call.begin(operation, sequence++, op, root, type, count, 0L, 1, null, Deadline.after(callTimeout));
+            return call.begin(operation, sequence++, op, root, null, Deadline.after(callTimeout)).sized(type, count);
         }
     }
 

@@ -3,7 +3,7 @@ package io.ringstar.transport.netty.system;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.ringstar.AllReduceAggregator;
+import io.ringstar.config.AggregatorOptions;
 import io.ringstar.testing.ChildProcess;
 import io.ringstar.testing.Ports;
 import io.ringstar.testing.RankMain;
@@ -92,7 +92,7 @@ class MultiProcessSystemTest {
                 .set("counts", "0,1,1009,1001,65537,7")
                 .set("timeout-ms", 60_000)
                 .set("job", "exact" + worldSize)
-                .set("option." + AllReduceAggregator.CHUNK_BYTES_OPTION, 10001);
+                .set("option." + AggregatorOptions.CHUNK_BYTES_OPTION, 10001);
         for (int rank = 0; rank < worldSize; rank++) {
             job.start(common.copy().set("rank", rank));
         }

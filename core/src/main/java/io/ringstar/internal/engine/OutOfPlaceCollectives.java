@@ -1,0 +1,108 @@
+package io.ringstar.internal.engine;
+
+import io.ringstar.Deadline;
+import io.ringstar.DistributedConfig;
+import io.ringstar.InvalidConfigException;
+import io.ringstar.ReduceOp;
+import io.ringstar.Transport;
+import io.ringstar.internal.tensor.TensorLayout;
+import java.time.Duration;
+import org.nd4j.linalg.api.ndarray.INDArray;
+
+/**
+ * The two calls of a {@link io.ringstar.GradientAggregator}, out of place (new result arrays, the
+ * inputs untouched), over a {@link CollectiveEngine}, which packs tensors, numbers the collectives,
+ * bounds each by the timeout and fails the group on the first failure. The star and the ring each
+ * hold one, made with their two algorithms; they differ in nothing else.
+ *
+ * <p>Owns the engine, and through it the transport, and closes them in {@link #close()}. Each call
+ * blocks until done, at most the configuration's timeout. Not thread-safe: one call at a time.
+ */
+public final class OutOfPlaceCollectives implements AutoCloseable {
+    private static final String BROADCAST = "broadcastParams";
+    private static final String REDUCE = "reduceGradients";
+
+    private final CollectiveEngine engine;
+    private final Duration timeout;
+    private final CollectiveEngine.Algorithm reduce;
+    private final CollectiveEngine.Algorithm broadcast;
+    private final CollectiveRequest.Compressible compressible;
+    /** The one request of this object's calls, refilled per call, so that a call allocates none. */
+    private final CollectiveRequest request = new CollectiveRequest();
+
+    /**
+     * @param config this rank's configuration; its rank and world size must match the transport's
+     * @param transport an open transport for the group; owned from now on
+     * @param reduce the algorithm of {@link #reduceGradients}, per window; an object made once, since a
+     *     method reference made per call would allocate
+     * @param broadcast the algorithm of {@link #broadcastParams}, per window, from rank 0
+     * @param compressible which sparse algorithm {@code topk} compression uses for {@link #reduceGradients}
+     * @throws InvalidConfigException if the transport belongs to another rank or world size, or an
+     *     option has a value it does not take
+     */
+    public OutOfPlaceCollectives(DistributedConfig config, Transport transport, CollectiveEngine.Algorithm reduce,
+            CollectiveEngine.Algorithm broadcast, CollectiveRequest.Compressible compressible) {
+        this.engine = new CollectiveEngine(config, transport, "aggregator");
+        this.timeout = config.timeout();
+        this.reduce = reduce;
+        this.broadcast = broadcast;
+        this.compressible = compressible;
+    }
+
+    /** Rank 0's {@code params}, as new arrays, on every rank. */
+    public INDArray[] broadcastParams(INDArray... params) {
+        INDArray[] results = start(BROADCAST, params);
+        engine.run(request.newResults(BROADCAST, broadcast, layout(BROADCAST, params), params, results,
+                Deadline.after(timeout)).root(0));
+        return results;
+    }
+
+    /** The element-wise average of {@code grads} over all ranks, as new arrays, on every rank. */
+    public INDArray[] reduceGradients(INDArray... grads) {
+        INDArray[] results = start(REDUCE, grads);
+        engine.run(request.newResults(REDUCE, reduce, layout(REDUCE, grads), grads, results, Deadline.after(timeout))
+                .op(ReduceOp.AVG).compressible(compressible));
+        return results;
+    }
+
+    /** This rank. */
+    public int rank() {
+        return engine.rank();
+    }
+
+    /** Number of ranks in the group. */
+    public int worldSize() {
+        return engine.worldSize();
+    }
+
+    /** Bytes held off-heap between calls: the buckets, and with compression its scratch and residuals. */
+    public long bufferBytes() {
+        return engine.bufferBytes();
+    }
+
+    /** Bytes of every message sent so far: headers and payloads (see {@link CollectiveEngine#bytesSent()}). */
+    public long bytesSent() {
+        return engine.bytesSent();
+    }
+
+    /** Closes the transport and frees the buffers. Idempotent. */
+    @Override
+    public void close() {
+        engine.close();
+    }
+
+    /** The engine; tests of the compression's residuals reach it from this package. */
+    CollectiveEngine engine() {
+        return engine;
+    }
+
+    /** Checks that a call may start (before its tensors are read) and makes the array of its results. */
+    private INDArray[] start(String operation, INDArray[] tensors) {
+        engine.checkUsable(operation);
+        return new INDArray[tensors == null ? 0 : tensors.length];
+    }
+
+    private TensorLayout layout(String operation, INDArray[] tensors) {
+        return engine.layout(operation, tensors, TensorLayout.FLOATING_POINT);
+    }
+}
