@@ -1,6 +1,7 @@
 package io.ringstar.internal.algorithm;
 
 import io.ringstar.CollectiveException;
+import io.ringstar.internal.protocol.FailureKind;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -12,7 +13,8 @@ import java.nio.charset.StandardCharsets;
  * of the failure too instead of waiting for their own timeout.
  *
  * <pre>
- *  0: u8 failure kind (1 timeout, 2 peer failure, 3 mismatch, 4 other, 5 corruption), 3 bytes zero
+ *  0: u8 failure kind ({@link FailureKind#code()}: 1 timeout, 2 peer failure, 3 mismatch, 4 other,
+ *     5 corruption), 3 bytes zero
  *  4: int32 origin rank
  *  8: int32 the rank the origin's failure concerned (a dead peer, say), or -1
  * 12: int32 UTF-8 text length, then the text (at most {@link #MAX_TEXT_BYTES} bytes)
@@ -23,21 +25,21 @@ final class AbortNotice {
     static final int MAX_TEXT_BYTES = 2000;
     static final int MAX_BYTES = HEADER_BYTES + MAX_TEXT_BYTES;
 
-    final int failureCode;
+    final FailureKind kind;
     final int originRank;
     /** The rank the origin's failure concerned, or {@link CollectiveException#NO_RANK}. */
     final int concernedRank;
     final String text;
 
-    AbortNotice(int failureCode, int originRank, int concernedRank, String text) {
-        this.failureCode = failureCode;
+    AbortNotice(FailureKind kind, int originRank, int concernedRank, String text) {
+        this.kind = kind;
         this.originRank = originRank;
         this.concernedRank = concernedRank;
         this.text = text;
     }
 
     static AbortNotice of(int originRank, CollectiveException failure) {
-        return new AbortNotice(Failures.code(failure), originRank, failure.peerRank(), failure.getMessage());
+        return new AbortNotice(FailureKind.of(failure), originRank, failure.peerRank(), failure.getMessage());
     }
 
     /**
@@ -56,12 +58,16 @@ final class AbortNotice {
             length--;
         }
         ByteBuffer out = ByteBuffer.allocate(HEADER_BYTES + length).order(ByteOrder.LITTLE_ENDIAN);
-        out.put((byte) failureCode).put((byte) 0).put((byte) 0).put((byte) 0);
+        out.put((byte) kind.code()).put((byte) 0).put((byte) 0).put((byte) 0);
         out.putInt(originRank).putInt(concernedRank).putInt(length).put(utf8, 0, length);
         return out.flip();
     }
 
-    /** Reads a notice from {@code length} bytes at {@code offset}; {@code null} if they are not one. */
+    /**
+     * Reads a notice from {@code length} bytes at {@code offset}; {@code null} if they are not one.
+     * A notice of a kind this rank does not know (a newer peer's) still stops the group: it is read
+     * as {@link FailureKind#OTHER}, its text prefixed with the unknown code.
+     */
     static AbortNotice decode(ByteBuffer buffer, int offset, int length) {
         if (length < HEADER_BYTES) {
             return null;
@@ -76,6 +82,11 @@ final class AbortNotice {
         }
         byte[] utf8 = new byte[textLength];
         in.get(offset + HEADER_BYTES, utf8);
-        return new AbortNotice(code, origin, concerned, new String(utf8, StandardCharsets.UTF_8));
+        String text = new String(utf8, StandardCharsets.UTF_8);
+        if (!FailureKind.isKnown(code)) {
+            return new AbortNotice(FailureKind.OTHER, origin, concerned, "failure of unknown kind code " + code + ": "
+                    + text);
+        }
+        return new AbortNotice(FailureKind.fromCode(code), origin, concerned, text);
     }
 }

@@ -109,7 +109,7 @@ abstract class CallHeaders {
                 // The peer named is the rank the failure is about (a dead rank, not the neighbour
                 // that passed the news on); the text says who noticed.
                 int culprit = notice.culprit() == rank ? notice.originRank : notice.culprit();
-                throw fail(Failures.create(notice.failureCode, operation, rank, culprit,
+                throw fail(notice.kind.create(operation, rank, culprit,
                         "rank " + notice.originRank + " failed and stopped the group: " + notice.text, null));
             }
         }

@@ -1,10 +1,8 @@
 package io.ringstar.internal.async;
 
 import io.ringstar.CollectiveException;
-import io.ringstar.CollectiveMismatchException;
-import io.ringstar.CollectiveTimeoutException;
-import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
+import io.ringstar.internal.protocol.FailureKind;
 import java.nio.ByteBuffer;
 
 /** Rewraps a failure for this rank's report while keeping its type and the rank it is about. */
@@ -13,52 +11,32 @@ final class AsyncFailures {
     }
 
     /**
-     * An exception of {@code cause}'s type (peer failure, timeout, mismatch, or the base type)
-     * reported by {@code rank}, about {@code cause}'s peer if it names one, else {@code peer}.
+     * An exception of {@code cause}'s kind ({@link FailureKind#of}) reported by {@code rank}, about
+     * {@code cause}'s peer if it names one, else {@code peer}.
      */
     static CollectiveException about(CollectiveException cause, String operation, int rank, int peer,
             String detail) {
         int about = cause.peerRank() != CollectiveException.NO_RANK && cause.peerRank() != rank ? cause.peerRank()
                 : peer;
-        if (cause instanceof PeerFailureException) {
-            return new PeerFailureException(operation, rank, about, detail, cause);
-        }
-        if (cause instanceof CollectiveTimeoutException) {
-            return new CollectiveTimeoutException(operation, rank, about, detail, cause);
-        }
-        if (cause instanceof CollectiveMismatchException) {
-            return new CollectiveMismatchException(operation, rank, about, detail, cause);
-        }
-        return new CollectiveException(operation, rank, about, detail, cause);
+        return FailureKind.of(cause).create(operation, rank, about, detail, cause);
     }
 
-    /** The code of a failure's type, as an ABORT carries it: 1 peer failure, 2 timeout, 3 mismatch, 0 other. */
+    /** The code of a failure's kind, as an ABORT carries it in its step field ({@link FailureKind#code()}). */
     static long code(CollectiveException failure) {
-        if (failure instanceof PeerFailureException) {
-            return 1;
-        }
-        if (failure instanceof CollectiveTimeoutException) {
-            return 2;
-        }
-        return failure instanceof CollectiveMismatchException ? 3 : 0;
-    }
-
-    /** A failure of the type {@link #code} gave, reported by {@code rank} about {@code about}. */
-    static CollectiveException of(long code, String operation, int rank, int about, String detail) {
-        return switch ((int) code) {
-            case 1 -> new PeerFailureException(operation, rank, about, detail);
-            case 2 -> new CollectiveTimeoutException(operation, rank, about, detail);
-            case 3 -> new CollectiveMismatchException(operation, rank, about, detail);
-            default -> new CollectiveException(operation, rank, about, detail);
-        };
+        return FailureKind.of(failure).code();
     }
 
     /** The failure an ABORT {@code message} from {@code peer} (a {@code role}) tells of, as this rank reports it. */
     static CollectiveException told(AsyncMessages.Header message, ByteBuffer buffer, String operation, int rank,
             int peer, String role) {
         int about = message.failedRank() >= 0 && message.failedRank() != rank ? message.failedRank() : peer;
-        return of(message.step(), operation, rank, about, role + " rank " + peer + " stopped the training: "
-                + AsyncMessages.reason(buffer, message));
+        String reason = role + " rank " + peer + " stopped the training: " + AsyncMessages.reason(buffer, message);
+        if (!FailureKind.isKnown(message.step())) {
+            // A peer's kind this rank does not know still stops the training, as a failure of no particular kind.
+            return new CollectiveException(operation, rank, about, "failure of unknown kind code " + message.step()
+                    + ": " + reason);
+        }
+        return FailureKind.fromCode(message.step()).create(operation, rank, about, reason, null);
     }
 
     /**

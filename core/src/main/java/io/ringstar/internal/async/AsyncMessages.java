@@ -52,8 +52,11 @@ import java.util.Arrays;
 public final class AsyncMessages {
     /** "RSAP" read as a little-endian int. */
     public static final int MAGIC = 0x50415352;
-    /** This format's version. */
-    public static final byte PROTOCOL_VERSION = 1;
+    /**
+     * This format's version. 2: an ABORT's failure kind is {@link io.ringstar.internal.protocol.FailureKind}'s
+     * code, the collectives' numbering (version 1 numbered the kinds its own way).
+     */
+    public static final byte PROTOCOL_VERSION = 2;
     /** Bytes of the header. */
     public static final int HEADER_BYTES = 72;
     /** Longest ABORT reason sent, in UTF-8 bytes; longer reasons are cut. */
@@ -124,7 +127,8 @@ public final class AsyncMessages {
 
     /**
      * An ABORT message (header and reason in one buffer) about {@code failedRank}; {@code step}
-     * carries the failure's type ({@code AsyncFailures.code}), so the receiver throws the same type.
+     * carries the failure's kind ({@link io.ringstar.internal.protocol.FailureKind#code()}), so the
+     * receiver throws the same type.
      */
     public static ByteBuffer abort(int servers, int failedRank, long type, String reason) {
         byte[] whole = reason.getBytes(StandardCharsets.UTF_8);

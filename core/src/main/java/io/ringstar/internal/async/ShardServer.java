@@ -8,6 +8,7 @@ import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.Deadline;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
+import io.ringstar.internal.protocol.FailureKind;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -272,7 +273,8 @@ public final class ShardServer {
         CollectiveException reason = state.failure();
         int about = reason == null || reason.peerRank() == CollectiveException.NO_RANK ? rank : reason.peerRank();
         try {
-            transport.send(peer, AsyncMessages.abort(servers, about, reason == null ? 0 : AsyncFailures.code(reason),
+            transport.send(peer, AsyncMessages.abort(servers, about, reason == null ? FailureKind.OTHER.code()
+                    : AsyncFailures.code(reason),
                     "server rank " + rank + " stopped: " + (reason == null ? "failed" : reason.getMessage())));
         } catch (RuntimeException ignored) {
             // The worker or its link is gone; the failure is recorded and serve() throws it.

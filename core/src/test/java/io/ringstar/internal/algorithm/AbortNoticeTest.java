@@ -9,6 +9,7 @@ import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveMismatchException;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.PeerFailureException;
+import io.ringstar.internal.protocol.FailureKind;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -18,7 +19,7 @@ class AbortNoticeTest {
 
     @Test
     void encodeThenDecodeRoundTrips() {
-        AbortNotice notice = new AbortNotice(3, 5, CollectiveException.NO_RANK,
+        AbortNotice notice = new AbortNotice(FailureKind.MISMATCH, 5, CollectiveException.NO_RANK,
                 "reduceGradients on rank 5 (peer rank 2): shapes differ, π ≠ 3");
         ByteBuffer encoded = notice.encode();
         int textBytes = notice.text.getBytes(StandardCharsets.UTF_8).length;
@@ -27,14 +28,14 @@ class AbortNoticeTest {
 
         AbortNotice decoded = AbortNotice.decode(encoded, 0, encoded.remaining());
         assertNotNull(decoded);
-        assertEquals(3, decoded.failureCode);
+        assertEquals(FailureKind.MISMATCH, decoded.kind);
         assertEquals(5, decoded.originRank);
         assertEquals(notice.text, decoded.text);
     }
 
     @Test
     void layoutIsLittleEndianAsDocumented() {
-        ByteBuffer encoded = new AbortNotice(2, 0x01020304, 0x0A0B0C0D, "ab").encode();
+        ByteBuffer encoded = new AbortNotice(FailureKind.PEER_FAILURE, 0x01020304, 0x0A0B0C0D, "ab").encode();
         assertEquals(18, encoded.remaining());
         byte[] expected = {2, 0, 0, 0, 4, 3, 2, 1, 0x0D, 0x0C, 0x0B, 0x0A, 2, 0, 0, 0, 'a', 'b'};
         byte[] actual = new byte[18];
@@ -44,7 +45,7 @@ class AbortNoticeTest {
 
     @Test
     void decodesAtAnOffsetInsideALargerBuffer() {
-        ByteBuffer encoded = new AbortNotice(1, 9, CollectiveException.NO_RANK, "timed out").encode();
+        ByteBuffer encoded = new AbortNotice(FailureKind.TIMEOUT, 9, CollectiveException.NO_RANK, "timed out").encode();
         ByteBuffer message = ByteBuffer.allocate(48 + encoded.remaining() + 16);
         for (int i = 0; i < message.capacity(); i++) {
             message.put(i, (byte) 0x7F);
@@ -54,7 +55,7 @@ class AbortNoticeTest {
 
         AbortNotice decoded = AbortNotice.decode(message, 48, encoded.remaining());
         assertNotNull(decoded);
-        assertEquals(1, decoded.failureCode);
+        assertEquals(FailureKind.TIMEOUT, decoded.kind);
         assertEquals(9, decoded.originRank);
         assertEquals("timed out", decoded.text);
         assertEquals(3, message.position());
@@ -63,18 +64,18 @@ class AbortNoticeTest {
 
     @Test
     void emptyTextRoundTrips() {
-        ByteBuffer encoded = new AbortNotice(4, 0, CollectiveException.NO_RANK, "").encode();
+        ByteBuffer encoded = new AbortNotice(FailureKind.OTHER, 0, CollectiveException.NO_RANK, "").encode();
         assertEquals(AbortNotice.HEADER_BYTES, encoded.remaining());
         AbortNotice decoded = AbortNotice.decode(encoded, 0, AbortNotice.HEADER_BYTES);
         assertNotNull(decoded);
-        assertEquals(4, decoded.failureCode);
+        assertEquals(FailureKind.OTHER, decoded.kind);
         assertEquals("", decoded.text);
     }
 
     @Test
     void longTextIsTruncatedToTheMaximum() {
         String text = "x".repeat(5000);
-        ByteBuffer encoded = new AbortNotice(4, 1, CollectiveException.NO_RANK, text).encode();
+        ByteBuffer encoded = new AbortNotice(FailureKind.OTHER, 1, CollectiveException.NO_RANK, text).encode();
         assertEquals(AbortNotice.MAX_BYTES, encoded.remaining());
         assertEquals(AbortNotice.HEADER_BYTES + 2000, AbortNotice.MAX_BYTES);
         assertEquals(2000, encoded.getInt(12));
@@ -86,7 +87,7 @@ class AbortNoticeTest {
     @Test
     void textOfExactlyTheMaximumIsKept() {
         String text = "é".repeat(1000); // 2000 UTF-8 bytes
-        ByteBuffer encoded = new AbortNotice(4, 1, CollectiveException.NO_RANK, text).encode();
+        ByteBuffer encoded = new AbortNotice(FailureKind.OTHER, 1, CollectiveException.NO_RANK, text).encode();
         assertEquals(AbortNotice.MAX_BYTES, encoded.remaining());
         assertEquals(text, AbortNotice.decode(encoded, 0, encoded.remaining()).text);
     }
@@ -94,7 +95,7 @@ class AbortNoticeTest {
     @Test
     void truncationKeepsWholeCharacters() {
         String text = "a" + "é".repeat(1500); // 1 + 3000 bytes; byte 2000 is the middle of an 'é'
-        ByteBuffer encoded = new AbortNotice(4, 1, CollectiveException.NO_RANK, text).encode();
+        ByteBuffer encoded = new AbortNotice(FailureKind.OTHER, 1, CollectiveException.NO_RANK, text).encode();
         String decoded = AbortNotice.decode(encoded, 0, encoded.remaining()).text;
         assertTrue(text.startsWith(decoded), "decoded text ends with " + (int) decoded.charAt(decoded.length() - 1));
         assertEquals(1 + 999, decoded.length());
@@ -102,7 +103,7 @@ class AbortNoticeTest {
 
     @Test
     void tooShortIsNotANotice() {
-        ByteBuffer encoded = new AbortNotice(1, 2, CollectiveException.NO_RANK, "hello").encode();
+        ByteBuffer encoded = new AbortNotice(FailureKind.TIMEOUT, 2, CollectiveException.NO_RANK, "hello").encode();
         for (int length = 0; length < AbortNotice.HEADER_BYTES; length++) {
             assertNull(AbortNotice.decode(encoded, 0, length), "length " + length);
         }
@@ -110,7 +111,7 @@ class AbortNoticeTest {
 
     @Test
     void textLengthBeyondTheMessageIsNotANotice() {
-        ByteBuffer encoded = new AbortNotice(1, 2, CollectiveException.NO_RANK, "hello").encode();
+        ByteBuffer encoded = new AbortNotice(FailureKind.TIMEOUT, 2, CollectiveException.NO_RANK, "hello").encode();
         // The message is cut one byte short of the text it announces.
         assertNull(AbortNotice.decode(encoded, 0, encoded.remaining() - 1));
 
@@ -135,21 +136,27 @@ class AbortNoticeTest {
     void ofKeepsTheFailureKindAndMessage() {
         CollectiveException timeout = new CollectiveTimeoutException("recv", 1, 2, "no data for 5 s");
         AbortNotice notice = AbortNotice.of(1, timeout);
-        assertEquals(Failures.TIMEOUT, notice.failureCode);
+        assertEquals(FailureKind.TIMEOUT, notice.kind);
         assertEquals(1, notice.originRank);
         assertEquals(2, notice.concernedRank);
         assertEquals(2, notice.culprit());
         assertEquals(2, AbortNotice.decode(notice.encode(), 0, notice.encode().remaining()).culprit());
         assertEquals("recv on rank 1 (peer rank 2): no data for 5 s", notice.text);
 
-        assertEquals(Failures.PEER_FAILURE,
-                AbortNotice.of(0, new PeerFailureException("recv", 0, 1, "gone")).failureCode);
-        assertEquals(Failures.MISMATCH,
-                AbortNotice.of(0, new CollectiveMismatchException("reduceGradients", 0, 1, "shape")).failureCode);
-        assertEquals(Failures.OTHER, AbortNotice.of(0, new CollectiveException("send", 0, 1, "x")).failureCode);
-        assertEquals(1, Failures.TIMEOUT);
-        assertEquals(2, Failures.PEER_FAILURE);
-        assertEquals(3, Failures.MISMATCH);
-        assertEquals(4, Failures.OTHER);
+        assertEquals(FailureKind.PEER_FAILURE,
+                AbortNotice.of(0, new PeerFailureException("recv", 0, 1, "gone")).kind);
+        assertEquals(FailureKind.MISMATCH,
+                AbortNotice.of(0, new CollectiveMismatchException("reduceGradients", 0, 1, "shape")).kind);
+        assertEquals(FailureKind.OTHER, AbortNotice.of(0, new CollectiveException("send", 0, 1, "x")).kind);
+    }
+
+    @Test
+    void aNoticeOfAnUnknownKindStillStopsTheGroupAndNamesTheCode() {
+        ByteBuffer encoded = new AbortNotice(FailureKind.OTHER, 3, CollectiveException.NO_RANK, "disk full").encode();
+        encoded.put(0, (byte) 77);
+        AbortNotice decoded = AbortNotice.decode(encoded, 0, encoded.remaining());
+        assertEquals(FailureKind.OTHER, decoded.kind);
+        assertEquals(3, decoded.originRank);
+        assertEquals("failure of unknown kind code 77: disk full", decoded.text);
     }
 }
