@@ -21,7 +21,6 @@ import java.util.concurrent.locks.ReentrantLock;
 final class ShardState {
     private final int rank;
     private final int servers;
-    private final int workers;
     private final long total;
     private final long offset;
     private final int length;
@@ -34,8 +33,8 @@ final class ShardState {
     private final Condition changed = lock.newCondition();
     private float[] parameters;
     private float[][] optimizerState;
-    private final long[] clock;
-    private final boolean[] done;
+    /** Each worker's clock and whether it finished. */
+    private final WorkerClocks clocks;
     private long version;
     /** Counts updates, pulls and finishes: what a wait for the others may see move. */
     private long progress;
@@ -58,7 +57,6 @@ final class ShardState {
             Duration timeout, String operation, ShardCheckpoints checkpoints) {
         this.rank = rank;
         this.servers = servers;
-        this.workers = workers;
         this.total = total;
         this.offset = offset;
         this.length = length;
@@ -66,8 +64,7 @@ final class ShardState {
         this.timeout = timeout;
         this.operation = operation;
         this.checkpoints = checkpoints;
-        this.clock = new long[workers];
-        this.done = new boolean[workers];
+        this.clocks = new WorkerClocks(workers);
     }
 
     /**
@@ -90,7 +87,7 @@ final class ShardState {
                     initial = saved.get().parameters();
                     state = saved.get().optimizerState();
                     version = saved.get().version();
-                    System.arraycopy(saved.get().clocks(), 0, clock, 0, workers);
+                    clocks.restore(saved.get().clocks());
                 }
             }
             optimizerState = state;
@@ -111,7 +108,7 @@ final class ShardState {
     private long clock(int worker) {
         lock.lock();
         try {
-            return clock[worker];
+            return clocks.of(worker);
         } finally {
             lock.unlock();
         }
@@ -129,11 +126,11 @@ final class ShardState {
         int peer = servers + worker;
         lock.lock();
         try {
-            if (message.step() > clock[worker]) {
+            if (message.step() > clocks.of(worker)) {
                 throw new CollectiveMismatchException(operation, rank, peer, "worker rank " + peer + " pushed step "
-                        + message.step() + ", but this server has applied " + clock[worker] + " of its gradients");
+                        + message.step() + ", but this server has applied " + clocks.of(worker) + " of its gradients");
             }
-            if (message.step() < clock[worker]) {
+            if (message.step() < clocks.of(worker)) {
                 // Applied before a resume, whose checkpoint of this server is newer than another's: answered, not
                 // applied again, and not held back (the servers that still apply it hold the worker back).
                 pack(header, payload, AsyncMessages.PARAMS, message.step());
@@ -149,24 +146,24 @@ final class ShardState {
             maxGradientAge = Math.max(maxGradientAge, version - message.version());
             version++;
             progress++;
-            clock[worker]++;
+            clocks.advance(worker);
             changed.signalAll();
             if (checkpoints != null && settings.checkpointEvery() > 0 && version % settings.checkpointEvery() == 0) {
                 try {
-                    checkpoints.save(version, parameters, optimizerState, clock);
+                    checkpoints.save(version, parameters, optimizerState, clocks.all());
                 } catch (RuntimeException e) {
                     return failHere(checkpointFailure(e), e);
                 }
             }
             Deadline deadline = Deadline.after(timeout);
             boolean waited = false;
-            while (failure == null && clock[worker] - slowestClock() > settings.maxStaleness()) {
+            while (failure == null && clocks.of(worker) - clocks.slowest() > settings.maxStaleness()) {
                 waited = true;
                 long left = deadline.remainingNanos();
                 if (left <= 0) {
-                    int slowest = servers + slowestWorker();
+                    int slowest = servers + clocks.slowestWorker();
                     throw new CollectiveTimeoutException(operation, rank, slowest, "worker rank " + peer + " is "
-                            + (clock[worker] - slowestClock()) + " updates ahead of worker rank " + slowest
+                            + (clocks.of(worker) - clocks.slowest()) + " updates ahead of worker rank " + slowest
                             + " (bound " + settings.maxStaleness() + "), which pushed nothing for " + timeout);
                 }
                 changed.awaitNanos(left);
@@ -177,7 +174,7 @@ final class ShardState {
             if (waited) {
                 heldBack++;
             }
-            maxLead = Math.max(maxLead, clock[worker] - slowestClock());
+            maxLead = Math.max(maxLead, clocks.of(worker) - clocks.slowest());
             pack(header, payload, AsyncMessages.PARAMS, message.step());
             return true;
         } finally {
@@ -194,11 +191,11 @@ final class ShardState {
         int peer = servers + worker;
         lock.lock();
         try {
-            if (message.step() != clock[worker]) {
+            if (message.step() != clocks.of(worker)) {
                 throw new CollectiveMismatchException(operation, rank, peer, "worker rank " + peer + " finished after "
-                        + message.step() + " steps; this server applied " + clock[worker] + " of its gradients");
+                        + message.step() + " steps; this server applied " + clocks.of(worker) + " of its gradients");
             }
-            done[worker] = true;
+            clocks.finish(worker);
             progress++;
             changed.signalAll();
             FinishWait wait = new FinishWait();
@@ -223,7 +220,7 @@ final class ShardState {
         lock.lock();
         try {
             long until = System.nanoTime() + Math.max(1, Deadline.saturatedNanos(timeout) / 4);
-            while (failure == null && !allDone()) {
+            while (failure == null && !clocks.allDone()) {
                 // An update wakes this wait at once, so WAITING reaches the worker well inside its own wait for
                 // FINAL (twice the timeout) however the others' pushes fall; the spacing keeps fast trainers
                 // from flooding the finished worker with one WAITING per update.
@@ -237,8 +234,8 @@ final class ShardState {
             if (failure != null) {
                 return AsyncMessages.ABORT;
             }
-            if (allDone()) {
-                pack(header, payload, AsyncMessages.FINAL, clock[worker]);
+            if (clocks.allDone()) {
+                pack(header, payload, AsyncMessages.FINAL, clocks.of(worker));
                 return AsyncMessages.FINAL;
             }
             if (progress != wait.seen) {
@@ -246,12 +243,12 @@ final class ShardState {
                 wait.seen = progress;
                 wait.deadline = Deadline.after(timeout);
                 wait.sentAt = System.nanoTime();
-                AsyncMessages.Header.of(AsyncMessages.WAITING, servers, version, clock[worker], total, offset, 0)
+                AsyncMessages.Header.of(AsyncMessages.WAITING, servers, version, clocks.of(worker), total, offset, 0)
                         .writeTo(header);
                 return AsyncMessages.WAITING;
             }
             if (wait.deadline.passed()) {
-                int slowest = servers + slowestWorker();
+                int slowest = servers + clocks.slowestWorker();
                 throw new CollectiveTimeoutException(operation, rank, slowest, "worker rank " + slowest
                         + " neither pushed, pulled nor finished for " + timeout + " while worker rank "
                         + (servers + worker) + " waited for every worker to finish");
@@ -289,7 +286,7 @@ final class ShardState {
             }
             if (checkpoints != null) {
                 try {
-                    checkpoints.save(version, parameters, optimizerState, clock);
+                    checkpoints.save(version, parameters, optimizerState, clocks.all());
                 } catch (RuntimeException e) {
                     failHere(checkpointFailure(e), e);
                     throw failure;
@@ -372,36 +369,5 @@ final class ShardState {
         } finally {
             lock.unlock();
         }
-    }
-
-    private boolean allDone() {
-        for (boolean finished : done) {
-            if (!finished) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** Lowest clock among the workers still training. */
-    private long slowestClock() {
-        long lowest = Long.MAX_VALUE;
-        for (int w = 0; w < workers; w++) {
-            if (!done[w]) {
-                lowest = Math.min(lowest, clock[w]);
-            }
-        }
-        return lowest == Long.MAX_VALUE ? 0 : lowest;
-    }
-
-    /** The unfinished worker with the lowest clock. */
-    private int slowestWorker() {
-        int slowest = -1;
-        for (int w = 0; w < workers; w++) {
-            if (!done[w] && (slowest < 0 || clock[w] < clock[slowest])) {
-                slowest = w;
-            }
-        }
-        return Math.max(slowest, 0);
     }
 }
