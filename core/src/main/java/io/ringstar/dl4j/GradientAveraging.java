@@ -40,7 +40,7 @@ final class GradientAveraging extends BaseTrainingListener {
     GradientAveraging(TrainedNetwork network, GradientAggregator aggregator) {
         this.network = network;
         this.aggregator = aggregator;
-        this.rank = StepFailures.rankOf(aggregator);
+        this.rank = aggregator.rank();
     }
 
     /**

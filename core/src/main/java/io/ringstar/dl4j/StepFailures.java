@@ -1,9 +1,6 @@
 package io.ringstar.dl4j;
 
-import io.ringstar.AllReduceAggregator;
 import io.ringstar.CollectiveException;
-import io.ringstar.GradientAggregator;
-import io.ringstar.ParameterServer;
 import io.ringstar.internal.algorithm.Failures;
 
 /**
@@ -13,17 +10,6 @@ import io.ringstar.internal.algorithm.Failures;
  */
 final class StepFailures {
     private StepFailures() {
-    }
-
-    /** This rank in {@code aggregator}'s group where the aggregator says, else {@link CollectiveException#NO_RANK}. */
-    static int rankOf(GradientAggregator aggregator) {
-        if (aggregator instanceof ParameterServer star) {
-            return star.rank();
-        }
-        if (aggregator instanceof AllReduceAggregator ring) {
-            return ring.rank();
-        }
-        return CollectiveException.NO_RANK;
     }
 
     /**
