@@ -52,8 +52,9 @@ public class MessageHeaderBenchmark extends BenchmarkDefaults {
     @Setup(Level.Trial)
     public void open() {
         header.wrap(ByteBuffer.allocateDirect(MessageHeader.LENGTH));
-        header.write(MessageKind.RING_ALL_REDUCE, ElementType.FLOAT.code(), NO_FLAGS, 2, 5, 41, ELEMENT_COUNT,
-                FINGERPRINT, TENSOR_COUNT, PAYLOAD_BYTES, MessageHeader.opCode(ReduceOp.AVG), MessageHeader.NO_ROOT);
+        header.write(MessageKind.RING_ALL_REDUCE, 2, 5, PAYLOAD_BYTES, NO_FLAGS).call(41, ElementType.FLOAT.code(),
+                ELEMENT_COUNT, MessageHeader.opCode(ReduceOp.AVG), MessageHeader.NO_ROOT)
+                .layout(FINGERPRINT, TENSOR_COUNT);
         Transport[] ranks = OneSlotTransport.pair(MessageHeader.LENGTH + PAYLOAD_BYTES);
         sender = call(ranks[0]);
         receiver = call(ranks[1]);
@@ -72,9 +73,9 @@ public class MessageHeaderBenchmark extends BenchmarkDefaults {
     @Benchmark
     public MessageHeader write() {
         // A changing sequence number, so that the stores cannot be hoisted out of the loop.
-        return header.write(MessageKind.RING_ALL_REDUCE, ElementType.FLOAT.code(), NO_FLAGS, 2, 5, ++sequence,
-                ELEMENT_COUNT, FINGERPRINT, TENSOR_COUNT, PAYLOAD_BYTES, MessageHeader.opCode(ReduceOp.AVG),
-                MessageHeader.NO_ROOT);
+        return header.write(MessageKind.RING_ALL_REDUCE, 2, 5, PAYLOAD_BYTES, NO_FLAGS).call(++sequence,
+                ElementType.FLOAT.code(), ELEMENT_COUNT, MessageHeader.opCode(ReduceOp.AVG), MessageHeader.NO_ROOT)
+                .layout(FINGERPRINT, TENSOR_COUNT);
     }
 
     @Benchmark

@@ -81,9 +81,9 @@ final class Garbage {
     /** A well-formed collective message (header and payload) of a ring all-reduce with sequence {@code sequence}. */
     private static byte[] collectiveMessage(long sequence, int payloadBytes) {
         ByteBuffer message = ByteBuffer.allocate(MessageHeader.LENGTH + payloadBytes);
-        new MessageHeader().wrap(message).write(MessageKind.RING_ALL_REDUCE, 1, NO_FLAGS, 1, 0, sequence,
-                payloadBytes / 4, 0x1234_5678L, 1, payloadBytes, MessageHeader.opCode(ReduceOp.AVG),
-                MessageHeader.NO_ROOT);
+        new MessageHeader().wrap(message).write(MessageKind.RING_ALL_REDUCE, 1, 0, payloadBytes, NO_FLAGS)
+                .call(sequence, 1, payloadBytes / 4, MessageHeader.opCode(ReduceOp.AVG), MessageHeader.NO_ROOT)
+                .layout(0x1234_5678L, 1);
         return message.array();
     }
 

@@ -83,8 +83,9 @@ abstract class CallHeaders {
      * {@code [from, to)} of {@code payload} if the checksum is on, and readies {@link #headerView}.
      */
     final void writeHeader(MessageKind messageKind, int index, ByteBuffer payload, int from, int to) {
-        outgoing.write(messageKind, type.code(), flags, rank, index, sequence, elementCount, fingerprint, tensorCount,
-                to - from, MessageHeader.opCode(op), root);
+        outgoing.write(messageKind, rank, index, to - from, flags)
+                .call(sequence, type.code(), elementCount, MessageHeader.opCode(op), root)
+                .layout(fingerprint, tensorCount);
         outgoing.settings(compressionCode, compressionParameter, servers);
         if (checksummed) {
             outgoing.checksum(outgoing.computeChecksum(crc, payload, from, to));

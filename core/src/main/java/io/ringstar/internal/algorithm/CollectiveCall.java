@@ -93,7 +93,7 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
      * Starts the next collective: what its messages must say, and the deadline of all its waits.
      * The element type and count follow with {@link #sized}, before the first message.
      *
-     * @param op how received values are combined ({@link #receiveReduce}), null for a collective
+     * @param op how received values are combined ({@link #reduceInto}), null for a collective
      *     that reduces nothing; checked in every header, as is {@code root}
      * @param root the root rank of a broadcast or reduce, or {@link MessageHeader#NO_ROOT}
      * @param layout the call's tensors, whose fingerprint and count every header carries and whose
@@ -215,62 +215,82 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
     // ---- receiving ----
 
     /**
-     * Receives message {@code index} of {@code messageKind} from {@code srcRank}, whose payload is
-     * {@code count} elements, and writes {@code (plus op received) / divideBy} elementwise into
-     * {@code into} at {@code byteOffset}, in one pass, with {@code plus} read at the same offset
-     * ({@code plus} may be {@code into} itself, an in-place reduction); {@code op} is the call's
-     * (see {@link io.ringstar.internal.tensor.Reduction#combine}), and only SUM and AVG may divide.
-     * Lets an algorithm combine a rank's input with what it receives and write the result where it
-     * belongs, with no copy of the input first.
+     * Names the next message to receive, message {@code index} of {@code messageKind} from
+     * {@code srcRank}, for {@link #reduceInto} to take: a reduction's receive is these two calls, so
+     * that neither takes more than six parameters.
+     */
+    public CollectiveCall from(int srcRank, MessageKind messageKind, int index) {
+        this.src = srcRank;
+        this.kind = messageKind;
+        this.messageIndex = index;
+        return this;
+    }
+
+    /**
+     * Receives the message {@link #from} named, whose payload is {@code count} elements, and writes
+     * {@code (plus op received) / divideBy} elementwise into {@code into} at {@code byteOffset}, in
+     * one pass, with {@code plus} read at the same offset ({@code plus} may be {@code into} itself, an
+     * in-place reduction); {@code op} is the call's (see
+     * {@link io.ringstar.internal.tensor.Reduction#combine}), and only SUM and AVG may divide. Lets an
+     * algorithm combine a rank's input with what it receives and write the result where it belongs,
+     * with no copy of the input first.
      *
      * @throws CollectiveMismatchException if the message disagrees with this rank's call
      * @throws PayloadCorruptionException if it carries a checksum its bytes do not match
      * @throws CollectiveException of the reported kind if the peer sent an abort notice
      * @throws CollectiveTimeoutException if it did not come by the call's deadline
      */
-    public void receiveReduce(int srcRank, MessageKind messageKind, int index, ByteBuffer into, int byteOffset,
-            ByteBuffer plus, int count, int divideBy) {
-        receive(srcRank, messageKind, index, count * type.bytes(), Action.COMBINE, into, plus, byteOffset, byteOffset,
-                divideBy);
+    public void reduceInto(ByteBuffer into, int byteOffset, ByteBuffer plus, int count, int divideBy) {
+        reduceInto(into, byteOffset, plus, byteOffset, count, divideBy);
     }
 
     /**
-     * Like {@link #receiveReduce(int, MessageKind, int, ByteBuffer, int, ByteBuffer, int, int)}, with
-     * {@code plus} read from {@code plusByteOffset} rather than at the target's offset: for an
-     * algorithm whose operand lies elsewhere than its result (one segment of a larger input, say).
+     * Like {@link #reduceInto(ByteBuffer, int, ByteBuffer, int, int)}, with {@code plus} read from
+     * {@code plusByteOffset} rather than at the target's offset: for an algorithm whose operand lies
+     * elsewhere than its result (one segment of a larger input, say).
      */
-    public void receiveReduce(int srcRank, MessageKind messageKind, int index, ByteBuffer into, int byteOffset,
-            ByteBuffer plus, int plusByteOffset, int count, int divideBy) {
-        receive(srcRank, messageKind, index, count * type.bytes(), Action.COMBINE, into, plus, byteOffset,
-                plusByteOffset, divideBy);
+    public void reduceInto(ByteBuffer into, int byteOffset, ByteBuffer plus, int plusByteOffset, int count,
+            int divideBy) {
+        expect(count * type.bytes(), Action.COMBINE, into, byteOffset);
+        this.operand = plus;
+        this.operandOffset = plusByteOffset;
+        this.divisor = divideBy;
+        receiveExpected();
     }
 
     /**
-     * Like {@link #receiveReduce}, but copies the payload's {@code byteLength} bytes into {@code into}
-     * at {@code byteOffset}.
+     * Like {@link #reduceInto}, but receives message {@code index} of {@code messageKind} from
+     * {@code srcRank} and copies the payload's {@code byteLength} bytes into {@code into} at
+     * {@code byteOffset}.
      */
     public void receiveCopy(int srcRank, MessageKind messageKind, int index, ByteBuffer into, int byteOffset,
             int byteLength) {
-        receive(srcRank, messageKind, index, byteLength, Action.COPY, into, null, byteOffset, 0, 1);
+        from(srcRank, messageKind, index).expect(byteLength, Action.COPY, into, byteOffset);
+        receiveExpected();
     }
 
-    /** Like {@link #receiveReduce}, for a message that is a header alone (a notice). */
+    /** Like {@link #receiveCopy}, for a message that is a header alone (a notice). */
     public void receiveNotice(int srcRank, MessageKind messageKind, int index) {
-        receive(srcRank, messageKind, index, 0, Action.NONE, null, null, 0, 0, 1);
+        from(srcRank, messageKind, index).expect(0, Action.NONE, null, 0);
+        receiveExpected();
     }
 
-    private void receive(int srcRank, MessageKind messageKind, int index, int bytes, Action what, ByteBuffer into,
-            ByteBuffer plus, int byteOffset, int plusByteOffset, int divideBy) {
-        this.src = srcRank;
-        this.kind = messageKind;
-        this.messageIndex = index;
+    /** What to do with the payload of the message {@link #from} named; no operand, no division, until set. */
+    private void expect(int bytes, Action what, ByteBuffer into, int byteOffset) {
         this.payloadBytes = bytes;
         this.action = what;
         this.target = into;
-        this.operand = plus;
         this.targetOffset = byteOffset;
-        this.operandOffset = plusByteOffset;
-        this.divisor = divideBy;
+        this.operand = null;
+        this.operandOffset = 0;
+        this.divisor = 1;
+    }
+
+    /** Receives the message {@link #from} and {@link #expect} describe. */
+    private void receiveExpected() {
+        int srcRank = src;
+        MessageKind messageKind = kind;
+        int index = messageIndex;
         this.thrown = null;
         if (deadline.passed()) {
             throw new CollectiveTimeoutException(operation, rank, srcRank, "the call's timeout of "

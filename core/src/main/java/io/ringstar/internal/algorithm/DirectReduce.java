@@ -73,8 +73,8 @@ public final class DirectReduce {
             int count = (ChunkLayout.partStartByte(total, chunks, chunk + 1, type.bytes()) - start) / type.bytes();
             for (int peer = firstPeer; peer <= lastPeer; peer++) {
                 if (peer != root) {
-                    call.receiveReduce(peer, kind, chunk, result, start, peer == firstPeer ? source : result,
-                            count, peer == lastPeer ? RingAllReduce.divisor(call) : 1);
+                    call.from(peer, kind, chunk).reduceInto(result, start, peer == firstPeer ? source : result, count,
+                            peer == lastPeer ? RingAllReduce.divisor(call) : 1);
                 }
             }
         }

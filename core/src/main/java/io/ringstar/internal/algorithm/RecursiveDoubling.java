@@ -90,7 +90,7 @@ public final class RecursiveDoubling {
                 if (sent < chunks) {
                     if (foldsIn) {
                         // The partner's input joins this one just before the chunk is first needed.
-                        call.receiveReduce(rank + powerOfTwo, kind, chunk, result, start, source,
+                        call.from(rank + powerOfTwo, kind, chunk).reduceInto(result, start, source,
                                 (end - start) / type.bytes(), 1);
                     } else {
                         from = source;
@@ -105,7 +105,7 @@ public final class RecursiveDoubling {
             int count = (ChunkLayout.partStartByte(total, chunks, chunk + 1, type.bytes()) - start) / type.bytes();
             // Round 0 combines into the result what a rank without a fold-in still has in its input.
             ByteBuffer plus = round == 0 && !foldsIn ? source : result;
-            call.receiveReduce(rank ^ (1 << round), kind, chunk, result, start, plus, count,
+            call.from(rank ^ (1 << round), kind, chunk).reduceInto(result, start, plus, count,
                     round == lastRound ? RingAllReduce.divisor(call) : 1);
             if (round == lastRound && foldsIn) {
                 call.send(rank + powerOfTwo, kind, chunks + chunk, result, start, count * type.bytes());

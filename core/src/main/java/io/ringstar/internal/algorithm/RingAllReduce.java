@@ -86,7 +86,7 @@ public final class RingAllReduce {
                 // A segment reaches this rank once in the reduce-scatter: its partial sum plus this
                 // rank's input goes straight into the result. The last step finishes the segment,
                 // and its sums are divided in the same pass.
-                call.receiveReduce(prev, MessageKind.RING_ALL_REDUCE, m, result, bytes(start, type), source, count,
+                call.from(prev, MessageKind.RING_ALL_REDUCE, m).reduceInto(result, bytes(start, type), source, count,
                         step == worldSize - 2 ? divisor(call) : 1);
             } else {
                 call.receiveCopy(prev, MessageKind.RING_ALL_REDUCE, m, result, bytes(start, type), bytes(count, type));
@@ -118,7 +118,7 @@ public final class RingAllReduce {
             }
             int start = ChunkLayout.partStartByte(total, chunks, chunk, type.bytes());
             int count = (ChunkLayout.partStartByte(total, chunks, chunk + 1, type.bytes()) - start) / type.bytes();
-            call.receiveReduce(peer, MessageKind.RING_PAIR_EXCHANGE, chunk, result, start, source, count,
+            call.from(peer, MessageKind.RING_PAIR_EXCHANGE, chunk).reduceInto(result, start, source, count,
                     divisor(call));
         }
     }

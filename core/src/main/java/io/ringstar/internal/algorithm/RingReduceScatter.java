@@ -88,10 +88,10 @@ public final class RingReduceScatter {
                     / type.bytes();
             if (step < lastStep) {
                 int at = Math.floorMod(rank - step - 2, worldSize) * segmentBytes + start;
-                call.receiveReduce(prev, kind, m, scratch, at, source, count, 1);
+                call.from(prev, kind, m).reduceInto(scratch, at, source, count, 1);
             } else {
                 // The last step: this rank's own segment, its input read at the segment's offsets.
-                call.receiveReduce(prev, kind, m, result, start, source, rank * segmentBytes + start, count,
+                call.from(prev, kind, m).reduceInto(result, start, source, rank * segmentBytes + start, count,
                         RingAllReduce.divisor(call));
             }
         }

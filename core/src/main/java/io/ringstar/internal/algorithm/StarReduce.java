@@ -141,8 +141,8 @@ public final class StarReduce {
             if (next == rank) {
                 Reduction.combine(call.op(), type, into, intoStart, sofar, sofarStart, source, start, count, divideBy);
             } else {
-                call.receiveReduce(next, MessageKind.STAR_REDUCE, partition, into, intoStart, sofar, sofarStart, count,
-                        divideBy);
+                call.from(next, MessageKind.STAR_REDUCE, partition).reduceInto(into, intoStart, sofar, sofarStart,
+                        count, divideBy);
             }
             sofar = into;
             sofarStart = intoStart;

@@ -105,7 +105,13 @@ public final class TopKStarReduce {
             }
             call.receiveCopy(r, kind, 2 * segment, pairs, scratch, indexBytes);
             call.receiveCopy(r, kind, 2 * segment + 1, pairs, scratch + indexBytes, valueBytes);
-            checkWithin(call, r, pairs, scratch, keep, start, start + length);
+            int outside = firstOutside(pairs, scratch, keep, start, start + length);
+            if (outside >= 0) {
+                // Such a pair would change another server's part.
+                throw new IllegalStateException("rank " + call.rank() + ": rank " + r + " sent a top-k pair for "
+                        + "element " + outside + " to the partition of elements [" + start + ", " + (start + length)
+                        + ")");
+            }
             PairSums.add(type, result, layout.total(), pairs, scratch, scratch + indexBytes, keep);
         }
         if (call.op() == ReduceOp.AVG) {
@@ -129,15 +135,14 @@ public final class TopKStarReduce {
         }
     }
 
-    /** A worker's pair outside the partition it was sent for would change another server's part. */
-    private static void checkWithin(CollectiveCall call, int worker, ByteBuffer pairs, int offset, int count,
-            long from, long to) {
+    /** The first index of the {@code count} pairs at {@code offset} outside {@code [from, to)}, or -1. */
+    private static int firstOutside(ByteBuffer pairs, int offset, int count, long from, long to) {
         for (int p = 0; p < count; p++) {
             int index = pairs.getInt(offset + p * PairLayout.INDEX_BYTES);
             if (index < from || index >= to) {
-                throw new IllegalStateException("rank " + call.rank() + ": rank " + worker + " sent a top-k pair for "
-                        + "element " + index + " to the partition of elements [" + from + ", " + to + ")");
+                return index;
             }
         }
+        return -1;
     }
 }

@@ -109,28 +109,43 @@ public final class MessageHeader {
     }
 
     /**
-     * Writes every field but the checksum, which becomes zero ({@link #checksum(int)} sets it once
-     * the payload is known); magic and version are implied.
+     * Starts a header: magic, version and the message's own fields, with the checksum and the
+     * settings zero ({@link #checksum(int)} and {@link #settings} set them). A header is written by
+     * this, then {@link #call} and {@link #layout}, each once: three short steps rather than one
+     * method of twelve parameters, the same stores.
      */
-    public MessageHeader write(MessageKind kind, int elementTypeCode, int flags, int senderRank, int messageIndex,
-            long sequence, long elementCount, long fingerprint, int tensorCount, int payloadBytes, int reduceOpCode,
-            int root) {
+    public MessageHeader write(MessageKind kind, int senderRank, int messageIndex, int payloadBytes, int flags) {
         buffer.putInt(MAGIC_OFFSET, MAGIC);
         buffer.put(VERSION_OFFSET, (byte) VERSION);
         buffer.put(KIND_OFFSET, (byte) kind.code());
-        buffer.put(ELEMENT_TYPE_OFFSET, (byte) elementTypeCode);
         buffer.put(FLAGS_OFFSET, (byte) flags);
         buffer.putInt(SENDER_RANK_OFFSET, senderRank);
         buffer.putInt(MESSAGE_INDEX_OFFSET, messageIndex);
-        buffer.putLong(SEQUENCE_OFFSET, sequence);
-        buffer.putLong(ELEMENT_COUNT_OFFSET, elementCount);
-        buffer.putLong(FINGERPRINT_OFFSET, fingerprint);
-        buffer.putInt(TENSOR_COUNT_OFFSET, tensorCount);
         buffer.putInt(PAYLOAD_BYTES_OFFSET, payloadBytes);
         buffer.putInt(CHECKSUM_OFFSET, 0);
-        buffer.putInt(REDUCE_OP_OFFSET, reduceOpCode & 0xFF);
-        buffer.putInt(ROOT_OFFSET, root);
+        // The reduce op's byte and the three of the settings after it, all zero until set.
+        buffer.putInt(REDUCE_OP_OFFSET, 0);
         buffer.putInt(COMPRESSION_PARAMETER_OFFSET, 0);
+        return this;
+    }
+
+    /**
+     * Writes what the collective is: its sequence number, element type and count, reduce op
+     * ({@link #opCode}) and root. After {@link #write}, which zeroes the settings beside the op.
+     */
+    public MessageHeader call(long sequence, int elementTypeCode, long elementCount, int reduceOpCode, int root) {
+        buffer.putLong(SEQUENCE_OFFSET, sequence);
+        buffer.put(ELEMENT_TYPE_OFFSET, (byte) elementTypeCode);
+        buffer.putLong(ELEMENT_COUNT_OFFSET, elementCount);
+        buffer.put(REDUCE_OP_OFFSET, (byte) reduceOpCode);
+        buffer.putInt(ROOT_OFFSET, root);
+        return this;
+    }
+
+    /** Writes the call's layout: its fingerprint and tensor count. */
+    public MessageHeader layout(long fingerprint, int tensorCount) {
+        buffer.putLong(FINGERPRINT_OFFSET, fingerprint);
+        buffer.putInt(TENSOR_COUNT_OFFSET, tensorCount);
         return this;
     }
 

@@ -122,6 +122,7 @@ class AbortNoticeTest {
         assertNull(AbortNotice.decode(garbage, 0, 64));
 
         ByteBuffer huge = ByteBuffer.allocate(64).order(ByteOrder.LITTLE_ENDIAN);
+        huge.put(0, (byte) FailureKind.OTHER.code());
         huge.putInt(12, Integer.MAX_VALUE);
         assertNull(AbortNotice.decode(huge, 0, 64));
         huge.putInt(12, 49); // 16 + 49 > 64

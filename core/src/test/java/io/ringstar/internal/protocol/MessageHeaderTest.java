@@ -33,8 +33,9 @@ class MessageHeaderTest {
     }
 
     private static MessageHeader written(ByteBuffer buffer) {
-        return new MessageHeader().wrap(buffer).write(MessageKind.STAR_REDUCE, 2, MessageHeader.FLAG_CHECKSUM, 7,
-                0x01020304, SEQUENCE, ELEMENTS, FINGERPRINT, 3, 4096, MessageHeader.opCode(ReduceOp.MAX), 0x0A0B0C0D);
+        return new MessageHeader().wrap(buffer).write(MessageKind.STAR_REDUCE, 7, 0x01020304, 4096,
+                MessageHeader.FLAG_CHECKSUM).call(SEQUENCE, 2, ELEMENTS, MessageHeader.opCode(ReduceOp.MAX), 0x0A0B0C0D)
+                .layout(FINGERPRINT, 3);
     }
 
     @Test
@@ -201,8 +202,8 @@ class MessageHeaderTest {
     @Test
     void worksOverDirectBuffers() {
         ByteBuffer buffer = ByteBuffer.allocateDirect(MessageHeader.LENGTH);
-        MessageHeader header = new MessageHeader().wrap(buffer).write(MessageKind.ABORT, 255, 0, Integer.MAX_VALUE,
-                -1, Long.MIN_VALUE, Long.MAX_VALUE, -1L, Integer.MIN_VALUE, 0, 0, MessageHeader.NO_ROOT);
+        MessageHeader header = new MessageHeader().wrap(buffer).write(MessageKind.ABORT, Integer.MAX_VALUE, -1, 0, 0)
+                .call(Long.MIN_VALUE, 255, Long.MAX_VALUE, 0, MessageHeader.NO_ROOT).layout(-1L, Integer.MIN_VALUE);
         assertSame(MessageKind.ABORT, header.kind());
         assertEquals(15, header.kindCode());
         assertEquals(255, header.elementTypeCode());
@@ -284,7 +285,8 @@ class MessageHeaderTest {
     void kindCodeRoundTrips(MessageKind kind) {
         assertSame(kind, MessageKind.fromCode(kind.code()));
         ByteBuffer buffer = ByteBuffer.allocate(MessageHeader.LENGTH);
-        MessageHeader header = new MessageHeader().wrap(buffer).write(kind, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1);
+        MessageHeader header = new MessageHeader().wrap(buffer).write(kind, 0, 0, 0, 0).call(0, 1, 0, 0, -1)
+                .layout(0, 0);
         assertSame(kind, header.kind());
         assertEquals(kind.code(), buffer.get(MessageHeader.KIND_OFFSET));
     }
