@@ -7,6 +7,7 @@ import io.ringstar.cli.UsageException;
 import io.ringstar.config.ConfigSources;
 import io.ringstar.spi.LoopbackPorts;
 import io.ringstar.transport.inproc.InProcessTransportProvider;
+import io.ringstar.transport.netty.NettyTransport;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -110,7 +111,7 @@ public record RankPlacement(DistributedConfig config, boolean oneRankPerProcess,
                     ConfigSources.TRANSPORT) + ") is not in this jar; available: "
                     + String.join(", ", Transports.available().keySet()));
         }
-        if (!config.transport().equals("netty") && config.option(ConfigSources.TLS_CERT_OPTION).isPresent()) {
+        if (!config.transport().equals("netty") && config.option(NettyTransport.TLS_CERT_OPTION).isPresent()) {
             throw new UsageException("--tls-cert (" + resolved.origins().get(ConfigSources.TLS_CERT) + ") is for the"
                     + " netty transport, and this job uses " + config.transport() + "; give --transport netty or drop"
                     + " the TLS flags");
@@ -126,7 +127,7 @@ public record RankPlacement(DistributedConfig config, boolean oneRankPerProcess,
                         + resolved.origins().get(ConfigSources.TRANSPORT) + "), timeout " + config.timeout().toSeconds()
                         + "s"
                         + config.option(ConfigSources.SECRET_FILE_OPTION).map(f -> ", secret file " + f).orElse("")
-                        + config.option(ConfigSources.TLS_CERT_OPTION).map(f -> ", TLS certificate " + f).orElse("");
+                        + config.option(NettyTransport.TLS_CERT_OPTION).map(f -> ", TLS certificate " + f).orElse("");
         return new RankPlacement(config, oneRankPerProcess, description);
     }
 }
