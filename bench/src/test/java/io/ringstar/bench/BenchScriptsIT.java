@@ -142,7 +142,9 @@ class BenchScriptsIT {
     void clusterStoppedMidwayRemovesItsNamespacesAndRanks(@TempDir Path out) throws Exception {
         assumeNamespaces();
         Path log = out.resolve("cluster.log");
-        Process script = new ProcessBuilder(ROOT.resolve("bench/cluster.sh").toString(), "--world-sizes", "4",
+        // Two ranks: the script makes all five namespaces whatever the world size, and two rank JVMs
+        // show that every rank is stopped as well as four did.
+        Process script = new ProcessBuilder(ROOT.resolve("bench/cluster.sh").toString(), "--world-sizes", "2",
                 "--max-bytes", "1M", "--out", out.toString()).redirectErrorStream(true).redirectOutput(log.toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
         try {
@@ -155,7 +157,7 @@ class BenchScriptsIT {
             }
             assertTrue(!namespacesOf(script.pid()).isEmpty(), "no namespaces of cluster.sh while it runs");
             List<ProcessHandle> ranks = script.descendants().toList();
-            assertTrue(ranks.size() >= 4, "rank processes: " + ranks);
+            assertTrue(ranks.size() >= 2, "rank processes: " + ranks);
             script.destroy();
             assertTrue(script.waitFor(30, TimeUnit.SECONDS), "cluster.sh did not end within 30 s of SIGTERM");
             assertEquals("", namespacesOf(script.pid()), "namespaces left behind");
