@@ -1,12 +1,11 @@
 package io.ringstar.cli;
 
 import io.ringstar.Transport;
-import io.ringstar.bench.Algorithm;
-import io.ringstar.cli.launch.NativeThreads;
-import io.ringstar.cli.launch.RankFailureException;
-import io.ringstar.cli.launch.RankPlacement;
-import io.ringstar.cli.launch.RankThreads;
 import io.ringstar.config.AggregatorOptions;
+import io.ringstar.ranks.Algorithm;
+import io.ringstar.ranks.NativeThreads;
+import io.ringstar.ranks.RankPlacement;
+import io.ringstar.ranks.RankThreads;
 import io.ringstar.train.TrainSettings;
 import io.ringstar.train.convnet.AccuracyChart;
 import io.ringstar.train.convnet.AccuracyCurve;
@@ -93,7 +92,7 @@ final class ConvNetJob {
         out.flush();
         List<AccuracyCurve> curves = new ArrayList<>();
         List<Transport> transports = List.of();
-        try (RankThreads threads = new RankThreads(placement.localRanks())) {
+        try (RankThreads threads = new RankThreads(placement)) {
             transports = threads.openTransports(placement);
             List<Transport> opened = transports;
             // Every step of every rank is bounded by the timeout; this only guards against a bug in that.
@@ -106,8 +105,6 @@ final class ConvNetJob {
                     curves.add(outcomes.get(0).curve());
                 }
             }
-        } catch (RankFailureException e) {
-            return e.report(Main.PROGRAM + " train", out, err);
         } finally {
             transports.forEach(Transport::close);
         }

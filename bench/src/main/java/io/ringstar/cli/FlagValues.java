@@ -1,6 +1,8 @@
 package io.ringstar.cli;
 
 import io.ringstar.config.ByteSize;
+import io.ringstar.ranks.Algorithm;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -53,5 +55,24 @@ public final class FlagValues {
             throw new UsageException(flag + " must be one of " + String.join("|", choices) + ", was '" + value + "'");
         }
         return value;
+    }
+
+    /**
+     * The aggregators that {@link Algorithm#FLAG} picks: {@code given} ({@code null} when the flag is
+     * absent, then {@code defaultChoice}) is one aggregator's label, or {@link Algorithm#BOTH} for both
+     * of them (ps, then ring); with {@code communicator} also {@link Algorithm#COMM}'s label, which
+     * picks the communicator alone. {@code bench} and {@code train} parse it here so that they accept
+     * the same values and say the same thing about a wrong one.
+     *
+     * @throws UsageException if the value is none of those
+     */
+    public static List<Algorithm> algorithms(String given, String defaultChoice, boolean communicator)
+            throws UsageException {
+        List<String> choices = new ArrayList<>(List.of(Algorithm.PS.label(), Algorithm.RING.label(), Algorithm.BOTH));
+        if (communicator) {
+            choices.add(Algorithm.COMM.label());
+        }
+        String text = choice(Algorithm.FLAG, given, defaultChoice, choices);
+        return text.equals(Algorithm.BOTH) ? List.of(Algorithm.PS, Algorithm.RING) : List.of(Algorithm.of(text));
     }
 }

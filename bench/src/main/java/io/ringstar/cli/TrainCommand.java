@@ -1,13 +1,11 @@
 package io.ringstar.cli;
 
 import io.ringstar.Transport;
-import io.ringstar.bench.Algorithm;
-import io.ringstar.cli.launch.NativeThreads;
-import io.ringstar.cli.launch.PlacementFlags;
-import io.ringstar.cli.launch.RankFailureException;
-import io.ringstar.cli.launch.RankPlacement;
-import io.ringstar.cli.launch.RankThreads;
 import io.ringstar.config.AggregatorOptions;
+import io.ringstar.ranks.Algorithm;
+import io.ringstar.ranks.NativeThreads;
+import io.ringstar.ranks.RankPlacement;
+import io.ringstar.ranks.RankThreads;
 import io.ringstar.train.CheckpointSettings;
 import io.ringstar.train.OverlapSettings;
 import io.ringstar.train.SlowRankSettings;
@@ -83,8 +81,6 @@ import picocli.CommandLine.Spec;
             "  java -jar ringstar.jar launch --nproc 4 -- train --checkpoint-dir ckpt --resume",
             "  java -jar ringstar.jar launch --nproc 2 -- train --overlap --hidden 2048 --bucket-bytes 1M"})
 public final class TrainCommand implements Command {
-    private static final int DEFAULT_WORLD_SIZE = 4;
-    private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
     private static final String RESUME = "--" + CheckpointSettings.RESUME_FLAG;
 
     private final Map<String, String> env;
@@ -120,41 +116,46 @@ public final class TrainCommand implements Command {
         }
         // Declared here, after the train flags, so that the help lists it last among them.
         commandSpec.addOption(OptionSpec.builder("-h", "--help").usageHelp(true).description("this text").build());
-        PlacementFlags.declare(commandSpec, DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT);
+        PlacementFlags.declare(commandSpec, CommandDefaults.WORLD_SIZE, CommandDefaults.TIMEOUT);
+        CommandDefaults.declareVerbose(commandSpec);
+    }
+
+    @Override
+    public void check() throws UsageException {
+        RankPlacement placement = placement();
+        TrainSettings settings = settings();
+        if (settings.model() == TrainSettings.Model.CONVNET) {
+            rejectForConvNet();
+            ConvNetJob.of(placement, settings, algorithm, plot);
+            return;
+        }
+        rejectPlot();
+        try {
+            checkpoints();
+            algorithms(settings, overlap());
+            slowRank();
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
+        }
     }
 
     @Override
     public int run(PrintStream out, PrintStream err) throws UsageException {
-        RankPlacement placement = RankPlacement.resolve(PlacementFlags.given(spec), PlacementFlags.options(spec), env,
-                DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT);
-        TrainSettings settings;
-        try {
-            settings = TrainSettings.fromFlags(given(TrainSettings.flagNames()));
-        } catch (IllegalArgumentException e) {
-            throw new UsageException(e.getMessage());
-        }
+        RankPlacement placement = placement();
+        TrainSettings settings = settings();
         if (settings.model() == TrainSettings.Model.CONVNET) {
             rejectForConvNet();
             return ConvNetJob.of(placement, settings, algorithm, plot).run(out, err);
         }
-        if (plot != null) {
-            throw new UsageException("--plot draws the runs of --model convnet (the bench has its own: bench --plot)");
-        }
+        rejectPlot();
         List<Trainer> trainers = new ArrayList<>();
         try {
-            CheckpointSettings checkpoints = CheckpointSettings.fromFlags(given(CheckpointSettings.VALUE_FLAGS),
-                    Boolean.TRUE.equals(spec.findOption(RESUME).getValue()));
-            OverlapSettings overlap = OverlapSettings.fromFlags(
-                    Boolean.TRUE.equals(spec.findOption("--" + OverlapSettings.FLAG).getValue()),
-                    given(List.of(OverlapSettings.BUCKET_BYTES_FLAG)).get(OverlapSettings.BUCKET_BYTES_FLAG));
-            SlowRankSettings slow = SlowRankSettings.fromFlags(given(SlowRankSettings.FLAGS));
+            CheckpointSettings checkpoints = checkpoints();
+            OverlapSettings overlap = overlap();
+            SlowRankSettings slow = slowRank();
             int servers = AggregatorOptions.SERVERS.value(placement.config());
             boolean hostsRankZero = placement.isRankZero(0);
-            // The ring is always synchronous, so async mode without an explicit algorithm means the star alone.
-            // With --overlap the communicator averages, so one run (the ring's start) is enough.
-            String defaultAlgorithm = settings.mode() == TrainSettings.Mode.ASYNC ? Algorithm.PS.label()
-                    : overlap.enabled() ? Algorithm.RING.label() : Algorithm.BOTH;
-            for (Algorithm algorithm : Algorithm.chosen(algorithm, defaultAlgorithm)) {
+            for (Algorithm algorithm : algorithms(settings, overlap)) {
                 // Every algorithm after the first trains on the first's data: it is read (or generated) once.
                 Trainer trainer = trainers.isEmpty()
                         ? new Trainer(settings, algorithm, out, checkpoints).withOverlap(overlap).withSlowRank(slow)
@@ -175,7 +176,7 @@ public final class TrainCommand implements Command {
         out.println("# config: " + placement.description() + "; ND4J threads " + nativeThreads);
         out.flush();
         List<Transport> transports = List.of();
-        try (RankThreads threads = new RankThreads(placement.localRanks())) {
+        try (RankThreads threads = new RankThreads(placement)) {
             Duration timeout = placement.config().timeout();
             transports = threads.openTransports(placement);
             List<Transport> opened = transports;
@@ -186,12 +187,54 @@ public final class TrainCommand implements Command {
                         limit);
                 out.flush();
             }
-        } catch (RankFailureException e) {
-            return e.report(Main.PROGRAM + " train", out, err);
         } finally {
             transports.forEach(Transport::close);
         }
         return 0;
+    }
+
+    private RankPlacement placement() throws UsageException {
+        return PlacementFlags.resolve(PlacementFlags.given(spec), PlacementFlags.options(spec), env,
+                CommandDefaults.WORLD_SIZE, CommandDefaults.TIMEOUT);
+    }
+
+    private TrainSettings settings() throws UsageException {
+        try {
+            return TrainSettings.fromFlags(given(TrainSettings.flagNames()));
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
+        }
+    }
+
+    private void rejectPlot() throws UsageException {
+        if (plot != null) {
+            throw new UsageException("--plot draws the runs of --model convnet (the bench has its own: bench --plot)");
+        }
+    }
+
+    private CheckpointSettings checkpoints() {
+        return CheckpointSettings.fromFlags(given(CheckpointSettings.VALUE_FLAGS),
+                Boolean.TRUE.equals(spec.findOption(RESUME).getValue()));
+    }
+
+    private OverlapSettings overlap() {
+        return OverlapSettings.fromFlags(Boolean.TRUE.equals(spec.findOption("--" + OverlapSettings.FLAG).getValue()),
+                given(List.of(OverlapSettings.BUCKET_BYTES_FLAG)).get(OverlapSettings.BUCKET_BYTES_FLAG));
+    }
+
+    private SlowRankSettings slowRank() {
+        return SlowRankSettings.fromFlags(given(SlowRankSettings.FLAGS));
+    }
+
+    /**
+     * The algorithms {@code --algorithm} picks. The ring is always synchronous, so async mode without
+     * an explicit algorithm means the star alone; with --overlap the communicator averages, so one run
+     * (the ring's start) is enough.
+     */
+    private List<Algorithm> algorithms(TrainSettings settings, OverlapSettings overlap) throws UsageException {
+        String defaultAlgorithm = settings.mode() == TrainSettings.Mode.ASYNC ? Algorithm.PS.label()
+                : overlap.enabled() ? Algorithm.RING.label() : Algorithm.BOTH;
+        return FlagValues.algorithms(algorithm, defaultAlgorithm, false);
     }
 
     /** The MLP's flags that the ConvNet's runs do not take: a usage error rather than a flag silently ignored. */
