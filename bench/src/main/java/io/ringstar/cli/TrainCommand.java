@@ -1,20 +1,19 @@
 package io.ringstar.cli;
 
-import io.ringstar.Transport;
-import io.ringstar.config.AggregatorOptions;
 import io.ringstar.ranks.Algorithm;
-import io.ringstar.ranks.NativeThreads;
 import io.ringstar.ranks.RankPlacement;
-import io.ringstar.ranks.RankThreads;
 import io.ringstar.train.CheckpointSettings;
 import io.ringstar.train.OverlapSettings;
 import io.ringstar.train.SlowRankSettings;
 import io.ringstar.train.TrainSettings;
 import io.ringstar.train.Trainer;
+import io.ringstar.train.TrainingJob;
+import io.ringstar.train.convnet.ConvNetJob;
+import io.ringstar.train.convnet.ConvNetRun;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -29,10 +28,10 @@ import picocli.CommandLine.Spec;
 /**
  * {@code ringstar train}: data-parallel SGD of a small model, with gradients averaged every step
  * by the star, the ring, or both one after the other ({@code --algorithm}); {@code --model convnet}
- * is {@link ConvNetJob}'s. The ranks are placed as
+ * is {@link ConvNetJob}'s, the rest {@link TrainingJob}'s. The ranks are placed as
  * for {@code bench} ({@link RankPlacement}): all as threads of this JVM when no rank is given, else
- * this process is one rank. The training itself is {@link Trainer}'s; this class places the ranks,
- * opens their transports once for every algorithm, and prints what rank 0 reports.
+ * this process is one rank. The training itself is {@link Trainer}'s; this class only reads the
+ * flags, checks them before any connection, and hands them to the job.
  */
 @CommandLine.Command(name = "train", sortOptions = false,
         header = "data-parallel SGD (softmax regression, an MLP or a DL4J ConvNet), gradients averaged by the star, "
@@ -126,7 +125,7 @@ public final class TrainCommand implements Command {
         TrainSettings settings = settings();
         if (settings.model() == TrainSettings.Model.CONVNET) {
             rejectForConvNet();
-            ConvNetJob.of(placement, settings, algorithm, plot);
+            convNetRuns(placement, settings);
             return;
         }
         rejectPlot();
@@ -145,52 +144,45 @@ public final class TrainCommand implements Command {
         TrainSettings settings = settings();
         if (settings.model() == TrainSettings.Model.CONVNET) {
             rejectForConvNet();
-            return ConvNetJob.of(placement, settings, algorithm, plot).run(out, err);
+            return runConvNet(placement, settings, out, err);
         }
         rejectPlot();
-        List<Trainer> trainers = new ArrayList<>();
+        TrainingJob job;
         try {
             CheckpointSettings checkpoints = checkpoints();
             OverlapSettings overlap = overlap();
             SlowRankSettings slow = slowRank();
-            int servers = AggregatorOptions.SERVERS.value(placement.config());
-            boolean hostsRankZero = placement.isRankZero(0);
-            for (Algorithm algorithm : algorithms(settings, overlap)) {
-                // Every algorithm after the first trains on the first's data: it is read (or generated) once.
-                Trainer trainer = trainers.isEmpty()
-                        ? new Trainer(settings, algorithm, out, checkpoints).withOverlap(overlap).withSlowRank(slow)
-                        : trainers.get(0).withAlgorithm(algorithm);
-                // Reads the data and checks the batch split now, so a bad flag or file stops us before connecting.
-                trainer.validate(placement.config().worldSize(), servers);
-                if (hostsRankZero) {
-                    // The same for a checkpoint of another run: rank 0 alone reads the checkpoints.
-                    trainer.checkResume(placement.config().worldSize());
-                }
-                trainers.add(trainer);
-            }
+            job = TrainingJob.prepare(placement, settings, algorithms(settings, overlap), checkpoints, overlap, slow,
+                    out);
         } catch (IllegalArgumentException | UncheckedIOException e) {
             // A bad flag value, or a data file that is missing or malformed: the user's to fix, before any connection.
             throw new UsageException(e.getMessage());
         }
-        String nativeThreads = NativeThreads.limitForRankThreads();
-        out.println("# config: " + placement.description() + "; ND4J threads " + nativeThreads);
-        out.flush();
-        List<Transport> transports = List.of();
-        try (RankThreads threads = new RankThreads(placement)) {
-            Duration timeout = placement.config().timeout();
-            transports = threads.openTransports(placement);
-            List<Transport> opened = transports;
-            for (Trainer trainer : trainers) {
-                // Every step of every rank is bounded by the timeout; this only guards against a bug in that.
-                Duration limit = timeout.multipliedBy(settings.steps() + 10L);
-                threads.runLending(opened, (local, transport) -> trainer.run(placement.configFor(local), transport),
-                        limit);
-                out.flush();
-            }
-        } finally {
-            transports.forEach(Transport::close);
+        job.run(out);
+        return 0;
+    }
+
+    private int runConvNet(RankPlacement placement, TrainSettings settings, PrintStream out, PrintStream err)
+            throws UsageException {
+        ConvNetJob job = new ConvNetJob(placement, settings, convNetRuns(placement, settings), plot, out);
+        try {
+            // Reads the images and checks the batch split now, so a bad flag or file stops us before connecting.
+            job.validate();
+        } catch (IllegalArgumentException | UncheckedIOException e) {
+            throw new UsageException(e.getMessage());
+        }
+        try {
+            job.run(out);
+        } catch (IOException e) {
+            err.println(Main.PROGRAM + " train: cannot write the plot " + plot + ": " + e.getMessage());
+            return 1;
         }
         return 0;
+    }
+
+    private List<ConvNetRun> convNetRuns(RankPlacement placement, TrainSettings settings) throws UsageException {
+        return FlagValues.convNetRuns(algorithm, settings.mode() == TrainSettings.Mode.ASYNC,
+                placement.config().worldSize() == 1);
     }
 
     private RankPlacement placement() throws UsageException {

@@ -74,8 +74,8 @@ class FailureReportTest {
         for (int rank : new int[] {0, 2}) {
             String line = lines.stream().filter(l -> l.startsWith("ringstar give-up: rank " + rank + " failed"))
                     .findFirst().orElseThrow(() -> new AssertionError("no line for rank " + rank + ": " + lines));
-            assertTrue(line.contains(" in barrier") && line.contains("peer rank 1"),
-                    "the operation and the peer that caused it: " + line);
+            // Rank 1's closed transport, or that of the other rank it already stopped.
+            assertTrue(line.contains(" in barrier (peer rank "), "the operation and the peer that caused it: " + line);
         }
         assertFalse(output.err().contains("\tat "), output.err());
         assertTrue(output.out().startsWith("# config: "), "the ranks' own output comes first: " + output.out());
