@@ -1,6 +1,6 @@
 package io.ringstar.cli;
 
-import io.ringstar.bench.report.ReportCommand;
+import io.ringstar.cli.report.ReportCommand;
 import io.ringstar.ranks.RankFailureException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -157,6 +157,9 @@ public final class Main {
         ParseResult leaf = parsed;
         while (leaf.hasSubcommand()) {
             leaf = leaf.subcommand();
+        }
+        if (leaf.isUsageHelpRequested()) {
+            return 0;
         }
         if (leaf.commandSpec().userObject() instanceof Command command) {
             try {

@@ -92,6 +92,20 @@ class UsageErrorsTest {
     }
 
     @Test
+    void aCommandLineThatWouldRunPassesTheLaunchersCheck() {
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        Map<String, String> rank = Map.of("RANK", "0", "WORLD_SIZE", "3", "MASTER_ADDR", "127.0.0.1",
+                "MASTER_PORT", "29500");
+        Main main = Main.standard(rank);
+        java.io.PrintStream errors = new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8);
+        assertEquals(0, main.check(new String[] {"bench", "--max-bytes", "1K", "--option", "chunkBytes=4K"}, errors));
+        assertEquals(0, main.check(new String[] {"train", "--model", "convnet", "--steps", "5"}, errors));
+        assertEquals(0, main.check(new String[] {"bench", "--help"}, errors), "help is no usage error");
+        assertEquals("", err.toString(java.nio.charset.StandardCharsets.UTF_8));
+        assertEquals(2, main.check(new String[] {"train", "--world-size", "4"}, errors), "4 here but 3 (WORLD_SIZE)");
+    }
+
+    @Test
     void theNearestNameIsTheFewestEditsAwayAndNoneWhenAllAreFar() {
         List<String> known = List.of("chunkBytes", "checksum", "compression", "bucketBytes");
         assertEquals(Optional.of("chunkBytes"), NearestName.of("chunkByte", known));
