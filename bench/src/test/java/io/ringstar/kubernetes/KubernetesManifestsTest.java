@@ -34,7 +34,7 @@ import picocli.CommandLine.Model.CommandSpec;
  * reads a manifest, builds the environment each pod would get (what the manifest sets, resolved as
  * Kubernetes resolves it, plus what the Job controller or Kubeflow's operator adds), and hands it
  * with the container's arguments to the code {@code train} runs first: picocli's parse of the
- * command line, then {@link RankPlacement#resolve}. So an edit of a manifest that misplaces a rank
+ * command line, then {@link PlacementFlags#resolve}. So an edit of a manifest that misplaces a rank
  * fails here, without a cluster.
  */
 class KubernetesManifestsTest {
