@@ -1,10 +1,10 @@
-package io.ringstar.cli.launch;
+package io.ringstar.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.ringstar.cli.UsageException;
 import io.ringstar.config.ConfigSources;
+import io.ringstar.ranks.RankPlacement;
 import io.ringstar.transport.netty.NettyTransport;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -25,7 +25,7 @@ class RankPlacementTest {
         for (int i = 0; i < args.length; i += 2) {
             flags.put(args[i].substring("--".length()), args[i + 1]);
         }
-        return RankPlacement.resolve(flags, options, env, 3, Duration.ofSeconds(30));
+        return PlacementFlags.resolve(flags, options, env, 3, Duration.ofSeconds(30));
     }
 
     @Test
