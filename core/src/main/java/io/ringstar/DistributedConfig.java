@@ -200,17 +200,6 @@ public final class DistributedConfig {
         return Optional.ofNullable(options.get(name));
     }
 
-    /**
-     * A positive integer option, or {@code defaultValue} when unset.
-     *
-     * @throws InvalidConfigException if the option is set but is not a positive integer
-     * @deprecated declare the option as a {@link ConfigOption} and read it with {@link ConfigOption#value}
-     */
-    @Deprecated
-    public int positiveIntOption(String name, int defaultValue) {
-        return ConfigOption.builder(name, OptionParser.positiveInt()).defaultValue(defaultValue)
-                .description("option " + name).build().value(this);
-    }
 
     @Override
     public String toString() {

@@ -15,6 +15,6 @@
  * implements it lives in other packages: {@code algorithm}, {@code async}, {@code protocol} and
  * {@code tensor} are internal, {@code spi} is for transport implementations, {@code checkpoint} is
  * public API of its own, {@code compression} holds the setting of option compression
- * ({@link io.ringstar.internal.compression.Compression}) and its codecs.
+ * ({@code io.ringstar.internal.compression.Compression}) and its codecs.
  */
 package io.ringstar;

@@ -213,23 +213,6 @@ class DistributedConfigTest {
     }
 
     @Test
-    void positiveIntOptionParsesOrFallsBack() {
-        DistributedConfig config = DistributedConfig.builder()
-                .option("chunk", "42").option("padded", " 7 ").option("max", "2147483647").build();
-        assertEquals(42, config.positiveIntOption("chunk", 9));
-        assertEquals(7, config.positiveIntOption("padded", 9));
-        assertEquals(Integer.MAX_VALUE, config.positiveIntOption("max", 9));
-        assertEquals(9, config.positiveIntOption("unset", 9));
-    }
-
-    @ParameterizedTest
-    @ValueSource(strings = {"0", "-1", "abc", "1.5", "", "2147483648", "99999999999", "0x10"})
-    void positiveIntOptionRejectsOtherText(String text) {
-        DistributedConfig config = DistributedConfig.builder().option("chunk", text).build();
-        assertInvalid("option chunk", text, () -> config.positiveIntOption("chunk", 9));
-    }
-
-    @Test
     void equalsAndHashCodeCoverEveryField() {
         DistributedConfig base = DistributedConfig.builder().worldSize(4).rank(1).coordinatorAddr("h:1")
                 .transport("netty").timeout(Duration.ofSeconds(3)).option("k", "v").build();

@@ -1,6 +1,7 @@
 package io.ringstar.bench;
 
 import io.ringstar.config.ByteSize;
+import io.ringstar.ranks.Algorithm;
 import io.ringstar.transport.inproc.InProcessTransportProvider;
 import java.io.IOException;
 import java.io.PrintStream;

@@ -1,6 +1,7 @@
 package io.ringstar.bench;
 
 import io.ringstar.internal.tensor.ElementType;
+import io.ringstar.ranks.Algorithm;
 import java.util.List;
 import java.util.Locale;
 import org.HdrHistogram.Histogram;

@@ -1,11 +1,12 @@
 package io.ringstar.bench;
 
 import io.ringstar.Communicator;
-import io.ringstar.cli.launch.RankPlacement;
 import io.ringstar.config.AggregatorOptions;
 import io.ringstar.config.ByteSize;
 import io.ringstar.internal.compression.Compression;
 import io.ringstar.internal.tensor.ElementType;
+import io.ringstar.ranks.Algorithm;
+import io.ringstar.ranks.RankPlacement;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,25 +28,28 @@ public record BenchSettings(List<RankPlacement> placements, List<Algorithm> algo
         List<ElementType> types, long minBytes, long maxBytes, int iters, int warmup, int chunkBytes,
         Optional<Path> output, Optional<Path> plot) {
     /** The value of {@code iters}, {@code warmup} and {@code chunkBytes} when the flag was not given. */
-    static final int AUTO = -1;
-    static final String OP = "--op";
-    static final String TYPE = "--type";
-    static final String MIN_BYTES = "--min-bytes";
-    static final String MAX_BYTES = "--max-bytes";
-    static final String ITERS = "--iters";
-    static final String WARMUP = "--warmup";
-    static final String CHUNK_BYTES = "--chunk-bytes";
-    static final String OUTPUT = "--output";
-    static final String PLOT = "--plot";
+    public static final int AUTO = -1;
+    /** The flags' names, as the command line declares them and the messages and the plan check name them. */
+    public static final String OP = "--op";
+    public static final String TYPE = "--type";
+    public static final String MIN_BYTES = "--min-bytes";
+    public static final String MAX_BYTES = "--max-bytes";
+    public static final String ITERS = "--iters";
+    public static final String WARMUP = "--warmup";
+    public static final String CHUNK_BYTES = "--chunk-bytes";
+    public static final String OUTPUT = "--output";
+    public static final String PLOT = "--plot";
     /** The communicator's all-reduce algorithm, as the plan check names it. */
     static final String ALL_REDUCE_ALGORITHM = "--option " + Communicator.ALGORITHM_OPTION;
     /** The values of {@link Communicator#ALGORITHM_OPTION}, in the order the plan check numbers them. */
     static final List<String> ALL_REDUCE_ALGORITHMS = List.of(Communicator.ALGORITHM_AUTO, Communicator.ALGORITHM_RING,
             Communicator.ALGORITHM_DOUBLING, Communicator.ALGORITHM_STAR);
     /** Largest message: the aggregators address a bucket with int byte offsets. */
-    static final long LARGEST_MESSAGE = 1L << 30;
-    static final long DEFAULT_MAX_BYTES = 64L << 20;
-    static final int LARGEST_WORLD_SIZE = 256;
+    public static final long LARGEST_MESSAGE = 1L << 30;
+    /** The largest message when {@link #MAX_BYTES} is not given. */
+    public static final long DEFAULT_MAX_BYTES = 64L << 20;
+    /** The largest group this benchmark runs. */
+    public static final int LARGEST_WORLD_SIZE = 256;
     /** Automatic iteration counts move about this many bytes per rank per row... */
     static final long AUTO_BYTES_PER_ROW = 256L << 20;
     /** ...with at least this many timed calls, */
@@ -65,8 +69,9 @@ public record BenchSettings(List<RankPlacement> placements, List<Algorithm> algo
     static final int AUTO_MAX_WARMUP = 2_000;
 
     /** One flag that decides which collectives a rank calls and how many, as a number every rank can compare. */
-    record PlanEntry(String flag, double value, DoubleFunction<String> describer) {
-        String describe(double of) {
+    public record PlanEntry(String flag, double value, DoubleFunction<String> describer) {
+        /** How {@code of}, a value of this entry, reads on the command line. */
+        public String describe(double of) {
             return describer.apply(of);
         }
     }
@@ -103,7 +108,7 @@ public record BenchSettings(List<RankPlacement> placements, List<Algorithm> algo
      * the star with more than one server, {@code ps-s2} and so on; and with compression, the
      * option's text after it ({@code ring-fp16}, {@code ps-s4-topk:0.01}).
      */
-    String algorithmLabel(Algorithm algorithm) {
+    public String algorithmLabel(Algorithm algorithm) {
         String allReduce = allReduceAlgorithm();
         String label = algorithm != Algorithm.COMM || allReduce.equals(Communicator.ALGORITHM_AUTO) ? algorithm.label()
                 : algorithm.label() + "-" + allReduce;
@@ -178,7 +183,7 @@ public record BenchSettings(List<RankPlacement> placements, List<Algorithm> algo
      * The flags every rank must agree on, in a fixed order: they decide which collectives a
      * rank calls, how many, and how the ring cuts its messages.
      */
-    List<PlanEntry> plan() {
+    public List<PlanEntry> plan() {
         DoubleFunction<String> countOrAuto = value -> value == AUTO ? "auto" : Long.toString((long) value);
         return List.of(
                 new PlanEntry(ITERS, iters, countOrAuto),

@@ -37,7 +37,7 @@ import org.nd4j.linalg.cpu.nativecpu.bindings.Nd4jCpu;
  * libraries' allocations outside those counters (OpenBLAS's buffers). A peak that lasts less than
  * the sampling period can be missed.
  */
-final class JvmMemoryMeter implements MemoryMeter {
+public final class JvmMemoryMeter implements MemoryMeter {
     /** How often the sampler looks: rare enough to cost nothing next to the ranks' work. */
     static final Duration PERIOD = Duration.ofMillis(10);
     /** libnd4j's {@code sd::memory::MemoryType::HOST}, the group of its host allocations. */
@@ -55,7 +55,8 @@ final class JvmMemoryMeter implements MemoryMeter {
     private boolean watching;
     private long offHeapPeak;
 
-    JvmMemoryMeter() {
+    /** Starts sampling off-heap memory; {@link #close} stops it. */
+    public JvmMemoryMeter() {
         sampler.scheduleAtFixedRate(this::sample, PERIOD.toNanos(), PERIOD.toNanos(), TimeUnit.NANOSECONDS);
     }
 

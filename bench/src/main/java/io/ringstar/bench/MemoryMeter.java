@@ -6,7 +6,7 @@ package io.ringstar.bench;
  * stopped before the next starts. {@link JvmMemoryMeter} is the real one; tests substitute their
  * own to check where each rank's figures end up.
  */
-interface MemoryMeter extends AutoCloseable {
+public interface MemoryMeter extends AutoCloseable {
 
     /** The largest heap and off-heap use seen in one window, in bytes. */
     record Peaks(long heapBytes, long offHeapBytes) {

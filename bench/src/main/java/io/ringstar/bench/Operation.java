@@ -13,7 +13,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * {@code reduce} is reduceGradients (an average on every rank) for an aggregator and a reduce to
  * rank 0 for the communicator; {@code broadcast} is rank 0's values everywhere for both.
  */
-enum Operation {
+public enum Operation {
     /** {@link GradientAggregator#reduceGradients}: all-reduce (average) semantics. */
     REDUCE("reduce", false),
     /** {@link GradientAggregator#broadcastParams}: rank 0's values everywhere. */
@@ -40,22 +40,22 @@ enum Operation {
         this.communicator = communicator;
     }
 
-    String label() {
+    public String label() {
         return label;
     }
 
     /** Whether this is a call of {@link Communicator} (algorithm comm) rather than of an aggregator. */
-    boolean communicator() {
+    public boolean communicator() {
         return communicator;
     }
 
     /** The operations of one family (aggregators or communicator) in declaration order. */
-    static List<Operation> of(boolean communicator) {
+    public static List<Operation> of(boolean communicator) {
         return Arrays.stream(values()).filter(operation -> operation.communicator == communicator).toList();
     }
 
     /** The operation of one family with this label. */
-    static Operation of(boolean communicator, String label) {
+    public static Operation of(boolean communicator, String label) {
         return of(communicator).stream().filter(operation -> operation.label.equals(label)).findFirst()
                 .orElseThrow(() -> new IllegalArgumentException("no operation '" + label + "'"));
     }
@@ -118,7 +118,7 @@ enum Operation {
      * at different world sizes compare. {@code 2(n-1)/n} for all-reduce (and reduceGradients),
      * {@code (n-1)/n} for all-gather and reduce-scatter, 1 for broadcast and reduce to a root.
      */
-    double busBandwidthFactor(int worldSize) {
+    public double busBandwidthFactor(int worldSize) {
         return switch (this) {
             case REDUCE, ALL_REDUCE -> 2.0 * (worldSize - 1) / worldSize;
             case ALL_GATHER, REDUCE_SCATTER -> (worldSize - 1) / (double) worldSize;

@@ -1,10 +1,9 @@
 package io.ringstar.bench;
 
 import io.ringstar.GradientAggregator;
-import io.ringstar.cli.UsageException;
-import io.ringstar.cli.launch.RankPlacement;
-import io.ringstar.cli.launch.RankThreads;
 import io.ringstar.internal.tensor.TensorMemory;
+import io.ringstar.ranks.RankPlacement;
+import io.ringstar.ranks.RankThreads;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -29,11 +28,11 @@ final class PlanAgreement {
      * differs. Ranks given different {@code --iters}, say, would otherwise call different numbers
      * of collectives and fail later with a timeout or a mismatch that hides the cause.
      *
-     * @throws UsageException on every rank when any rank differs, naming the ranks and, on a rank
+     * @throws PlanMismatchException on every rank when any rank differs, naming the ranks and, on a rank
      *     that differs, its flags against rank 0's
      */
     static void check(BenchSettings settings, RankPlacement placement, RankThreads threads,
-            List<GradientAggregator> control) throws UsageException {
+            List<GradientAggregator> control) {
         double[] mine = settings.plan().stream().mapToDouble(BenchSettings.PlanEntry::value).toArray();
         int worldSize = placement.config().worldSize();
         List<PlanCheck> checks = threads.run(local -> {
@@ -73,12 +72,12 @@ final class PlanAgreement {
                             + entry.describe(check.rankZeroPlan()[i]) + " on rank 0");
                 }
             }
-            throw new UsageException("rank " + rank + " was given other bench flags than rank 0: "
+            throw new PlanMismatchException("rank " + rank + " was given other bench flags than rank 0: "
                     + String.join(", ", differences) + "; give every rank the same flags");
         }
         List<Integer> differing = check.differingRanks();
         String ranks = differing.stream().map(String::valueOf).collect(Collectors.joining(", "));
-        throw new UsageException((differing.size() == 1 ? "rank " + ranks + " was" : "ranks " + ranks + " were")
+        throw new PlanMismatchException((differing.size() == 1 ? "rank " + ranks + " was" : "ranks " + ranks + " were")
                 + " given other bench flags than rank 0 (each says which); give every rank the same flags");
     }
 }

@@ -27,9 +27,10 @@ import java.util.Map;
  * {@code {"meta": {...}, "rows": [...]}} where each row has the CSV's keys plus
  * {@code heap_peak_bytes_per_rank} and {@code offheap_peak_bytes_per_rank}.
  */
-final class ResultFile {
-    static final String CSV_HEADER = "date,world_size,placement,transport,type,algorithm,op,size_bytes,count,iters,"
-            + "time_p50_us,time_p99_us,algbw_gbps,busbw_gbps,bus_factor,wrong,heap_peak_bytes,offheap_peak_bytes";
+public final class ResultFile {
+    /** The CSV file's first line: its columns, in order. */
+    public static final String CSV_HEADER = "date,world_size,placement,transport,type,algorithm,op,size_bytes,count,"
+            + "iters,time_p50_us,time_p99_us,algbw_gbps,busbw_gbps,bus_factor,wrong,heap_peak_bytes,offheap_peak_bytes";
     private static final MathContext SIGNIFICANT = new MathContext(6);
     /** Decimals as written ({@code 12.345}, never {@code 1.2345E+1}); no HTML escapes in the strings. */
     private static final Gson JSON = new GsonBuilder().disableHtmlEscaping()
@@ -43,7 +44,7 @@ final class ResultFile {
     }
 
     /** Whether {@code path} names a file this class can write ({@code .csv} or {@code .json}). */
-    static boolean isSupported(Path path) {
+    public static boolean isSupported(Path path) {
         String name = lowerName(path);
         return name.endsWith(".csv") || name.endsWith(".json");
     }

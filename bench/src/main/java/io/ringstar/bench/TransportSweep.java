@@ -6,14 +6,14 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
-import io.ringstar.cli.UsageException;
-import io.ringstar.cli.launch.RankFailureException;
-import io.ringstar.cli.launch.RankPlacement;
-import io.ringstar.cli.launch.RankThreads;
 import io.ringstar.config.AggregatorOptions;
 import io.ringstar.internal.compression.Compression;
 import io.ringstar.internal.tensor.ElementType;
 import io.ringstar.internal.tensor.TensorMemory;
+import io.ringstar.ranks.Algorithm;
+import io.ringstar.ranks.RankFailureException;
+import io.ringstar.ranks.RankPlacement;
+import io.ringstar.ranks.RankThreads;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -21,7 +21,6 @@ import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Collectors;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
@@ -72,7 +71,7 @@ final class TransportSweep implements AutoCloseable {
      * @throws RankFailureException if a rank cannot join; nothing is left open then
      */
     static TransportSweep open(BenchSettings settings, RankPlacement placement, MemoryMeter memory) {
-        RankThreads threads = new RankThreads(placement.localRanks());
+        RankThreads threads = new RankThreads(placement);
         List<Transport> transports;
         try {
             transports = threads.openTransports(placement);
@@ -137,7 +136,7 @@ final class TransportSweep implements AutoCloseable {
     }
 
     /** See {@link PlanAgreement#check}: every rank must run the same sweep as rank 0. */
-    void agreeOnPlan() throws UsageException {
+    void agreeOnPlan() {
         PlanAgreement.check(settings, placement, threads, control);
     }
 

@@ -6,7 +6,9 @@ import picocli.CommandLine.Model.CommandSpec;
 /**
  * One sub-command of {@code ringstar.jar}, such as {@code bench}: a class annotated with picocli's
  * {@code @Command}, whose flags picocli fills in before {@link Main} calls {@link #run}. Help, unknown
- * flags and malformed values are picocli's to report; {@link #run} checks what the flags mean.
+ * flags and malformed values are picocli's to report; {@link #run} checks what the flags mean, and
+ * only wires: it hands the checked settings to the application ({@code io.ringstar.bench},
+ * {@code io.ringstar.train}, {@code io.ringstar.cli.launch}) and prints what comes back.
  */
 public interface Command {
 
@@ -18,7 +20,18 @@ public interface Command {
     }
 
     /**
-     * Runs the command with the flags picocli parsed into it.
+     * Checks the flags picocli parsed and the environment as {@link #run} would, without starting,
+     * connecting or reading anything else: what the launcher asks of its ranks' command line before
+     * it starts them. The default checks nothing.
+     *
+     * @throws UsageException for what {@link #run} would refuse as a usage error
+     */
+    default void check() throws UsageException {
+    }
+
+    /**
+     * Runs the command with the flags picocli parsed into it. A {@code RankFailureException} or any
+     * other exception it throws is reported by {@link Main} (one line per failed rank) with status 1.
      *
      * @return the process's exit status: 0 for success, 1 for a failed or wrong run
      * @throws UsageException for a value or combination of flags that makes no sense; the process

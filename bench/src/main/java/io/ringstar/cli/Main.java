@@ -1,8 +1,7 @@
 package io.ringstar.cli;
 
-import io.ringstar.bench.BenchCommand;
-import io.ringstar.bench.report.ReportCommand;
-import io.ringstar.cli.launch.LaunchCommand;
+import io.ringstar.cli.report.ReportCommand;
+import io.ringstar.ranks.RankFailureException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -124,14 +123,52 @@ public final class Main {
             Object status = ((Callable<?>) command).call();
             return status instanceof Integer code ? code : 0;
         } catch (UsageException e) {
-            err.println(name + ": " + e.getMessage());
-            err.println("Try '" + name + " --help'.");
-            return UsageException.EXIT_STATUS;
+            return usageError(name, e, err);
+        } catch (RankFailureException e) {
+            return FailureReport.ranksFailed(name, e, CommandDefaults.verbose(spec), out, err);
         } catch (Exception e) {
-            err.println(name + " failed:");
-            e.printStackTrace(err);
-            return 1;
+            return FailureReport.failed(name, e, CommandDefaults.verbose(spec), err);
         }
+    }
+
+    /** A command line that makes no sense: what is wrong and where the help is, status 2. */
+    static int usageError(String name, UsageException problem, PrintStream err) {
+        err.println(name + ": " + problem.getMessage());
+        err.println("Try '" + name + " --help'.");
+        return UsageException.EXIT_STATUS;
+    }
+
+    /**
+     * Checks one command line of this program as {@link #run} would run it, without running it:
+     * parses it and asks the command to {@link Command#check} its flags and environment. The
+     * launcher asks this of its ranks' command before it starts any of them.
+     *
+     * @return 0 when the line would run, else the usage error's status, 2, after reporting it to {@code err}
+     */
+    public int check(String[] args, PrintStream err) {
+        CommandLine program = commandLine(commands.apply(env));
+        program.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
+        ParseResult parsed;
+        try {
+            parsed = program.parseArgs(args);
+        } catch (CommandLine.ParameterException e) {
+            return UsageErrors.report(e, args);
+        }
+        ParseResult leaf = parsed;
+        while (leaf.hasSubcommand()) {
+            leaf = leaf.subcommand();
+        }
+        if (leaf.isUsageHelpRequested()) {
+            return 0;
+        }
+        if (leaf.commandSpec().userObject() instanceof Command command) {
+            try {
+                command.check();
+            } catch (UsageException e) {
+                return usageError(leaf.commandSpec().qualifiedName(), e, err);
+            }
+        }
+        return 0;
     }
 
     /** The program itself: it only chooses a command. */

@@ -1,22 +1,19 @@
 package io.ringstar.cli;
 
-import io.ringstar.Transport;
-import io.ringstar.bench.Algorithm;
-import io.ringstar.cli.launch.NativeThreads;
-import io.ringstar.cli.launch.PlacementFlags;
-import io.ringstar.cli.launch.RankFailureException;
-import io.ringstar.cli.launch.RankPlacement;
-import io.ringstar.cli.launch.RankThreads;
-import io.ringstar.config.AggregatorOptions;
+import io.ringstar.ranks.Algorithm;
+import io.ringstar.ranks.RankPlacement;
 import io.ringstar.train.CheckpointSettings;
 import io.ringstar.train.OverlapSettings;
 import io.ringstar.train.SlowRankSettings;
 import io.ringstar.train.TrainSettings;
 import io.ringstar.train.Trainer;
+import io.ringstar.train.TrainingJob;
+import io.ringstar.train.convnet.ConvNetJob;
+import io.ringstar.train.convnet.ConvNetRun;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,10 +28,10 @@ import picocli.CommandLine.Spec;
 /**
  * {@code ringstar train}: data-parallel SGD of a small model, with gradients averaged every step
  * by the star, the ring, or both one after the other ({@code --algorithm}); {@code --model convnet}
- * is {@link ConvNetJob}'s. The ranks are placed as
+ * is {@link ConvNetJob}'s, the rest {@link TrainingJob}'s. The ranks are placed as
  * for {@code bench} ({@link RankPlacement}): all as threads of this JVM when no rank is given, else
- * this process is one rank. The training itself is {@link Trainer}'s; this class places the ranks,
- * opens their transports once for every algorithm, and prints what rank 0 reports.
+ * this process is one rank. The training itself is {@link Trainer}'s; this class only reads the
+ * flags, checks them before any connection, and hands them to the job.
  */
 @CommandLine.Command(name = "train", sortOptions = false,
         header = "data-parallel SGD (softmax regression, an MLP or a DL4J ConvNet), gradients averaged by the star, "
@@ -83,8 +80,6 @@ import picocli.CommandLine.Spec;
             "  java -jar ringstar.jar launch --nproc 4 -- train --checkpoint-dir ckpt --resume",
             "  java -jar ringstar.jar launch --nproc 2 -- train --overlap --hidden 2048 --bucket-bytes 1M"})
 public final class TrainCommand implements Command {
-    private static final int DEFAULT_WORLD_SIZE = 4;
-    private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
     private static final String RESUME = "--" + CheckpointSettings.RESUME_FLAG;
 
     private final Map<String, String> env;
@@ -120,78 +115,118 @@ public final class TrainCommand implements Command {
         }
         // Declared here, after the train flags, so that the help lists it last among them.
         commandSpec.addOption(OptionSpec.builder("-h", "--help").usageHelp(true).description("this text").build());
-        PlacementFlags.declare(commandSpec, DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT);
+        PlacementFlags.declare(commandSpec, CommandDefaults.WORLD_SIZE, CommandDefaults.TIMEOUT);
+        CommandDefaults.declareVerbose(commandSpec);
+    }
+
+    @Override
+    public void check() throws UsageException {
+        RankPlacement placement = placement();
+        TrainSettings settings = settings();
+        if (settings.model() == TrainSettings.Model.CONVNET) {
+            rejectForConvNet();
+            convNetRuns(placement, settings);
+            return;
+        }
+        rejectPlot();
+        try {
+            checkpoints();
+            algorithms(settings, overlap());
+            slowRank();
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
+        }
     }
 
     @Override
     public int run(PrintStream out, PrintStream err) throws UsageException {
-        RankPlacement placement = RankPlacement.resolve(PlacementFlags.given(spec), PlacementFlags.options(spec), env,
-                DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT);
-        TrainSettings settings;
-        try {
-            settings = TrainSettings.fromFlags(given(TrainSettings.flagNames()));
-        } catch (IllegalArgumentException e) {
-            throw new UsageException(e.getMessage());
-        }
+        RankPlacement placement = placement();
+        TrainSettings settings = settings();
         if (settings.model() == TrainSettings.Model.CONVNET) {
             rejectForConvNet();
-            return ConvNetJob.of(placement, settings, algorithm, plot).run(out, err);
+            return runConvNet(placement, settings, out, err);
         }
-        if (plot != null) {
-            throw new UsageException("--plot draws the runs of --model convnet (the bench has its own: bench --plot)");
-        }
-        List<Trainer> trainers = new ArrayList<>();
+        rejectPlot();
+        TrainingJob job;
         try {
-            CheckpointSettings checkpoints = CheckpointSettings.fromFlags(given(CheckpointSettings.VALUE_FLAGS),
-                    Boolean.TRUE.equals(spec.findOption(RESUME).getValue()));
-            OverlapSettings overlap = OverlapSettings.fromFlags(
-                    Boolean.TRUE.equals(spec.findOption("--" + OverlapSettings.FLAG).getValue()),
-                    given(List.of(OverlapSettings.BUCKET_BYTES_FLAG)).get(OverlapSettings.BUCKET_BYTES_FLAG));
-            SlowRankSettings slow = SlowRankSettings.fromFlags(given(SlowRankSettings.FLAGS));
-            int servers = AggregatorOptions.SERVERS.value(placement.config());
-            boolean hostsRankZero = placement.isRankZero(0);
-            // The ring is always synchronous, so async mode without an explicit algorithm means the star alone.
-            // With --overlap the communicator averages, so one run (the ring's start) is enough.
-            String defaultAlgorithm = settings.mode() == TrainSettings.Mode.ASYNC ? Algorithm.PS.label()
-                    : overlap.enabled() ? Algorithm.RING.label() : Algorithm.BOTH;
-            for (Algorithm algorithm : Algorithm.chosen(algorithm, defaultAlgorithm)) {
-                // Every algorithm after the first trains on the first's data: it is read (or generated) once.
-                Trainer trainer = trainers.isEmpty()
-                        ? new Trainer(settings, algorithm, out, checkpoints).withOverlap(overlap).withSlowRank(slow)
-                        : trainers.get(0).withAlgorithm(algorithm);
-                // Reads the data and checks the batch split now, so a bad flag or file stops us before connecting.
-                trainer.validate(placement.config().worldSize(), servers);
-                if (hostsRankZero) {
-                    // The same for a checkpoint of another run: rank 0 alone reads the checkpoints.
-                    trainer.checkResume(placement.config().worldSize());
-                }
-                trainers.add(trainer);
-            }
+            CheckpointSettings checkpoints = checkpoints();
+            OverlapSettings overlap = overlap();
+            SlowRankSettings slow = slowRank();
+            job = TrainingJob.prepare(placement, settings, algorithms(settings, overlap), checkpoints, overlap, slow,
+                    out);
         } catch (IllegalArgumentException | UncheckedIOException e) {
             // A bad flag value, or a data file that is missing or malformed: the user's to fix, before any connection.
             throw new UsageException(e.getMessage());
         }
-        String nativeThreads = NativeThreads.limitForRankThreads();
-        out.println("# config: " + placement.description() + "; ND4J threads " + nativeThreads);
-        out.flush();
-        List<Transport> transports = List.of();
-        try (RankThreads threads = new RankThreads(placement.localRanks())) {
-            Duration timeout = placement.config().timeout();
-            transports = threads.openTransports(placement);
-            List<Transport> opened = transports;
-            for (Trainer trainer : trainers) {
-                // Every step of every rank is bounded by the timeout; this only guards against a bug in that.
-                Duration limit = timeout.multipliedBy(settings.steps() + 10L);
-                threads.runLending(opened, (local, transport) -> trainer.run(placement.configFor(local), transport),
-                        limit);
-                out.flush();
-            }
-        } catch (RankFailureException e) {
-            return e.report(Main.PROGRAM + " train", out, err);
-        } finally {
-            transports.forEach(Transport::close);
+        job.run(out);
+        return 0;
+    }
+
+    private int runConvNet(RankPlacement placement, TrainSettings settings, PrintStream out, PrintStream err)
+            throws UsageException {
+        ConvNetJob job = new ConvNetJob(placement, settings, convNetRuns(placement, settings), plot, out);
+        try {
+            // Reads the images and checks the batch split now, so a bad flag or file stops us before connecting.
+            job.validate();
+        } catch (IllegalArgumentException | UncheckedIOException e) {
+            throw new UsageException(e.getMessage());
+        }
+        try {
+            job.run(out);
+        } catch (IOException e) {
+            err.println(Main.PROGRAM + " train: cannot write the plot " + plot + ": " + e.getMessage());
+            return 1;
         }
         return 0;
+    }
+
+    private List<ConvNetRun> convNetRuns(RankPlacement placement, TrainSettings settings) throws UsageException {
+        return FlagValues.convNetRuns(algorithm, settings.mode() == TrainSettings.Mode.ASYNC,
+                placement.config().worldSize() == 1);
+    }
+
+    private RankPlacement placement() throws UsageException {
+        return PlacementFlags.resolve(PlacementFlags.given(spec), PlacementFlags.options(spec), env,
+                CommandDefaults.WORLD_SIZE, CommandDefaults.TIMEOUT);
+    }
+
+    private TrainSettings settings() throws UsageException {
+        try {
+            return TrainSettings.fromFlags(given(TrainSettings.flagNames()));
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
+        }
+    }
+
+    private void rejectPlot() throws UsageException {
+        if (plot != null) {
+            throw new UsageException("--plot draws the runs of --model convnet (the bench has its own: bench --plot)");
+        }
+    }
+
+    private CheckpointSettings checkpoints() {
+        return CheckpointSettings.fromFlags(given(CheckpointSettings.VALUE_FLAGS),
+                Boolean.TRUE.equals(spec.findOption(RESUME).getValue()));
+    }
+
+    private OverlapSettings overlap() {
+        return OverlapSettings.fromFlags(Boolean.TRUE.equals(spec.findOption("--" + OverlapSettings.FLAG).getValue()),
+                given(List.of(OverlapSettings.BUCKET_BYTES_FLAG)).get(OverlapSettings.BUCKET_BYTES_FLAG));
+    }
+
+    private SlowRankSettings slowRank() {
+        return SlowRankSettings.fromFlags(given(SlowRankSettings.FLAGS));
+    }
+
+    /**
+     * The algorithms {@code --algorithm} picks. The ring is always synchronous, so async mode without
+     * an explicit algorithm means the star alone; with --overlap the communicator averages, so one run
+     * (the ring's start) is enough.
+     */
+    private List<Algorithm> algorithms(TrainSettings settings, OverlapSettings overlap) throws UsageException {
+        String defaultAlgorithm = settings.mode() == TrainSettings.Mode.ASYNC ? Algorithm.PS.label()
+                : overlap.enabled() ? Algorithm.RING.label() : Algorithm.BOTH;
+        return FlagValues.algorithms(algorithm, defaultAlgorithm, false);
     }
 
     /** The MLP's flags that the ConvNet's runs do not take: a usage error rather than a flag silently ignored. */

@@ -5,10 +5,10 @@ import io.ringstar.GradientAggregator;
 import io.ringstar.LocalAggregator;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
-import io.ringstar.bench.Algorithm;
 import io.ringstar.checkpoint.Checkpoint;
 import io.ringstar.config.AggregatorOptions;
 import io.ringstar.internal.tensor.TensorMemory;
+import io.ringstar.ranks.Algorithm;
 import io.ringstar.train.data.CsvReader;
 import io.ringstar.train.data.Dataset;
 import io.ringstar.train.data.IdxReader;
@@ -253,7 +253,8 @@ public final class Trainer {
 
     private Network network() {
         Dataset train = data.get()[0];
-        return new Network(settings.model(), train.featureCount(), settings.hidden(), train.classCount());
+        return settings.model() == TrainSettings.Model.SOFTMAX ? Network.softmax(train.featureCount(),
+                train.classCount()) : Network.mlp(train.featureCount(), settings.hidden(), train.classCount());
     }
 
     /** Whether a group of {@code worldSize} trains asynchronously: one rank alone has nobody to wait for. */

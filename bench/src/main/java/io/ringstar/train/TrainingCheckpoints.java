@@ -1,8 +1,8 @@
 package io.ringstar.train;
 
-import io.ringstar.bench.Algorithm;
 import io.ringstar.checkpoint.Checkpoint;
 import io.ringstar.checkpoint.CheckpointDirectory;
+import io.ringstar.ranks.Algorithm;
 import io.ringstar.train.model.Network;
 import java.io.IOException;
 import java.io.PrintStream;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ringstar.cli.BenchCommand;
 import io.ringstar.cli.CapturedOutput;
 import io.ringstar.cli.Main;
 import io.ringstar.spi.LoopbackPorts;

@@ -142,7 +142,9 @@ class BenchScriptsIT {
     void clusterStoppedMidwayRemovesItsNamespacesAndRanks(@TempDir Path out) throws Exception {
         assumeNamespaces();
         Path log = out.resolve("cluster.log");
-        Process script = new ProcessBuilder(ROOT.resolve("bench/cluster.sh").toString(), "--world-sizes", "4",
+        // Two ranks: the script makes all five namespaces whatever the world size, and two rank JVMs
+        // show that every rank is stopped as well as four did.
+        Process script = new ProcessBuilder(ROOT.resolve("bench/cluster.sh").toString(), "--world-sizes", "2",
                 "--max-bytes", "1M", "--out", out.toString()).redirectErrorStream(true).redirectOutput(log.toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
         try {
@@ -155,7 +157,7 @@ class BenchScriptsIT {
             }
             assertTrue(!namespacesOf(script.pid()).isEmpty(), "no namespaces of cluster.sh while it runs");
             List<ProcessHandle> ranks = script.descendants().toList();
-            assertTrue(ranks.size() >= 4, "rank processes: " + ranks);
+            assertTrue(ranks.size() >= 2, "rank processes: " + ranks);
             script.destroy();
             assertTrue(script.waitFor(30, TimeUnit.SECONDS), "cluster.sh did not end within 30 s of SIGTERM");
             assertEquals("", namespacesOf(script.pid()), "namespaces left behind");
@@ -180,9 +182,11 @@ class BenchScriptsIT {
     void compareMpiExitsOneWhenAeronIpcFails(@TempDir Path out) throws Exception {
         assumeOpenMpi();
         // Every rank refuses an option that no transport declares, so every Aeron IPC launch fails at once.
+        // One warm-up call: Open MPI's rows only have to be written (the automatic warm-up, sized for
+        // measuring, took 18 of this case's 26 s).
         Outcome outcome = run(List.of(ROOT.resolve("bench/compare-mpi.sh").toString(), "--world-sizes", "2",
-                "--max-bytes", "16", "--type", "float", "--transports", "aeron-ipc", "--iters", "3", "--out",
-                out.toString()), Map.of("AERON_OPTS", "--option aeron.noSuchOption=1"), 240);
+                "--max-bytes", "16", "--type", "float", "--transports", "aeron-ipc", "--iters", "3", "--warmup", "1",
+                "--out", out.toString()), Map.of("AERON_OPTS", "--option aeron.noSuchOption=1"), 240);
         assertEquals(1, outcome.status(), outcome.output());
         assertTrue(outcome.output().contains("ringstar over aeron-ipc at world size 2, ps all, failed"),
                 outcome.output());

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.ringstar.bench.BenchCommand;
 import io.ringstar.bench.BenchSettings;
 import io.ringstar.config.ByteSize;
 import io.ringstar.spi.LoopbackPorts;

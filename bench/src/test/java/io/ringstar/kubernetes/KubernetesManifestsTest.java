@@ -7,11 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.DistributedConfig;
 import io.ringstar.cli.Main;
+import io.ringstar.cli.PlacementFlags;
 import io.ringstar.cli.TrainCommand;
 import io.ringstar.cli.UsageException;
-import io.ringstar.cli.launch.PlacementFlags;
-import io.ringstar.cli.launch.RankPlacement;
 import io.ringstar.config.ConfigSources;
+import io.ringstar.ranks.RankPlacement;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,7 +34,7 @@ import picocli.CommandLine.Model.CommandSpec;
  * reads a manifest, builds the environment each pod would get (what the manifest sets, resolved as
  * Kubernetes resolves it, plus what the Job controller or Kubeflow's operator adds), and hands it
  * with the container's arguments to the code {@code train} runs first: picocli's parse of the
- * command line, then {@link RankPlacement#resolve}. So an edit of a manifest that misplaces a rank
+ * command line, then {@link PlacementFlags#resolve}. So an edit of a manifest that misplaces a rank
  * fails here, without a cluster.
  */
 class KubernetesManifestsTest {
@@ -158,7 +158,7 @@ class KubernetesManifestsTest {
         // Throws for a flag that train does not have, as the jar would refuse it.
         program.parseArgs(args.toArray(String[]::new));
         CommandSpec train = program.getSubcommands().get("train").getCommandSpec();
-        return RankPlacement.resolve(PlacementFlags.given(train), PlacementFlags.options(train), env, 4,
+        return PlacementFlags.resolve(PlacementFlags.given(train), PlacementFlags.options(train), env, 4,
                 Duration.ofSeconds(60));
     }
 

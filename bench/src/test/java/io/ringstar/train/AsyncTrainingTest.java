@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.ringstar.CollectiveException;
 import io.ringstar.DistributedConfig;
 import io.ringstar.PeerFailureException;
-import io.ringstar.bench.Algorithm;
+import io.ringstar.ranks.Algorithm;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

@@ -8,9 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.DistributedConfig;
-import io.ringstar.bench.Algorithm;
 import io.ringstar.checkpoint.Checkpoint;
 import io.ringstar.checkpoint.CheckpointDirectory;
+import io.ringstar.ranks.Algorithm;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.channels.FileChannel;

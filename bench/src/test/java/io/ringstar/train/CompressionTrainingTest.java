@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
-import io.ringstar.bench.Algorithm;
-import io.ringstar.cli.launch.RankThreads;
 import io.ringstar.config.AggregatorOptions;
+import io.ringstar.ranks.Algorithm;
+import io.ringstar.ranks.RankThreads;
 import io.ringstar.transport.inproc.InProcessTransport;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.DistributedConfig;
-import io.ringstar.bench.Algorithm;
+import io.ringstar.ranks.Algorithm;
 import io.ringstar.train.data.CsvReader;
 import io.ringstar.train.data.Dataset;
 import io.ringstar.train.data.IdxReader;

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.DistributedConfig;
 import io.ringstar.GradientBuckets;
-import io.ringstar.bench.Algorithm;
+import io.ringstar.ranks.Algorithm;
 import io.ringstar.train.model.Network;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -74,7 +74,7 @@ class OverlapTrainingTest {
     @Test
     void theBackwardPassHandsOutEachGradientInBackwardOrder() {
         TrainSettings settings = SyncTrainingTest.small("mlp");
-        Network network = new Network(TrainSettings.Model.MLP, 32, 32, 10);
+        Network network = Network.mlp(32, 32, 10);
         INDArray[] params = network.init(settings.seed());
         INDArray x = Nd4j.rand(8, 32);
         INDArray y = Nd4j.zeros(8, 10);

@@ -2,7 +2,7 @@ package io.ringstar.train;
 
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
-import io.ringstar.cli.launch.RankThreads;
+import io.ringstar.ranks.RankThreads;
 import io.ringstar.transport.inproc.InProcessTransport;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -3,6 +3,7 @@ package io.ringstar.config;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.Transports;
+import io.ringstar.config.LauncherVariables.Source;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -64,64 +65,21 @@ public final class ConfigSources {
     public static final String SECRET_FILE = "secret-file";
     /** The flag of {@link AggregatorOptions#CHECKSUM}. */
     public static final String CHECKSUM = "checksum";
-    /** The flag of the Netty transport's option {@value #TLS_CERT_OPTION}, which that transport declares. */
+    /** The flag of the Netty transport's option {@code tls.cert}, which that transport declares. */
     public static final String TLS_CERT = "tls-cert";
-    /** The flag of the Netty transport's option {@value #TLS_KEY_OPTION}, which that transport declares. */
+    /** The flag of the Netty transport's option {@code tls.key}, which that transport declares. */
     public static final String TLS_KEY = "tls-key";
-    /** The flag of the Netty transport's option {@value #TLS_TRUST_OPTION}, which that transport declares. */
+    /** The flag of the Netty transport's option {@code tls.trust}, which that transport declares. */
     public static final String TLS_TRUST = "tls-trust";
     /** The flag that sets any declared option: {@code --option name=value}, as often as needed. */
     public static final String OPTION = "option";
     /** The flags every configuration has, whatever the transport, in the order help texts list them. */
     public static final List<String> CONFIG_FLAGS = List.of(RANK, WORLD_SIZE, COORDINATOR, TRANSPORT, TIMEOUT);
-    /**
-     * The flags this class read before options were declared by the transports.
-     *
-     * @deprecated the options' flags come from their declarations; use {@link #flags()}
-     */
-    @Deprecated
-    public static final List<String> FLAGS = List.of(RANK, WORLD_SIZE, COORDINATOR, TRANSPORT, TIMEOUT, SECRET_FILE,
-            CHECKSUM, TLS_CERT, TLS_KEY, TLS_TRUST);
-
     /** The option under which the secret file's path reaches the transports. */
     public static final String SECRET_FILE_OPTION = NetworkOptions.SECRET_FILE_OPTION;
-    /**
-     * The Netty transport's option naming this rank's certificate chain (PEM) for TLS.
-     *
-     * @deprecated declared by the Netty transport ({@code NettyTransport.TLS_CERT_OPTION}); kept for callers
-     */
-    @Deprecated
-    public static final String TLS_CERT_OPTION = "tls.cert";
-    /**
-     * The Netty transport's option naming this rank's private key (PKCS#8 PEM, unencrypted) for TLS.
-     *
-     * @deprecated declared by the Netty transport ({@code NettyTransport.TLS_KEY_OPTION}); kept for callers
-     */
-    @Deprecated
-    public static final String TLS_KEY_OPTION = "tls.key";
-    /**
-     * The Netty transport's option naming the certificates (PEM) a peer's certificate must be issued by, or be.
-     *
-     * @deprecated declared by the Netty transport ({@code NettyTransport.TLS_TRUST_OPTION}); kept for callers
-     */
-    @Deprecated
-    public static final String TLS_TRUST_OPTION = "tls.trust";
 
-    /** Launcher variables for the rank, innermost launcher first (see the class comment). */
-    static final List<String> RANK_VARIABLES = List.of("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID");
-    /** Launcher variables for the world size, each launcher at the same index as in {@link #RANK_VARIABLES}. */
-    static final List<String> SIZE_VARIABLES = List.of("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-            "SLURM_NTASKS");
-    static final String MASTER_ADDR = "MASTER_ADDR";
-    static final String MASTER_PORT = "MASTER_PORT";
     static final String TRANSPORT_VARIABLE = "RINGSTAR_TRANSPORT";
     static final String TIMEOUT_VARIABLE = "RINGSTAR_TIMEOUT";
-
-    private static final String HOW_TO_RANK = "give --rank R, or start the ranks with a launcher that sets one of "
-            + String.join(", ", RANK_VARIABLES);
-    private static final String HOW_TO_SIZE = "give --world-size N, or start the ranks with a launcher that sets one"
-            + " of "
-            + String.join(", ", SIZE_VARIABLES);
 
     private ConfigSources() {
     }
@@ -168,7 +126,7 @@ public final class ConfigSources {
      * every rank itself (as threads) when none is given asks this first.
      */
     public static boolean rankGiven(Map<String, String> flags, Map<String, String> env) {
-        return flags.containsKey(RANK) || RANK_VARIABLES.stream().anyMatch(env::containsKey);
+        return flags.containsKey(RANK) || LauncherVariables.RANK_VARIABLES.stream().anyMatch(env::containsKey);
     }
 
     /**
@@ -220,39 +178,41 @@ public final class ConfigSources {
     static Resolved resolve(Map<String, String> flags, Map<String, String> options, Map<String, String> env,
             String defaultTransport, OptionCatalog catalog) {
         Map<String, String> origins = new LinkedHashMap<>();
-        int launcher = innermostLauncher(env);
-        Source rank = pick("rank", "--" + RANK, flags.get(RANK), RANK_VARIABLES, launcher, env)
-                .orElseThrow(() -> new InvalidConfigException("rank", "(not given)", HOW_TO_RANK));
-        Source size = pick("world size", "--" + WORLD_SIZE, flags.get(WORLD_SIZE), SIZE_VARIABLES, launcher, env)
-                .orElseThrow(() -> new InvalidConfigException("world size", "(not given)", HOW_TO_SIZE
-                        + "; the rank came from " + rank.origin));
-        origins.put(RANK, rank.origin);
-        origins.put(WORLD_SIZE, size.origin);
-        int worldSize = parseInt(size, 1);
-        int rankValue = parseInt(rank, 0);
+        int launcher = LauncherVariables.innermostLauncher(env);
+        Source rank = LauncherVariables.pick("rank", "--" + RANK, flags.get(RANK), LauncherVariables.RANK_VARIABLES,
+                launcher, env)
+                .orElseThrow(() -> new InvalidConfigException("rank", "(not given)", LauncherVariables.HOW_TO_RANK));
+        Source size = LauncherVariables.pick("world size", "--" + WORLD_SIZE, flags.get(WORLD_SIZE),
+                LauncherVariables.SIZE_VARIABLES, launcher, env)
+                .orElseThrow(() -> new InvalidConfigException("world size", "(not given)", LauncherVariables.HOW_TO_SIZE
+                        + "; the rank came from " + rank.origin()));
+        origins.put(RANK, rank.origin());
+        origins.put(WORLD_SIZE, size.origin());
+        int worldSize = LauncherVariables.parseInt(size, 1);
+        int rankValue = LauncherVariables.parseInt(rank, 0);
         if (rankValue >= worldSize) {
-            throw new InvalidConfigException("rank", rankValue + " (" + rank.origin + ")", "must be below the world"
-                    + " size " + worldSize + " (" + size.origin + ")");
+            throw new InvalidConfigException("rank", rankValue + " (" + rank.origin() + ")", "must be below the world"
+                    + " size " + worldSize + " (" + size.origin() + ")");
         }
 
         DistributedConfig.Builder builder = DistributedConfig.builder().worldSize(worldSize).rank(rankValue);
-        Source coordinator = coordinator(flags, env);
-        builder.coordinatorAddr(coordinator.value);
-        origins.put(COORDINATOR, coordinator.origin);
+        Source coordinator = LauncherVariables.coordinator(flags.get(COORDINATOR), env);
+        builder.coordinatorAddr(coordinator.value());
+        origins.put(COORDINATOR, coordinator.origin());
 
-        Source transport = single(flags.get(TRANSPORT), "--" + TRANSPORT, env, TRANSPORT_VARIABLE)
+        Source transport = LauncherVariables.single(flags.get(TRANSPORT), "--" + TRANSPORT, env, TRANSPORT_VARIABLE)
                 .orElse(new Source(defaultTransport, "default"));
-        builder.transport(transport.value);
-        origins.put(TRANSPORT, transport.origin);
+        builder.transport(transport.value());
+        origins.put(TRANSPORT, transport.origin());
 
-        Optional<Source> timeout = single(flags.get(TIMEOUT), "--" + TIMEOUT, env, TIMEOUT_VARIABLE);
+        Optional<Source> timeout = LauncherVariables.single(flags.get(TIMEOUT), "--" + TIMEOUT, env, TIMEOUT_VARIABLE);
         if (timeout.isPresent()) {
-            builder.timeout(Duration.ofSeconds(parseInt(timeout.get(), 1)));
-            origins.put(TIMEOUT, timeout.get().origin);
+            builder.timeout(Duration.ofSeconds(LauncherVariables.parseInt(timeout.get(), 1)));
+            origins.put(TIMEOUT, timeout.get().origin());
         } else {
             origins.put(TIMEOUT, "default");
         }
-        resolveOptions(flags, options, env, transport.value, catalog, builder, origins);
+        resolveOptions(flags, options, env, transport.value(), catalog, builder, origins);
         return new Resolved(builder.build(), origins);
     }
 
@@ -272,24 +232,25 @@ public final class ConfigSources {
         });
         for (ConfigOption<?> option : declared) {
             String flag = option.flag().orElse(null);
-            Optional<Source> given = single(flag == null ? null : flags.get(flag), flag == null ? null : "--" + flag,
+            Optional<Source> given = LauncherVariables.single(flag == null ? null : flags.get(flag),
+                    flag == null ? null : "--" + flag,
                     env, option.environmentVariable().orElse(null));
             String fromOption = options.get(option.name());
             if (fromOption != null) {
                 String origin = "--" + OPTION + " " + option.name();
-                if (given.isPresent() && !given.get().value.equals(fromOption)) {
-                    throw option.refuse(fromOption + " (" + origin + ") but " + given.get().value + " ("
-                            + given.get().origin + ")", "the sources disagree; drop one or make them agree", null);
+                if (given.isPresent() && !given.get().value().equals(fromOption)) {
+                    throw option.refuse(fromOption + " (" + origin + ") but " + given.get().value() + " ("
+                            + given.get().origin() + ")", "the sources disagree; drop one or make them agree", null);
                 }
                 given = Optional.of(given.orElse(new Source(fromOption, origin)));
             }
             given.ifPresent(source -> {
-                option.parse(source.value, source.origin);
-                builder.option(option.name(), source.value);
+                option.parse(source.value(), source.origin());
+                builder.option(option.name(), source.value());
                 // By flag for the callers that look values up by flag, and by name for describe().
-                origins.put(option.name(), source.origin);
+                origins.put(option.name(), source.origin());
                 if (flag != null) {
-                    origins.put(flag, source.origin);
+                    origins.put(flag, source.origin());
                 }
             });
         }
@@ -306,149 +267,6 @@ public final class ConfigSources {
                 throw catalog.unknown(option.name(), env.get(variable.get()), transport, known, variable.get()
                         + " in the environment");
             }
-        }
-    }
-
-    /** A value and the flag or variable it came from. */
-    private record Source(String value, String origin) {
-    }
-
-    /** Index in {@link #RANK_VARIABLES} of the innermost launcher that sets a rank, or -1. */
-    private static int innermostLauncher(Map<String, String> env) {
-        for (int i = 0; i < RANK_VARIABLES.size(); i++) {
-            if (env.containsKey(RANK_VARIABLES.get(i))) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    /**
-     * The flag's value, else the value of the launcher at index {@code launcher} of
-     * {@code variables} (else, for a launcher that leaves this value out, the first variable that
-     * is set); a flag and that variable must agree (as numbers, so {@code 03} and {@code 3} agree).
-     * Other launchers' variables are outer ones: ignored, and named in the origin where they differ.
-     */
-    private static Optional<Source> pick(String what, String flagName, String flagValue, List<String> variables,
-            int launcher, Map<String, String> env) {
-        String chosenVariable = launcher >= 0 && env.containsKey(variables.get(launcher)) ? variables.get(launcher)
-                : variables.stream().filter(env::containsKey).findFirst().orElse(null);
-        Source fromEnv = chosenVariable == null ? null : new Source(env.get(chosenVariable).trim(), chosenVariable);
-        if (flagValue != null) {
-            Source flag = new Source(flagValue.trim(), flagName);
-            if (fromEnv != null && parseLong(fromEnv) != parseLong(flag)) {
-                throw new InvalidConfigException(what, flag.value + " (" + flagName + ") but " + fromEnv.value + " ("
-                        + fromEnv.origin + ")", "the flag and the launcher disagree; give the " + what
-                        + " in one place only, or make them agree");
-            }
-            return Optional.of(flag);
-        }
-        if (fromEnv == null) {
-            return Optional.empty();
-        }
-        long chosen = parseLong(fromEnv);
-        List<String> ignored = new ArrayList<>();
-        for (String variable : variables) {
-            String value = env.get(variable);
-            if (value != null && !variable.equals(chosenVariable) && !sameNumber(value, chosen)) {
-                ignored.add(variable + "=" + value.trim());
-            }
-        }
-        return Optional.of(ignored.isEmpty() ? fromEnv : new Source(fromEnv.value, fromEnv.origin + "; "
-                + String.join(", ", ignored) + " of an enclosing launcher ignored"));
-    }
-
-    /** Whether an ignored variable's value is {@code number}; an unreadable one is not (and is not an error). */
-    private static boolean sameNumber(String value, long number) {
-        try {
-            return Long.parseLong(value.trim()) == number;
-        } catch (NumberFormatException e) {
-            return false;
-        }
-    }
-
-    private static Optional<Source> single(String flagValue, String flagName, Map<String, String> env,
-            String variable) {
-        String fromEnv = variable == null ? null : env.get(variable);
-        if (flagValue != null && fromEnv != null && !flagValue.equals(fromEnv)) {
-            throw new InvalidConfigException(flagName.substring(2), flagValue + " (" + flagName + ") but " + fromEnv
-                    + " (" + variable + ")", "the sources disagree; drop one or make them agree");
-        }
-        if (flagValue != null) {
-            return Optional.of(new Source(flagValue, flagName));
-        }
-        return Optional.ofNullable(fromEnv).map(value -> new Source(value, variable));
-    }
-
-    private static Source coordinator(Map<String, String> flags, Map<String, String> env) {
-        String flag = flags.get(COORDINATOR);
-        String host = env.get(MASTER_ADDR);
-        String port = env.get(MASTER_PORT);
-        if ((host == null) != (port == null)) {
-            throw new InvalidConfigException(host == null ? MASTER_ADDR : MASTER_PORT, "(not set)", "is needed with "
-                    + (host == null ? MASTER_PORT + "=" + port : MASTER_ADDR + "=" + host)
-                    + "; set both, or give --coordinator host:port");
-        }
-        String fromEnv = host == null ? null : (host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host)
-                + ":" + port.trim();
-        if (flag != null && fromEnv != null && !sameAddress(flag, fromEnv)) {
-            throw new InvalidConfigException("coordinator", flag + " (--coordinator) but " + fromEnv + " ("
-                    + MASTER_ADDR + ":" + MASTER_PORT + ")", "the sources disagree; drop one or make them agree");
-        }
-        if (flag != null) {
-            return new Source(flag, "--" + COORDINATOR);
-        }
-        if (fromEnv != null) {
-            return new Source(fromEnv, MASTER_ADDR + ":" + MASTER_PORT);
-        }
-        Optional<String> singleHost = singleHostEvidence(env);
-        if (singleHost.isPresent()) {
-            return new Source(DistributedConfig.DEFAULT_COORDINATOR_ADDR, "default; " + singleHost.get());
-        }
-        throw new InvalidConfigException("coordinator", "(not given)", "give --coordinator host:port (rank 0's host"
-                + " and a free port), or set " + MASTER_ADDR + " and " + MASTER_PORT + "; without them the ranks"
-                + " could not find rank 0");
-    }
-
-    /** Why the launcher's variables show that every rank is on this host, if they do. */
-    private static Optional<String> singleHostEvidence(Map<String, String> env) {
-        String[][] pairs = {{"LOCAL_WORLD_SIZE", "WORLD_SIZE"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_SIZE"}};
-        for (String[] pair : pairs) {
-            String local = env.get(pair[0]);
-            if (local != null && local.trim().equals(String.valueOf(env.get(pair[1])).trim())) {
-                return Optional.of(pair[0] + " = " + pair[1] + ": every rank on this host");
-            }
-        }
-        if ("1".equals(env.get("SLURM_NNODES")) || "1".equals(env.get("SLURM_JOB_NUM_NODES"))) {
-            return Optional.of("one Slurm node");
-        }
-        return Optional.empty();
-    }
-
-    private static boolean sameAddress(String a, String b) {
-        try {
-            DistributedConfig left = DistributedConfig.builder().coordinatorAddr(a).build();
-            DistributedConfig right = DistributedConfig.builder().coordinatorAddr(b).build();
-            return left.coordinatorHost().equalsIgnoreCase(right.coordinatorHost())
-                    && left.coordinatorPort() == right.coordinatorPort();
-        } catch (InvalidConfigException e) {
-            return a.equals(b);
-        }
-    }
-
-    private static int parseInt(Source source, int min) {
-        long value = parseLong(source);
-        if (value < min || value > Integer.MAX_VALUE) {
-            throw new InvalidConfigException(source.origin, source.value, "must be a whole number of at least " + min);
-        }
-        return (int) value;
-    }
-
-    private static long parseLong(Source source) {
-        try {
-            return Long.parseLong(source.value.trim());
-        } catch (NumberFormatException e) {
-            throw new InvalidConfigException(source.origin, source.value, "must be a whole number");
         }
     }
 }

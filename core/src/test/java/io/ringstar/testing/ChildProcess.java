@@ -86,12 +86,25 @@ public final class ChildProcess {
      *     output ended without one
      */
     public Line await(String what, Predicate<String> match, Duration limit) {
+        return awaitLine(what, line -> match.test(line.text()), limit);
+    }
+
+    /**
+     * As {@link #await}, among the lines read at or after {@code since} (a {@link System#nanoTime()}
+     * taken before the command that makes them): a process that runs several jobs one after the
+     * other prints the same lines again for each.
+     */
+    public Line awaitSince(long since, String what, Predicate<String> match, Duration limit) {
+        return awaitLine(what, line -> line.nanos() - since >= 0 && match.test(line.text()), limit);
+    }
+
+    private Line awaitLine(String what, Predicate<Line> match, Duration limit) {
         long deadline = System.nanoTime() + limit.toNanos();
         synchronized (lines) {
             int scanned = 0;
             while (true) {
                 for (; scanned < lines.size(); scanned++) {
-                    if (match.test(lines.get(scanned).text())) {
+                    if (match.test(lines.get(scanned))) {
                         return lines.get(scanned);
                     }
                 }
@@ -114,6 +127,12 @@ public final class ChildProcess {
 
     public Line awaitPrefix(String prefix, Duration limit) {
         return await("line starting '" + prefix + "'", text -> text.startsWith(prefix), limit);
+    }
+
+    /** As {@link #awaitPrefix}, among the lines read at or after {@code since}; see {@link #awaitSince}. */
+    public Line awaitPrefixSince(long since, String prefix, Duration limit) {
+        return awaitSince(since, "line starting '" + prefix + "' since the mark", text -> text.startsWith(prefix),
+                limit);
     }
 
     public Optional<Line> find(Predicate<String> match) {

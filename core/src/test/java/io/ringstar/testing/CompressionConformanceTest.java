@@ -34,15 +34,6 @@ import org.nd4j.linalg.factory.Nd4j;
  * bit-identical on every rank, ranks that disagree on the option all fail with a mismatch, what
  * is never compressed is not, and the bytes sent ({@code bytesSent()}) shrink as they should.
  */
-/**
- * Option {@code compression} of the ring, the star and the communicator's all-reduce, written once
- * over the transport a subclass supplies: top-k's error feedback loses nothing (what was sent plus
- * what every rank kept is the sum of the inputs, exactly, over calls of several layouts), topk:1.0
- * is the uncompressed result, the star's and the ring's top-k agree bit for bit whatever the number
- * of servers, fp16 and bf16 stay within their documented bound of the float64 result, results are
- * bit-identical on every rank, ranks that disagree on the option all fail with a mismatch, what
- * is never compressed is not, and the bytes sent ({@code bytesSent()}) shrink as they should.
- */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 public abstract class CompressionConformanceTest extends CompressionCases {
     @ParameterizedTest

@@ -68,6 +68,16 @@ public abstract class ShardedStarConformanceTest {
         return new int[] {3, 4, 5};
     }
 
+    /**
+     * Whether the communicator's in-place star runs every op with every element type (15 pairs,
+     * each with 1 to 4 servers), or, where each of its hundreds of tiny partitions costs a real
+     * message round trip, every op with floats and every type with the sum (7 pairs): each op and
+     * each element width still meets every number of servers.
+     */
+    protected boolean everyOpWithEveryType() {
+        return true;
+    }
+
     @AfterAll
     void closeReusedGroup() {
         reused.close();
@@ -243,6 +253,9 @@ public abstract class ShardedStarConformanceTest {
         Map<String, String> star = Map.of(AggregatorOptions.ALL_REDUCE_ALGORITHM.name(), Communicator.ALGORITHM_STAR);
         for (ReduceOp op : ReduceOp.values()) {
             for (DataType type : new DataType[] {DataType.FLOAT, DataType.DOUBLE, DataType.HALF}) {
+                if (!everyOpWithEveryType() && type != DataType.FLOAT && op != ReduceOp.SUM) {
+                    continue;
+                }
                 Function<Rank, INDArray[]> allReduce = r -> {
                     INDArray[] tensors = randomTensors(type, r.rank());
                     r.communicator().allReduce(op, tensors);

@@ -4,7 +4,7 @@ import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
-import io.ringstar.cli.launch.RankThreads;
+import io.ringstar.ranks.RankThreads;
 import io.ringstar.spi.LoopbackPorts;
 import io.ringstar.transport.aeron.AeronTransport;
 import io.ringstar.transport.inproc.InProcessTransport;

@@ -1,6 +1,6 @@
 package io.ringstar.train.convnet;
 
-import io.ringstar.bench.Algorithm;
+import io.ringstar.ranks.Algorithm;
 
 /** The three ways {@code train --model convnet} combines the ranks' gradients, by their command-line names. */
 public enum ConvNetRun {

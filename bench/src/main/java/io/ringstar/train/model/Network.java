@@ -1,7 +1,6 @@
 package io.ringstar.train.model;
 
 import io.ringstar.internal.tensor.TensorMemory;
-import io.ringstar.train.TrainSettings;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,16 +27,27 @@ import org.nd4j.linalg.ops.transforms.Transforms;
  * off altogether), so one instance can serve all ranks of a JVM at once.
  */
 public final class Network {
-    private final TrainSettings.Model kind;
+    /** Softmax regression, or the MLP with one hidden layer. */
+    private final boolean softmax;
     private final int features;
     private final int hidden;
     private final int classes;
 
-    public Network(TrainSettings.Model kind, int features, int hidden, int classes) {
-        this.kind = kind;
+    private Network(boolean softmax, int features, int hidden, int classes) {
+        this.softmax = softmax;
         this.features = features;
         this.hidden = hidden;
         this.classes = classes;
+    }
+
+    /** Softmax regression of {@code features} inputs into {@code classes} classes. */
+    public static Network softmax(int features, int classes) {
+        return new Network(true, features, 0, classes);
+    }
+
+    /** The MLP: one hidden tanh layer of {@code hidden} units between {@code features} inputs and {@code classes}. */
+    public static Network mlp(int features, int hidden, int classes) {
+        return new Network(false, features, hidden, classes);
     }
 
     /** The loss of one batch and the gradients of its mean loss, one per parameter, in parameter order. */
@@ -67,7 +77,7 @@ public final class Network {
      */
     public INDArray[] init(long seed) {
         Random random = new Random(seed * 31 + 7);
-        if (kind == TrainSettings.Model.SOFTMAX) {
+        if (softmax) {
             return new INDArray[] {gaussian(features, classes, random), Nd4j.zeros(1, classes)};
         }
         return new INDArray[] {gaussian(features, hidden, random), Nd4j.zeros(1, hidden),
@@ -85,13 +95,13 @@ public final class Network {
 
     /** Number of parameter values (all tensors together). */
     public long parameterCount() {
-        return kind == TrainSettings.Model.SOFTMAX ? (long) features * classes + classes
+        return softmax ? (long) features * classes + classes
                 : (long) features * hidden + hidden + (long) hidden * classes + classes;
     }
 
     /** Names of the parameter tensors, in order, as checkpoints call them. */
     public String[] parameterNames() {
-        return kind == TrainSettings.Model.SOFTMAX ? new String[] {"W", "b"} : new String[] {"W1", "b1", "W2", "b2"};
+        return softmax ? new String[] {"W", "b"} : new String[] {"W1", "b1", "W2", "b2"};
     }
 
     /** The parameters by their {@link #parameterNames}, in order, for a checkpoint; the arrays are not copied. */
@@ -106,12 +116,12 @@ public final class Network {
 
     /** The parameter indices in the order the backward pass produces their gradients: the last layer's first. */
     public int[] backwardOrder() {
-        return kind == TrainSettings.Model.SOFTMAX ? new int[] {0, 1} : new int[] {2, 3, 0, 1};
+        return softmax ? new int[] {0, 1} : new int[] {2, 3, 0, 1};
     }
 
     /** Shapes of the parameter tensors, in order. */
     public long[][] shapes() {
-        if (kind == TrainSettings.Model.SOFTMAX) {
+        if (softmax) {
             return new long[][] {{features, classes}, {1, classes}};
         }
         return new long[][] {{features, hidden}, {1, hidden}, {hidden, classes}, {1, classes}};
@@ -151,7 +161,7 @@ public final class Network {
         try (Scratch s = new Scratch()) {
             INDArray hiddenOut = null;
             INDArray logits;
-            if (kind == TrainSettings.Model.SOFTMAX) {
+            if (softmax) {
                 logits = s.keep(x.mmul(params[0])).addiRowVector(params[1]);
             } else {
                 hiddenOut = Transforms.tanh(s.keep(x.mmul(params[0])).addiRowVector(params[1]), false);
@@ -166,7 +176,7 @@ public final class Network {
             sink.loss(-s.keep(s.keep(logProb.mul(y)).sum()).getDouble(0) / batch);
             // d(mean loss)/d logits = (softmax - onehot) / batch
             INDArray dLogits = exp.diviColumnVector(sum).subi(y).divi(batch);
-            if (kind == TrainSettings.Model.SOFTMAX) {
+            if (softmax) {
                 sink.gradient(0, x.transpose().mmul(dLogits));
                 sink.gradient(1, dLogits.sum(true, 0));
                 return;
@@ -186,7 +196,7 @@ public final class Network {
     public double accuracy(INDArray[] params, INDArray x, int[] labels) {
         try (Scratch s = new Scratch()) {
             INDArray logits;
-            if (kind == TrainSettings.Model.SOFTMAX) {
+            if (softmax) {
                 logits = s.keep(x.mmul(params[0])).addiRowVector(params[1]);
             } else {
                 INDArray h = Transforms.tanh(s.keep(x.mmul(params[0])).addiRowVector(params[1]), false);

@@ -82,22 +82,54 @@ class FaultSuiteTest {
      * victim is the server), and after three iterations of both (held between calls). Each
      * survivor ends with {@code PeerFailureException} naming the victim within 2 s (the call
      * timeout is 5 s; Aeron learns of the death from its sentinel connections, rank 0 telling the
-     * others), and exits with status 3.
+     * others), and its run ends with status 3.
+     *
+     * <p>The four phases are one job of JVMs: the survivors of a phase wait ({@code then=wait}) and
+     * take part in the next, and a fresh JVM, started while the phase runs, takes the victim's
+     * place; each phase checks its survivors' {@code IDLE} status (the status a rank exits with),
+     * and the last phase's survivors then exit with it. Forming the group anew in JVMs that have
+     * seen a peer die is part of what this states.
      */
-    @ParameterizedTest(name = "{0}, {1}")
-    @CsvSource({"netty, before", "netty, during-ring", "netty, during-star", "netty, after",
-                "aeron, before", "aeron, during-ring", "aeron, during-star", "aeron, after"})
-    void aKilledRankFailsTheOthersPromptly(String transport, String phase) {
-        int victim = switch (phase) {
-            case "during-star" -> 0;
-            case "after" -> 2;
-            default -> 1;
-        };
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"netty", "aeron"})
+    void aKilledRankFailsTheOthersPromptly(String transport) {
+        List<ChildProcess> ranks = new ArrayList<>(job.startRanks("r", WORLD_SIZE, List.of()));
+        List<String> phases = List.of("before", "during-ring", "during-star", "after");
+        List<ChildProcess> survivors = List.of();
+        for (String phase : phases) {
+            int victim = switch (phase) {
+                case "during-star" -> 0;
+                case "after" -> 2;
+                default -> 1;
+            };
+            // The victim's successor loads ND4J while this phase forms its group and runs.
+            ChildProcess successor = phase.equals("after") ? null : job.start("successor-" + phase, List.of());
+            killOneRank(transport, phase, victim, ranks, successor);
+            if (successor != null) {
+                ranks.set(victim, successor);
+            }
+            survivors = new ArrayList<>(ranks);
+            survivors.remove(victim);
+        }
+        for (ChildProcess survivor : survivors) {
+            survivor.send("EXIT");
+            job.awaitExit(survivor, RankMain.EXIT_PEER_FAILURE, LONG);
+        }
+    }
+
+    /**
+     * One phase of {@link #aKilledRankFailsTheOthersPromptly}: a job of {@code ranks}, {@code victim}
+     * killed; {@code successor} (if any) is ready before the kill, so that its start takes no CPU
+     * from the survivors while they detect the death.
+     */
+    private void killOneRank(String transport, String phase, int victim, List<ChildProcess> ranks,
+            ChildProcess successor) {
         String algorithms = phase.equals("during-ring") ? "ring" : phase.equals("during-star") ? "ps" : "ring,ps";
-        List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
         String coordinator = FaultJob.coordinator();
+        long mark = System.nanoTime();
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             Map<String, Object> settings = loop(transport, rank, coordinator, TIMEOUT, algorithms);
+            settings.put("then", "wait");
             if (rank == victim && phase.equals("before")) {
                 settings.put("pause-after", 0);
             }
@@ -106,11 +138,19 @@ class FaultSuiteTest {
             }
             FaultJob.run(ranks.get(rank), settings);
         }
-        awaitFormed(ranks);
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            ranks.get(rank).awaitPrefixSince(mark, "FORMED " + rank + " ", LONG);
+            job.listening(ranks.get(rank));
+        }
         if (phase.startsWith("during")) {
-            awaitIteration(ranks, 10);
+            for (int rank = 0; rank < WORLD_SIZE; rank++) {
+                ranks.get(rank).awaitPrefixSince(mark, "ITER " + rank + " 10", LONG);
+            }
         } else {
-            ranks.get(victim).awaitPrefix("PAUSED " + victim + " ", LONG);
+            ranks.get(victim).awaitPrefixSince(mark, "PAUSED " + victim + " ", LONG);
+        }
+        if (successor != null) {
+            job.awaitReady(successor);
         }
         long killedAt = System.nanoTime();
         job.killAbruptly(ranks.get(victim));
@@ -120,22 +160,23 @@ class FaultSuiteTest {
             if (rank != victim) {
                 // The operating system closes a killed process's sockets at once: Netty's connections
                 // and Aeron's sentinel connections tell the survivors within 2 s on one host.
-                String line = awaitFailure(ranks.get(rank), rank, "PeerFailureException", killedAt, 0,
+                ChildProcess survivor = ranks.get(rank);
+                ChildProcess.Line failure = survivor.awaitPrefixSince(mark, "FAIL rank=" + rank + " ",
+                        KILL_DETECTION.plusSeconds(20));
+                String line = checkFailure(survivor, rank, "PeerFailureException", failure, killedAt, 0,
                         KILL_DETECTION);
                 assertTrue(Pattern.compile("rank " + victim + "\\b").matcher(line).find(),
                         "rank " + rank + " should name rank " + victim + ": " + line);
-                slowest = Math.max(slowest, seconds(ranks.get(rank), killedAt));
+                slowest = Math.max(slowest, (failure.nanos() - killedAt) / 1e9);
                 lines.add(line);
+                String idle = survivor.awaitPrefixSince(mark, "IDLE ", LONG).text();
+                assertTrue(idle.endsWith(" status=" + RankMain.EXIT_PEER_FAILURE),
+                        "rank " + rank + "'s run should end with a peer failure's status: " + idle);
             }
         }
         // The lines RELIABILITY.md quotes.
         System.out.println("[fault] kill " + phase + ", " + transport + ": " + lines);
         detected("kill " + phase, transport, slowest);
-        for (int rank = 0; rank < WORLD_SIZE; rank++) {
-            if (rank != victim) {
-                job.awaitExit(ranks.get(rank), RankMain.EXIT_PEER_FAILURE, LONG);
-            }
-        }
         assertEquals(137, ranks.get(victim).awaitExit(LONG), "SIGKILL's exit status");
     }
 
@@ -726,6 +767,12 @@ class FaultSuiteTest {
     private static String awaitFailure(ChildProcess child, int rank, String exception, long since, long atLeastMs,
             Duration within) {
         ChildProcess.Line failure = child.awaitPrefix("FAIL rank=" + rank + " ", within.plusSeconds(20));
+        return checkFailure(child, rank, exception, failure, since, atLeastMs, within);
+    }
+
+    /** The checks of {@link #awaitFailure} on a FAIL line already read. */
+    private static String checkFailure(ChildProcess child, int rank, String exception, ChildProcess.Line failure,
+            long since, long atLeastMs, Duration within) {
         String line = failure.text();
         assertTrue(line.contains(" " + exception + " "), "rank " + rank + " should fail with " + exception + ": "
                 + line + "\n" + child.transcript());

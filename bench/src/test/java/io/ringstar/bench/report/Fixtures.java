@@ -8,15 +8,15 @@ import java.util.List;
 import java.util.Locale;
 
 /** Result files written by the tests, in the schema of {@code ringstar bench --output x.csv}. */
-final class Fixtures {
-    static final String HEADER = "date,world_size,placement,transport,type,algorithm,op,size_bytes,count,iters,"
+public final class Fixtures {
+    public static final String HEADER = "date,world_size,placement,transport,type,algorithm,op,size_bytes,count,iters,"
             + "time_p50_us,time_p99_us,algbw_gbps,busbw_gbps,bus_factor,wrong,heap_peak_bytes,offheap_peak_bytes";
 
     private Fixtures() {
     }
 
     /** One CSV line of the schema with the fields the reports read; the others are plausible constants. */
-    static String line(int worldSize, String transport, String type, String algorithm, String op, long size,
+    public static String line(int worldSize, String transport, String type, String algorithm, String op, long size,
             double p50, double p99, double busbw, long wrong) {
         return String.format(Locale.ROOT, "2026-11-26T11:31:57Z,%d,threads,%s,%s,%s,%s,%d,%d,20,%s,%s,%s,%s,1,%d,0,0",
                 worldSize, transport, type, algorithm, op, size, size / 4, p50, p99, busbw, busbw, wrong);
@@ -29,7 +29,7 @@ final class Fixtures {
     }
 
     /** Writes {@code lines} under the schema's header to {@code file} and returns it. */
-    static Path csv(Path file, List<String> lines) {
+    public static Path csv(Path file, List<String> lines) {
         try {
             Files.createDirectories(file.toAbsolutePath().getParent());
             Files.writeString(file, HEADER + "\n" + String.join("\n", lines) + (lines.isEmpty() ? "" : "\n"));

@@ -10,11 +10,12 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class RunRecordTest {
+/** The run record of a benchmark run: its steps and arguments, as benchmarks.sh writes them. */
+public class RunRecordTest {
     @TempDir
     Path dir;
 
-    static void writeRun(Path results, String arguments) throws Exception {
+    public static void writeRun(Path results, String arguments) throws Exception {
         Files.createDirectories(results);
         Files.writeString(results.resolve("run.txt"), String.join("\n", "1795692691", "1795694196", "3.25 4.92 4.35",
                 "1.90 3.24 4.28", arguments, "4", "2,3,4", "float", "1gbit") + "\n");

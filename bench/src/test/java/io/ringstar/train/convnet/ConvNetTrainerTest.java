@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
-import io.ringstar.cli.launch.RankThreads;
+import io.ringstar.ranks.RankThreads;
 import io.ringstar.train.TrainSettings;
 import io.ringstar.transport.inproc.InProcessTransport;
 import java.io.ByteArrayOutputStream;

@@ -11,9 +11,9 @@
  *     [TLS magic, version]                  --->          (Netty with TLS only, in plain text;
  *                                                          everything after it goes through TLS)
  *     CHALLENGE magic, version, nonce A     --->
- *                                           <--- HELLO magic, version, secret?, nonce B, proof(A, B)
+ *                                           &lt;--- HELLO magic, version, secret?, nonce B, proof(A, B)
  *     PROOF proof(B, A)                     --->          (or REFUSE reason)
- *                                           <--- IDENTIFY identity, tag(A, B, identity)
+ *                                           &lt;--- IDENTIFY identity, tag(A, B, identity)
  *     WELCOME identity, tag(B, A, identity) --->          (or REFUSE reason)
  *     TABLE nonce, identities, tag(A, B, ..) --->         (registrations with rank 0 only;
  *                                                          ABANDON reason if the group never forms)

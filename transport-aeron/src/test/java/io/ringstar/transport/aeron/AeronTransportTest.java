@@ -73,7 +73,7 @@ class AeronTransportTest {
                 AeronTransport.RECEIVE_BUFFER_OPTION, "10",
                 AeronTransport.SECRET_OPTION, "",
                 AeronTransport.BIND_OPTION, "0.0.0.0",
-                io.ringstar.config.ConfigSources.TLS_CERT_OPTION, "/cert.pem").entrySet()) {
+                "tls.cert", "/cert.pem").entrySet()) {
             InvalidConfigException e = assertThrows(InvalidConfigException.class, () -> new AeronTransport(
                     AeronGroups.config(2, 1, "127.0.0.1:1", Duration.ofSeconds(1),
                             Map.of(bad.getKey(), bad.getValue()))));

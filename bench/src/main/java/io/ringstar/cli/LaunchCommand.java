@@ -1,11 +1,7 @@
-package io.ringstar.cli.launch;
+package io.ringstar.cli;
 
-import io.ringstar.cli.Command;
-import io.ringstar.cli.FlagValues;
-import io.ringstar.cli.Main;
-import io.ringstar.cli.UsageException;
+import io.ringstar.cli.launch.Launcher;
 import io.ringstar.spi.LoopbackPorts;
-import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
@@ -13,8 +9,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -26,8 +20,10 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code ringstar launch --nproc N -- <command>}: starts N ranks on this machine, the way torchrun
- * does, and watches them. Each rank is a process with {@code RANK}, {@code WORLD_SIZE},
- * {@code LOCAL_RANK}, {@code LOCAL_WORLD_SIZE}, {@code MASTER_ADDR=127.0.0.1} and a free
+ * does, and watches them ({@link Launcher}; this class reads the flags and, for this jar's own
+ * commands, checks the ranks' command line once before any rank starts: a usage error is then
+ * reported once, with status 2, and no rank runs). Each rank is a process with {@code RANK},
+ * {@code WORLD_SIZE}, {@code LOCAL_RANK}, {@code LOCAL_WORLD_SIZE}, {@code MASTER_ADDR=127.0.0.1} and a free
  * {@code MASTER_PORT} in its environment, which ringstar's own commands (and any program that reads
  * torchrun's variables) take as their place in the group. Every line a rank prints comes out
  * prefixed with {@code [rank r]}. When a rank exits with a non-zero status, the others are stopped
@@ -43,7 +39,8 @@ import picocli.CommandLine.Spec;
             "WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1 and a free MASTER_PORT",
             "(torchrun's variables), and OMP_NUM_THREADS=1 unless it is set. <command> is one of this",
             "jar's commands (bench, train), which run this jar again with the JVM options in RINGSTAR_JAVA_OPTS,",
-            "or any program and its arguments.",
+            "or any program and its arguments. A command of this jar is checked first, with rank 0's variables:",
+            "a bad flag, option or variable is reported once, with status 2, and no rank starts.",
             "Every line a rank prints comes out as '[rank r] line' (stderr stays stderr).", ""},
         parameterListHeading = "After '--':%n", optionListHeading = "%nFlags:%n",
         footer = {"", "When a rank exits with a non-zero status, the others and their children get SIGTERM (and",
@@ -57,14 +54,8 @@ public final class LaunchCommand implements Command {
     /** This jar's commands that a rank may run; {@code launch} itself is not one of them. */
     static final Set<String> JAR_COMMANDS = Set.of("bench", "train");
     static final int LARGEST_NPROC = 256;
-    /** How long the output of ranks that have ended may take to come through, all ranks together. */
-    private static final Duration OUTPUT_WAIT = Duration.ofSeconds(2);
     /** JVM options for the ranks, as the {@code ringstar} script reads them for the launcher itself. */
     static final String JAVA_OPTS = "RINGSTAR_JAVA_OPTS";
-    private static final long POLL_MILLIS = 20;
-    /** Launcher variables that must not leak from this process into the ranks it starts. */
-    private static final List<String> FOREIGN_VARIABLES = List.of("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-            "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "PMI_RANK", "PMI_SIZE");
     /** The JVM flags of the jar's manifest, for when this runs from classes rather than the jar. */
     static final List<String> JVM_FLAGS = List.of("--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
             "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED");
@@ -117,96 +108,17 @@ public final class LaunchCommand implements Command {
     public int run(PrintStream out, PrintStream err) throws UsageException {
         Settings settings = settings();
         List<String> commandLine = commandLine(settings.command(), env.getOrDefault(JAVA_OPTS, ""));
+        Launcher launcher = new Launcher(settings.nproc(), settings.transport(), settings.maxTime(), commandLine, env);
         int port = LoopbackPorts.free();
-        err.println("ringstar launch: " + settings.nproc() + " ranks, MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port
-                + (settings.transport() == null ? "" : " RINGSTAR_TRANSPORT=" + settings.transport()) + ": "
-                + String.join(" ", settings.command()));
-        // The shutdown hook (Ctrl-C) reads this list while ranks are being started.
-        List<RankProcess> ranks = Collections.synchronizedList(new ArrayList<>());
-        Thread stopOnExit = new Thread(() -> RankProcess.stopAll(ranks), "ringstar-launch-stop");
-        Runtime.getRuntime().addShutdownHook(stopOnExit);
-        try {
-            for (int rank = 0; rank < settings.nproc(); rank++) {
-                ranks.add(RankProcess.start(rank, commandLine, rankEnvironment(settings, rank, port), out, err));
-            }
-            return watch(ranks, settings.maxTime(), err);
-        } catch (IOException e) {
-            err.println("ringstar launch: could not start rank " + ranks.size() + " (" + String.join(" ", commandLine)
-                    + "): " + e.getMessage());
-            return 1;
-        } finally {
-            RankProcess.stopAll(ranks);
-            long outputDeadline = System.nanoTime() + OUTPUT_WAIT.toNanos();
-            ranks.forEach(rank -> rank.awaitOutput(outputDeadline));
-            try {
-                Runtime.getRuntime().removeShutdownHook(stopOnExit);
-            } catch (IllegalStateException shuttingDown) {
-                // The hook is running or has run: Ctrl-C came while the ranks were stopping.
-            }
-        }
-    }
-
-    /** Waits until every rank has exited with 0, one has failed, or {@code maxTime} has passed. */
-    private static int watch(List<RankProcess> ranks, Duration maxTime, PrintStream err) {
-        long deadline = System.nanoTime() + maxTime.toNanos();
-        while (true) {
-            boolean allDone = true;
-            RankProcess firstFailed = null;
-            for (RankProcess rank : ranks) {
-                if (rank.process.isAlive()) {
-                    allDone = false;
-                } else if (rank.process.exitValue() != 0
-                        && (firstFailed == null || rank.exitedAt() < firstFailed.exitedAt())) {
-                    // Others may have failed because of it within one poll; the earliest exit is the cause.
-                    firstFailed = rank;
-                }
-            }
-            if (firstFailed != null) {
-                RankProcess rank = firstFailed;
-                int status = rank.process.exitValue();
-                List<Integer> stopped = ranks.stream().filter(r -> r.process.isAlive()).map(r -> r.rank).toList();
-                RankProcess.stopAll(ranks);
-                rank.awaitOutput(System.nanoTime() + OUTPUT_WAIT.toNanos());
-                err.println("ringstar launch: rank " + rank.rank + " exited with status " + status
-                        + (stopped.isEmpty() ? "" : "; stopping ranks " + stopped) + ". Its last lines:");
-                rank.lastLines().forEach(line -> err.println("  " + line));
+        if (JAR_COMMANDS.contains(settings.command().get(0))) {
+            // Every rank would refuse a bad flag or variable alike: said once, before any rank starts.
+            int status = Main.standard(launcher.rankEnvironment(0, port)).check(
+                    settings.command().toArray(String[]::new), err);
+            if (status != 0) {
                 return status;
             }
-            if (allDone) {
-                return 0;
-            }
-            if (System.nanoTime() - deadline > 0) {
-                List<Integer> running = ranks.stream().filter(r -> r.process.isAlive()).map(r -> r.rank).toList();
-                err.println("ringstar launch: ranks " + running + " still running after --max-time "
-                        + maxTime.toSeconds() + " s; stopping them");
-                RankProcess.stopAll(ranks);
-                return 1;
-            }
-            try {
-                Thread.sleep(POLL_MILLIS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                err.println("ringstar launch: interrupted; stopping every rank");
-                return 1;
-            }
         }
-    }
-
-    /** Torchrun's variables for one rank, on top of this process's environment without other launchers' ranks. */
-    private Map<String, String> rankEnvironment(Settings settings, int rank, int port) {
-        Map<String, String> rankEnv = new HashMap<>(env);
-        FOREIGN_VARIABLES.forEach(rankEnv::remove);
-        rankEnv.put("RANK", Integer.toString(rank));
-        rankEnv.put("LOCAL_RANK", Integer.toString(rank));
-        rankEnv.put("WORLD_SIZE", Integer.toString(settings.nproc()));
-        rankEnv.put("LOCAL_WORLD_SIZE", Integer.toString(settings.nproc()));
-        rankEnv.put("MASTER_ADDR", "127.0.0.1");
-        rankEnv.put("MASTER_PORT", Integer.toString(port));
-        rankEnv.putIfAbsent("OMP_NUM_THREADS", "1");
-        if (settings.transport() != null) {
-            rankEnv.put("RINGSTAR_TRANSPORT", settings.transport());
-        }
-        return rankEnv;
+        return launcher.run(port, out, err);
     }
 
     /**

@@ -1,10 +1,11 @@
-package io.ringstar.cli.launch;
+package io.ringstar.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.ringstar.cli.UsageException;
 import io.ringstar.config.ConfigSources;
+import io.ringstar.ranks.RankPlacement;
+import io.ringstar.transport.netty.NettyTransport;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -24,7 +25,7 @@ class RankPlacementTest {
         for (int i = 0; i < args.length; i += 2) {
             flags.put(args[i].substring("--".length()), args[i + 1]);
         }
-        return RankPlacement.resolve(flags, options, env, 3, Duration.ofSeconds(30));
+        return PlacementFlags.resolve(flags, options, env, 3, Duration.ofSeconds(30));
     }
 
     @Test
@@ -40,15 +41,15 @@ class RankPlacementTest {
     void tlsFlagsAndVariablesBecomeTheTransportsOptions() throws UsageException {
         RankPlacement flags = placement(Map.of(), "--transport", "netty", "--tls-cert", "/c.pem", "--tls-key", "/k.pem",
                 "--tls-trust", "/ca.pem");
-        assertEquals("/c.pem", flags.config().option(ConfigSources.TLS_CERT_OPTION).orElseThrow());
-        assertEquals("/k.pem", flags.config().option(ConfigSources.TLS_KEY_OPTION).orElseThrow());
-        assertEquals("/ca.pem", flags.config().option(ConfigSources.TLS_TRUST_OPTION).orElseThrow());
+        assertEquals("/c.pem", flags.config().option(NettyTransport.TLS_CERT_OPTION).orElseThrow());
+        assertEquals("/k.pem", flags.config().option(NettyTransport.TLS_KEY_OPTION).orElseThrow());
+        assertEquals("/ca.pem", flags.config().option(NettyTransport.TLS_TRUST_OPTION).orElseThrow());
         assertTrue(flags.description().contains("TLS certificate /c.pem"), flags.description());
 
         Map<String, String> env = Map.of("RANK", "1", "WORLD_SIZE", "3", "MASTER_ADDR", "127.0.0.1", "MASTER_PORT",
                 "29999", "RINGSTAR_TLS_CERT", "/c.pem", "RINGSTAR_TLS_KEY", "/k.pem", "RINGSTAR_TLS_TRUST", "/ca.pem");
         RankPlacement launched = placement(env, "--transport", "netty");
-        assertEquals("/ca.pem", launched.config().option(ConfigSources.TLS_TRUST_OPTION).orElseThrow());
+        assertEquals("/ca.pem", launched.config().option(NettyTransport.TLS_TRUST_OPTION).orElseThrow());
         assertTrue(launched.description().contains("tls.cert /c.pem (RINGSTAR_TLS_CERT)")
                 && launched.description().contains("tls.trust /ca.pem (RINGSTAR_TLS_TRUST)"), launched.description());
 

@@ -1,5 +1,6 @@
-package io.ringstar.bench.report;
+package io.ringstar.cli.report;
 
+import io.ringstar.bench.report.ResultRow;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;

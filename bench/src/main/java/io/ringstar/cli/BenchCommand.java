@@ -1,25 +1,24 @@
-package io.ringstar.bench;
+package io.ringstar.cli;
 
 import io.ringstar.InvalidConfigException;
-import io.ringstar.cli.Command;
-import io.ringstar.cli.FlagValues;
-import io.ringstar.cli.Main;
-import io.ringstar.cli.UsageException;
-import io.ringstar.cli.launch.NativeThreads;
-import io.ringstar.cli.launch.PlacementFlags;
-import io.ringstar.cli.launch.RankFailureException;
-import io.ringstar.cli.launch.RankPlacement;
+import io.ringstar.bench.BenchRun;
+import io.ringstar.bench.BenchSettings;
+import io.ringstar.bench.JvmMemoryMeter;
+import io.ringstar.bench.MemoryMeter;
+import io.ringstar.bench.Operation;
+import io.ringstar.bench.PlanMismatchException;
+import io.ringstar.bench.ResultFile;
 import io.ringstar.config.AggregatorOptions;
 import io.ringstar.config.ByteSize;
 import io.ringstar.config.ConfigSources;
 import io.ringstar.internal.tensor.ElementType;
+import io.ringstar.ranks.Algorithm;
+import io.ringstar.ranks.RankPlacement;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -41,10 +40,9 @@ import picocli.CommandLine.Spec;
  * group are threads of this JVM, over each transport of {@code --transport} in turn; with
  * {@code --rank} this process is one rank of a group whose other ranks are other processes
  * (started by hand, a launcher, or {@code ringstar launch}). The ranks first check that they run
- * the same sweep; every row is then checked against a closed-form result
- * ({@link ClosedFormPattern}) on every rank before it is timed, and a wrong element anywhere fails
- * the run. This class reads the flags and runs the sweep; {@link BenchSettings} holds what they
- * chose, {@link SizeSweep} and {@link TransportSweep} measure, {@link BenchOutput} reports.
+ * the same sweep; every row is then checked against a closed-form result on every rank before it
+ * is timed, and a wrong element anywhere fails the run. This class only reads the flags into
+ * {@link BenchSettings} and hands them to {@link BenchRun}, the measurement.
  */
 @CommandLine.Command(name = "bench", sortOptions = false,
         header = "time the aggregators' and the Communicator's collectives over sizes, types and transports"
@@ -101,14 +99,14 @@ import picocli.CommandLine.Spec;
             "  java -jar ringstar.jar bench --algorithm comm --op all --option allReduceAlgorithm=ring",
             "  mpirun -np 3 java -jar ringstar.jar bench --max-bytes 1M"})
 public final class BenchCommand implements Command {
-    private static final int DEFAULT_WORLD_SIZE = 4;
-    private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
-    private static final String TRANSPORT = "--" + ConfigSources.TRANSPORT;
+    private static final int WORLD_SIZE = CommandDefaults.WORLD_SIZE;
+    private static final Duration TIMEOUT = CommandDefaults.TIMEOUT;
+        private static final String TRANSPORT = "--" + ConfigSources.TRANSPORT;
     /** Every flag of the command, with its leading {@code --}. */
-    static final List<String> FLAGS = Stream.concat(Stream.of(Algorithm.FLAG, BenchSettings.OP, BenchSettings.TYPE,
-            BenchSettings.MIN_BYTES, BenchSettings.MAX_BYTES, BenchSettings.ITERS, BenchSettings.WARMUP,
-            BenchSettings.CHUNK_BYTES, BenchSettings.OUTPUT, BenchSettings.PLOT), PlacementFlags.names().stream())
-            .toList();
+    public static final List<String> FLAGS = Stream.concat(Stream.of(Algorithm.FLAG, BenchSettings.OP,
+            BenchSettings.TYPE, BenchSettings.MIN_BYTES, BenchSettings.MAX_BYTES, BenchSettings.ITERS,
+            BenchSettings.WARMUP, BenchSettings.CHUNK_BYTES, BenchSettings.OUTPUT, BenchSettings.PLOT),
+            PlacementFlags.names().stream()).toList();
 
     private final Map<String, String> env;
     private final Supplier<MemoryMeter> memoryMeters;
@@ -169,9 +167,10 @@ public final class BenchCommand implements Command {
 
     @Override
     public void declareOptions(CommandSpec commandSpec) {
-        PlacementFlags.declare(commandSpec, DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT, Map.of(ConfigSources.TRANSPORT,
+        PlacementFlags.declare(commandSpec, WORLD_SIZE, TIMEOUT, Map.of(ConfigSources.TRANSPORT,
                 new String[] {"T[,T..]", "with threads: one transport or a list run one after the other, e.g."
                         + " inproc,netty,aeron (default netty); with --rank: one transport"}));
+        CommandDefaults.declareVerbose(commandSpec);
     }
 
     /** Parses a {@code bench} command line (without the word {@code bench}) into its settings. */
@@ -186,59 +185,25 @@ public final class BenchCommand implements Command {
     @Override
     public int run(PrintStream out, PrintStream err) throws UsageException {
         BenchSettings settings = settings();
-        List<Long> sizes = settings.sizes();
-        if (sizes.isEmpty()) {
+        if (settings.sizes().isEmpty()) {
             throw new UsageException("no power of two between " + BenchSettings.MIN_BYTES + " " + settings.minBytes()
                     + " and " + BenchSettings.MAX_BYTES + " " + settings.maxBytes()
                     + " holds an element of the types chosen");
         }
-        String nativeThreads = NativeThreads.limitForRankThreads();
-        String date = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
-        boolean reports = settings.reports();
-        ResultTable table = new ResultTable(out, settings.oneRankPerProcess());
-        if (reports) {
-            BenchOutput.printPreamble(out, settings, sizes, date, nativeThreads);
+        try {
+            return BenchRun.run(settings, memoryMeters, out, err);
+        } catch (PlanMismatchException e) {
+            throw new UsageException(e.getMessage());
         }
-        List<BenchRow> rows = new ArrayList<>();
-        try (MemoryMeter memory = memoryMeters.get()) {
-            for (RankPlacement placement : settings.placements()) {
-                out.println("# config: " + placement.description());
-                out.flush();
-                try (TransportSweep sweep = TransportSweep.open(settings, placement, memory)) {
-                    sweep.agreeOnPlan();
-                    if (reports) {
-                        table.printHeader();
-                    }
-                    SizeSweep.run(settings, sizes, sweep, reports ? table : null, rows);
-                    if (reports) {
-                        sweep.bufferBytes().forEach((algorithm, perRank) -> out.printf(Locale.ROOT,
-                                "# %s over %s: off-heap bytes held between calls (bufferBytes), per local rank: %s%n",
-                                algorithm.label(), sweep.transport(), perRank));
-                    }
-                }
-            }
-        } catch (RankFailureException e) {
-            return e.report(Main.PROGRAM + " bench", out, err);
-        }
-        boolean written = !reports || BenchOutput.writeFiles(settings, date, nativeThreads, rows, out, err);
-        long totalWrong = rows.stream().mapToLong(row -> Math.max(0, row.wrong())).sum();
-        if (rows.stream().anyMatch(row -> row.wrong() < 0)) {
-            out.println("# rows with #wrong -1 were not checked: top-k compression is lossy by design (its closed "
-                    + "forms are checked by the library's tests)");
-        }
-        if (totalWrong > 0) {
-            out.println("# FAILED" + (settings.oneRankPerProcess() ? " (seen from rank " + settings.rank() + ")" : "")
-                    + ": " + totalWrong + " wrong elements (see #wrong)");
-            return 1;
-        }
-        if (reports) {
-            out.println("# all results right (#wrong 0" + (settings.oneRankPerProcess() ? " on every rank" : "") + ")");
-        }
-        return written ? 0 : 1;
+    }
+
+    @Override
+    public void check() throws UsageException {
+        settings();
     }
 
     /** What the flags and the environment chose, checked before any connection. */
-    BenchSettings settings() throws UsageException {
+    private BenchSettings settings() throws UsageException {
         Map<String, String> flags = PlacementFlags.given(spec);
         Map<String, String> options = PlacementFlags.options(spec);
         List<RankPlacement> placements = new ArrayList<>();
@@ -256,10 +221,10 @@ public final class BenchCommand implements Command {
             for (String transport : transports) {
                 Map<String, String> one = new HashMap<>(flags);
                 one.put(ConfigSources.TRANSPORT, transport);
-                placements.add(RankPlacement.resolve(one, options, env, DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT));
+                placements.add(PlacementFlags.resolve(one, options, env, WORLD_SIZE, TIMEOUT));
             }
         } else {
-            placements.add(RankPlacement.resolve(flags, options, env, DEFAULT_WORLD_SIZE, DEFAULT_TIMEOUT));
+            placements.add(PlacementFlags.resolve(flags, options, env, WORLD_SIZE, TIMEOUT));
         }
         int worldSize = placements.get(0).config().worldSize();
         if (worldSize > BenchSettings.LARGEST_WORLD_SIZE) {
@@ -272,7 +237,7 @@ public final class BenchCommand implements Command {
         } catch (InvalidConfigException e) {
             throw new UsageException(e.getMessage());
         }
-        List<Algorithm> algorithms = Algorithm.chosen(algorithm, Algorithm.BOTH, true);
+        List<Algorithm> algorithms = FlagValues.algorithms(algorithm, Algorithm.BOTH, true);
         List<Operation> operations = operations(operation, algorithms.contains(Algorithm.COMM));
         List<ElementType> types = switch (FlagValues.choice(BenchSettings.TYPE, type, "float",
                 List.of("float", "double", "both"))) {

@@ -1,12 +1,18 @@
-package io.ringstar.cli.launch;
+package io.ringstar.cli;
 
 import io.ringstar.DistributedConfig;
+import io.ringstar.InvalidConfigException;
 import io.ringstar.Transports;
 import io.ringstar.config.ConfigOption;
 import io.ringstar.config.ConfigSources;
+import io.ringstar.ranks.RankPlacement;
+import io.ringstar.spi.LoopbackPorts;
+import io.ringstar.transport.inproc.InProcessTransportProvider;
+import io.ringstar.transport.netty.NettyTransport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,6 +30,7 @@ import picocli.CommandLine.Model.OptionSpec;
 public final class PlacementFlags {
     /** The repeatable flag that sets one declared option. */
     public static final String OPTION = "--" + ConfigSources.OPTION;
+    private static final String IN_PROCESS = InProcessTransportProvider.NAME;
 
     private PlacementFlags() {
     }
@@ -90,6 +97,97 @@ public final class PlacementFlags {
                 "on one host without MASTER_ADDR, rank 0 listens on " + DistributedConfig.DEFAULT_COORDINATOR_ADDR
                         + "."));
         spec.usageMessage().footer(footer.toArray(String[]::new));
+    }
+
+    /**
+     * Decides where the ranks run, before any connection: from the flags given, the options given
+     * with {@link #OPTION} and the environment. Core's {@link ConfigSources#resolve} reads and checks
+     * them all, so a misspelled option or a malformed variable ({@code RINGSTAR_TIMEOUT=abc},
+     * {@code RANK=x}) is a usage error here, with the names core knows and the nearest one, instead
+     * of a rank's failure once the group starts.
+     *
+     * @param givenFlags the values of the flags ({@link ConfigSources#flags()}) given on the command
+     *     line, keyed without {@code --}
+     * @param options options given with {@code --option name=value}, by name
+     * @param defaultWorldSize the world size when every rank is a thread and {@code --world-size} is absent
+     * @param defaultTimeout the bound of every wait when neither {@code --timeout} nor
+     *     {@code RINGSTAR_TIMEOUT} gives one
+     * @throws UsageException naming what is missing, malformed or contradictory, and how to give it
+     */
+    public static RankPlacement resolve(Map<String, String> givenFlags, Map<String, String> options,
+            Map<String, String> env, int defaultWorldSize, Duration defaultTimeout) throws UsageException {
+        Map<String, String> flags = givenFlags;
+        String defaultTransport = Transports.available().containsKey("netty") ? "netty" : IN_PROCESS;
+        boolean oneRankPerProcess = ConfigSources.rankGiven(flags, env);
+        Map<String, String> sources = env;
+        if (!oneRankPerProcess) {
+            // Every rank is a thread here: a launcher's leftovers (WORLD_SIZE, MASTER_ADDR) do not
+            // describe this group, only ringstar's own variables do.
+            sources = new HashMap<>();
+            for (Map.Entry<String, String> variable : env.entrySet()) {
+                if (variable.getKey().startsWith("RINGSTAR_")) {
+                    sources.put(variable.getKey(), variable.getValue());
+                }
+            }
+            flags = new HashMap<>(flags);
+            flags.put(ConfigSources.RANK, "0");
+            flags.putIfAbsent(ConfigSources.WORLD_SIZE, Integer.toString(defaultWorldSize));
+            String transport = flags.getOrDefault(ConfigSources.TRANSPORT,
+                    sources.getOrDefault("RINGSTAR_TRANSPORT", defaultTransport));
+            if (transport.equals(IN_PROCESS) && flags.containsKey(ConfigSources.COORDINATOR)) {
+                throw new UsageException("--coordinator is for network transports; drop it or add --transport "
+                        + defaultTransport);
+            }
+            // Outside the ephemeral range, so no rank's own connection can take it before rank 0 binds it.
+            flags.putIfAbsent(ConfigSources.COORDINATOR, "127.0.0.1:" + LoopbackPorts.free());
+        }
+        ConfigSources.Resolved resolved;
+        try {
+            resolved = ConfigSources.resolve(flags, options, sources, defaultTransport);
+        } catch (InvalidConfigException e) {
+            throw new UsageException(e.getMessage().replaceFirst("^configure: ", "") + nearestOption(e));
+        }
+        DistributedConfig config = resolved.config();
+        if ("default".equals(resolved.origins().get(ConfigSources.TIMEOUT))) {
+            config = config.toBuilder().timeout(defaultTimeout).build();
+            resolved = new ConfigSources.Resolved(config, resolved.origins());
+        }
+        if (!Transports.available().containsKey(config.transport())) {
+            throw new UsageException("transport '" + config.transport() + "' (" + resolved.origins().get(
+                    ConfigSources.TRANSPORT) + ") is not in this jar; available: "
+                    + String.join(", ", Transports.available().keySet()));
+        }
+        if (!config.transport().equals("netty") && config.option(NettyTransport.TLS_CERT_OPTION).isPresent()) {
+            throw new UsageException("--tls-cert (" + resolved.origins().get(ConfigSources.TLS_CERT) + ") is for the"
+                    + " netty transport, and this job uses " + config.transport() + "; give --transport netty or drop"
+                    + " the TLS flags");
+        }
+        if (oneRankPerProcess && config.transport().equals(IN_PROCESS)) {
+            throw new UsageException("rank " + config.rank() + " (" + resolved.origins().get(ConfigSources.RANK)
+                    + ") runs one rank per process, which needs a network transport; give --transport "
+                    + defaultTransport + " (or leave out the rank to run every rank as a thread here)");
+        }
+        String description = oneRankPerProcess ? resolved.describe()
+                : "world size " + config.worldSize() + " as threads of this process (no rank given), coordinator "
+                        + config.coordinatorAddr() + ", transport " + config.transport() + " ("
+                        + resolved.origins().get(ConfigSources.TRANSPORT) + "), timeout " + config.timeout().toSeconds()
+                        + "s"
+                        + config.option(ConfigSources.SECRET_FILE_OPTION).map(f -> ", secret file " + f).orElse("")
+                        + config.option(NettyTransport.TLS_CERT_OPTION).map(f -> ", TLS certificate " + f).orElse("");
+        return new RankPlacement(config, oneRankPerProcess, description);
+    }
+
+    /**
+     * For an option name that nothing declares, {@code "; did you mean NAME?"} with the declared name
+     * nearest to it; nothing for any other problem, or when no name is near.
+     */
+    private static String nearestOption(InvalidConfigException problem) {
+        String prefix = "option ";
+        if (!problem.field().startsWith(prefix) || !problem.requirement().startsWith("no such option")) {
+            return "";
+        }
+        String given = problem.field().substring(prefix.length());
+        return NearestName.of(given, knownOptions()).map(name -> "; did you mean " + name + "?").orElse("");
     }
 
     /** The option names {@link #OPTION} knows: every option core or a transport on the class path declares. */

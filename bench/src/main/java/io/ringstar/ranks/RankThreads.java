@@ -1,17 +1,20 @@
-package io.ringstar.cli.launch;
+package io.ringstar.ranks;
 
 import io.ringstar.Transport;
 import io.ringstar.Transports;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.IntConsumer;
+import java.util.function.IntUnaryOperator;
 
 /**
  * The ranks of one in-process group as long-lived threads: thread {@code r} runs every task of
@@ -36,14 +39,27 @@ public final class RankThreads implements AutoCloseable {
     }
 
     private final ExecutorService[] threads;
+    /** The group rank of each local rank, as failures name it. */
+    private final int[] groupRanks;
 
-    /** Starts one thread per rank. */
+    /** Starts one thread per rank; local rank {@code r} is group rank {@code r}. */
     public RankThreads(int worldSize) {
+        this(worldSize, local -> local);
+    }
+
+    /** Starts one thread for each of this process's ranks of {@code placement}; failures name their group rank. */
+    public RankThreads(RankPlacement placement) {
+        this(placement.localRanks(), placement::groupRank);
+    }
+
+    private RankThreads(int worldSize, IntUnaryOperator groupRank) {
         if (worldSize < 1) {
             throw new IllegalArgumentException("worldSize must be at least 1, was " + worldSize);
         }
         threads = new ExecutorService[worldSize];
+        groupRanks = new int[worldSize];
         for (int rank = 0; rank < worldSize; rank++) {
+            groupRanks[rank] = groupRank.applyAsInt(rank);
             String name = "ringstar-rank-" + rank;
             threads[rank] = Executors.newSingleThreadExecutor(runnable -> {
                 Thread thread = new Thread(runnable, name);
@@ -87,12 +103,22 @@ public final class RankThreads implements AutoCloseable {
      *     is what normally ends a stuck rank
      * @return the ranks' results, element {@code r} from rank {@code r}
      * @throws RankFailureException for the first rank to fail (the others usually fail because of
-     *     it), or naming the ranks still running when {@code limit} ran out; those are interrupted
+     *     it; every failed rank is in its {@code failures()}), or naming the ranks still running when
+     *     {@code limit} ran out; those are interrupted
      */
     public <T> List<T> run(RankTask<T> task, Duration limit) {
+        return run(task, limit, local -> { });
+    }
+
+    /**
+     * As {@link #run(RankTask, Duration)}, calling {@code afterFailure} with the local rank on a
+     * failed rank's thread once its failure is noted.
+     */
+    private <T> List<T> run(RankTask<T> task, Duration limit, IntConsumer afterFailure) {
         int worldSize = threads.length;
         CountDownLatch finished = new CountDownLatch(worldSize);
-        AtomicReference<RankFailureException> firstFailure = new AtomicReference<>();
+        // In the order the ranks failed: the first is usually the cause of the others.
+        Queue<RankFailureException.RankFailure> failures = new ConcurrentLinkedQueue<>();
         List<Future<T>> futures = new ArrayList<>(worldSize);
         for (int rank = 0; rank < worldSize; rank++) {
             int r = rank;
@@ -100,7 +126,8 @@ public final class RankThreads implements AutoCloseable {
                 try {
                     return task.run(r);
                 } catch (Exception | Error e) {
-                    firstFailure.compareAndSet(null, new RankFailureException(r, e));
+                    failures.add(new RankFailureException.RankFailure(groupRanks[r], e));
+                    afterFailure.accept(r);
                     throw e;
                 } finally {
                     finished.countDown();
@@ -123,12 +150,12 @@ public final class RankThreads implements AutoCloseable {
                 }
                 futures.get(rank).cancel(true);
             }
-            RankFailureException failure = firstFailure.get();
+            RankFailureException failure = failures.isEmpty() ? null : new RankFailureException(List.copyOf(failures));
             throw new RankFailureException("ranks " + running + " did not finish within " + limit
                     + (failure == null ? "" : "; first failure: " + failure.getMessage()), failure);
         }
-        if (firstFailure.get() != null) {
-            throw firstFailure.get();
+        if (!failures.isEmpty()) {
+            throw new RankFailureException(List.copyOf(failures));
         }
         List<T> results = new ArrayList<>(worldSize);
         for (int rank = 0; rank < worldSize; rank++) {
@@ -150,14 +177,8 @@ public final class RankThreads implements AutoCloseable {
      * @param transports this process's transports, element {@code r} for local rank {@code r}
      */
     public <T> List<T> runLending(List<Transport> transports, TransportTask<T> task, Duration limit) {
-        return run(local -> {
-            try {
-                return task.run(local, transports.get(local));
-            } catch (RuntimeException | Error e) {
-                transports.get(local).close();
-                throw e;
-            }
-        }, limit);
+        // Closed only once the failure is noted, so that it comes before the failures it causes.
+        return run(local -> task.run(local, transports.get(local)), limit, local -> transports.get(local).close());
     }
 
     /** Stops the threads, interrupting any task still running. */

@@ -1,4 +1,4 @@
-package io.ringstar.bench.report;
+package io.ringstar.cli.report;
 
 import java.io.IOException;
 import java.io.PrintWriter;

@@ -1,5 +1,9 @@
-package io.ringstar.bench.report;
+package io.ringstar.cli.report;
 
+import io.ringstar.bench.report.Numbers;
+import io.ringstar.bench.report.ResultRow;
+import io.ringstar.bench.report.StarRingTable;
+import io.ringstar.bench.report.VersusMpiTable;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;

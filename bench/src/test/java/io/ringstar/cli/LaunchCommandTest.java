@@ -1,10 +1,8 @@
-package io.ringstar.cli.launch;
+package io.ringstar.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.ringstar.cli.CapturedOutput;
-import io.ringstar.cli.Main;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;

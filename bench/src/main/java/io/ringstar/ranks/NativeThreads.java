@@ -1,4 +1,4 @@
-package io.ringstar.cli.launch;
+package io.ringstar.ranks;
 
 import org.nd4j.linalg.factory.Nd4j;
 

@@ -1,13 +1,10 @@
-package io.ringstar.bench;
+package io.ringstar.ranks;
 
 import io.ringstar.AllReduceAggregator;
 import io.ringstar.DistributedConfig;
 import io.ringstar.GradientAggregator;
 import io.ringstar.ParameterServer;
 import io.ringstar.Transport;
-import io.ringstar.cli.FlagValues;
-import io.ringstar.cli.UsageException;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
@@ -69,33 +66,8 @@ public enum Algorithm {
         throw new IllegalArgumentException("unknown algorithm '" + label + "'; known: " + labels());
     }
 
-    static List<String> labels() {
+    /** The labels of every algorithm, in declaration order. */
+    public static List<String> labels() {
         return Arrays.stream(values()).map(Algorithm::label).toList();
-    }
-
-    /**
-     * The aggregators that {@link #FLAG} picks: {@code given} ({@code null} when the flag is absent,
-     * then {@code defaultChoice}) is one aggregator's label,
-     * or {@link #BOTH} for both of them (ps, then ring). Both commands parse it here so that they
-     * accept the same values and say the same thing about a wrong one.
-     *
-     * @throws UsageException if the value is neither a label of an aggregator nor {@link #BOTH}
-     */
-    public static List<Algorithm> chosen(String given, String defaultChoice) throws UsageException {
-        return chosen(given, defaultChoice, false);
-    }
-
-    /**
-     * As {@link #chosen(String, String)}, and with {@code communicator} also {@link #COMM}'s label,
-     * which picks the communicator alone.
-     */
-    public static List<Algorithm> chosen(String given, String defaultChoice, boolean communicator)
-            throws UsageException {
-        List<String> choices = new ArrayList<>(List.of(PS.label, RING.label, BOTH));
-        if (communicator) {
-            choices.add(COMM.label);
-        }
-        String text = FlagValues.choice(FLAG, given, defaultChoice, choices);
-        return text.equals(BOTH) ? List.of(PS, RING) : List.of(of(text));
     }
 }

@@ -1,5 +1,6 @@
-package io.ringstar.bench.report;
+package io.ringstar.cli.report;
 
+import io.ringstar.bench.report.CsvFile;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

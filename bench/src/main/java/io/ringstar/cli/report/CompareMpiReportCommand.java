@@ -1,5 +1,7 @@
-package io.ringstar.bench.report;
+package io.ringstar.cli.report;
 
+import io.ringstar.bench.report.MpiRatioTables;
+import io.ringstar.bench.report.ResultRow;
 import java.io.IOException;
 import java.nio.file.Path;
 import picocli.CommandLine.Command;

@@ -1,5 +1,9 @@
-package io.ringstar.bench.report;
+package io.ringstar.cli.report;
 
+import io.ringstar.bench.report.BenchmarksReport;
+import io.ringstar.bench.report.MachineFacts;
+import io.ringstar.bench.report.ReportInputs;
+import io.ringstar.bench.report.RunRecord;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

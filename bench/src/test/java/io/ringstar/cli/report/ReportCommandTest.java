@@ -1,8 +1,11 @@
-package io.ringstar.bench.report;
+package io.ringstar.cli.report;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ringstar.bench.report.Fixtures;
+import io.ringstar.bench.report.ResultRow;
+import io.ringstar.bench.report.RunRecordTest;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
