@@ -11,10 +11,13 @@
  * ({@link io.ringstar.Transports}, {@link io.ringstar.Transport}); and the failures every call may
  * throw ({@link io.ringstar.CollectiveException} and its subclasses).
  *
- * <p>Names and signatures here are a contract: added to, never renamed or removed. Everything that
- * implements it lives in other packages: {@code algorithm}, {@code async}, {@code protocol} and
- * {@code tensor} are internal, {@code spi} is for transport implementations, {@code checkpoint} is
- * public API of its own, {@code compression} holds the setting of option compression
- * ({@code io.ringstar.internal.compression.Compression}) and its codecs.
+ * <p>Names and signatures here are a contract: added to, never renamed or removed. Nothing has
+ * been released yet, so this once, before the first release, the engine and the option machinery
+ * moved out of this package (README.md, "What is API, and what moved before the first release",
+ * lists the moves). Everything that implements this API lives elsewhere: {@code io.ringstar.config}
+ * holds the options as data, for launchers and transport authors (public API); {@code
+ * io.ringstar.spi} is for transport implementations (public API); {@code io.ringstar.checkpoint} and
+ * {@code io.ringstar.dl4j} are public API of their own; and everything under {@code
+ * io.ringstar.internal} is the engine, not API, free to change in any release.
  */
 package io.ringstar;

@@ -3,7 +3,7 @@ package io.ringstar.bench;
 import io.ringstar.Communicator;
 import io.ringstar.config.AggregatorOptions;
 import io.ringstar.config.ByteSize;
-import io.ringstar.internal.compression.Compression;
+import io.ringstar.config.Compression;
 import io.ringstar.internal.tensor.ElementType;
 import io.ringstar.ranks.Algorithm;
 import io.ringstar.ranks.RankPlacement;

@@ -1,6 +1,6 @@
 package io.ringstar.bench;
 
-import io.ringstar.internal.compression.Compression;
+import io.ringstar.config.Compression;
 import io.ringstar.internal.tensor.ElementType;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

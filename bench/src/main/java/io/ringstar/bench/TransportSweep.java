@@ -7,7 +7,7 @@ import io.ringstar.GradientAggregator;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
 import io.ringstar.config.AggregatorOptions;
-import io.ringstar.internal.compression.Compression;
+import io.ringstar.config.Compression;
 import io.ringstar.internal.tensor.ElementType;
 import io.ringstar.internal.tensor.TensorMemory;
 import io.ringstar.ranks.Algorithm;

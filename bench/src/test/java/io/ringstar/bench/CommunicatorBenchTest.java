@@ -3,7 +3,7 @@ package io.ringstar.bench;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.ringstar.internal.compression.Compression;
+import io.ringstar.config.Compression;
 import io.ringstar.internal.tensor.ElementType;
 import io.ringstar.internal.tensor.HalfFloats;
 import java.util.Map;

@@ -5,7 +5,6 @@ import io.ringstar.Communicator;
 import io.ringstar.DistributedConfig;
 import io.ringstar.ParameterServer;
 import io.ringstar.Transports;
-import io.ringstar.internal.compression.Compression;
 import io.ringstar.internal.tensor.TensorLayout;
 import java.util.LinkedHashMap;
 import java.util.List;

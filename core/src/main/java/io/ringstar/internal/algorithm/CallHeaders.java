@@ -5,7 +5,7 @@ import io.ringstar.CollectiveMismatchException;
 import io.ringstar.DistributedConfig;
 import io.ringstar.PayloadCorruptionException;
 import io.ringstar.ReduceOp;
-import io.ringstar.internal.compression.Compression;
+import io.ringstar.config.Compression;
 import io.ringstar.internal.protocol.MessageHeader;
 import io.ringstar.internal.protocol.MessageKind;
 import io.ringstar.internal.tensor.ElementType;

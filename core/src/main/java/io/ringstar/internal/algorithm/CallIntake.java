@@ -1,7 +1,7 @@
 package io.ringstar.internal.algorithm;
 
 import io.ringstar.Transport;
-import io.ringstar.internal.compression.Compression;
+import io.ringstar.config.Compression;
 import io.ringstar.internal.protocol.MessageHeader;
 import io.ringstar.internal.protocol.MessageKind;
 import io.ringstar.internal.tensor.Reduction;

@@ -1,5 +1,6 @@
 package io.ringstar.internal.compression;
 
+import io.ringstar.config.Compression;
 import io.ringstar.internal.tensor.ElementType;
 import io.ringstar.internal.tensor.HalfFloats;
 import java.nio.ByteBuffer;

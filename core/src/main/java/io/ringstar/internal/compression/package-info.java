@@ -1,5 +1,6 @@
 /**
- * Compression of what the collectives send: the setting ({@link Compression})
- * and its codecs (half-precision conversion, top-k selection with error feedback).
+ * <b>Internal</b>: not API, may change in any release. The codecs of option compression
+ * (half-precision conversion, top-k selection with error feedback), whose setting is
+ * {@link io.ringstar.config.Compression}.
  */
 package io.ringstar.internal.compression;

@@ -1,10 +1,10 @@
 package io.ringstar.internal.engine;
 
 import io.ringstar.ReduceOp;
+import io.ringstar.config.Compression;
 import io.ringstar.internal.algorithm.CollectiveCall;
 import io.ringstar.internal.algorithm.TopKAllReduce;
 import io.ringstar.internal.algorithm.TopKStarReduce;
-import io.ringstar.internal.compression.Compression;
 import io.ringstar.internal.compression.ErrorFeedback;
 import io.ringstar.internal.compression.HalfPrecision;
 import io.ringstar.internal.compression.PairLayout;

@@ -46,7 +46,7 @@ import java.util.zip.CRC32C;
  * The reduce op (0 for a collective that reduces nothing, else {@link #opCode}) and the root (of a
  * broadcast or a reduce) are checked by every receiver, so ranks that disagree on them fail with a
  * mismatch that says so. So are the settings every rank must share: the compression (its code,
- * {@link io.ringstar.internal.compression.Compression.Kind#wireCode}, and parameter) and the number of
+ * {@link io.ringstar.config.Compression.Kind#wireCode}, and parameter) and the number of
  * servers of the star.
  *
  * <p>Flag {@link #FLAG_CHECKSUM} says that the checksum field holds the CRC32C (Castagnoli) of the
@@ -257,7 +257,7 @@ public final class MessageHeader {
         return buffer.getInt(ROOT_OFFSET);
     }
 
-    /** The compression's code (see {@link io.ringstar.internal.compression.Compression.Kind#wireCode}). */
+    /** The compression's code (see {@link io.ringstar.config.Compression.Kind#wireCode}). */
     public int compressionCode() {
         return buffer.get(COMPRESSION_OFFSET) & 0xFF;
     }

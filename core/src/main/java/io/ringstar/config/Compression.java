@@ -1,4 +1,4 @@
-package io.ringstar.internal.compression;
+package io.ringstar.config;
 
 import java.util.Locale;
 import java.util.Objects;
