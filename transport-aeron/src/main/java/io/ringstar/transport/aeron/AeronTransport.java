@@ -254,7 +254,7 @@ public final class AeronTransport extends PeerTransport {
             throw new IllegalArgumentException("usesIpc on rank " + rank + ": peer rank " + peer
                     + " is not another rank of this group of " + worldSize);
         }
-        return peers[peer].ipc();
+        return peers[peer].streams.ipc();
     }
 
     /** The directory of the media driver this rank uses, or null for a group of one. */
@@ -283,10 +283,10 @@ public final class AeronTransport extends PeerTransport {
         int work = 0;
         for (AeronChannel peer : peers) {
             if (peer != null) {
-                if (!peer.hasImage()) {
+                if (!peer.streams.hasImage()) {
                     Image image = imageOf(peer);
                     if (image != null) {
-                        peer.image(image);
+                        peer.streams.image(image);
                     }
                 }
                 work += peer.poll();
@@ -317,14 +317,14 @@ public final class AeronTransport extends PeerTransport {
 
     /** The peer's image, once its stream is here. */
     private Image imageOf(AeronChannel peer) {
-        return subscriptions[peer.peer()].imageBySessionId(peer.sessionIn());
+        return subscriptions[peer.peer()].imageBySessionId(peer.streams.sessionIn());
     }
 
     @Override
     protected int poll(PeerChannel awaited) {
         AeronChannel peer = (AeronChannel) awaited;
         driver.wake();
-        if (!peer.hasImage()) {
+        if (!peer.streams.hasImage()) {
             return progress(0);
         }
         return peer.poll();
