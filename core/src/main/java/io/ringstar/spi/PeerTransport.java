@@ -31,18 +31,19 @@ import java.util.Objects;
  * while it waits drives the I/O itself: reads every peer's bytes into their inboxes, handing its
  * own message's bytes straight to its handler, and writes its own sends (MPI's progress engine,
  * Gloo's synchronous mode). No message crosses threads on the way. Waiting spins for
- * {@value WaitSchedule#SPIN_NANOS} ns (not at all when this host runs more of the group's busy threads than
- * it has cores, or as option {@code waitSpin} says: see {@link WaitSchedule#choose}), then yields (staying
- * runnable, but giving the core to any rank that needs it) until {@value WaitSchedule#YIELD_NANOS} ns, then
- * blocks for short, bounded times that grow with the wait (a tenth of it, at most
- * {@value WaitSchedule#MAX_BLOCK_NANOS} ns): a socket transport blocks in its selector, which wakes the
- * moment bytes arrive; a polling transport parks. Any progress starts the schedule again. So a
- * rank that has waited a few milliseconds (a slow peer, a compute step between calls) stops using
- * its core.
+ * {@value WaitSchedule#SPIN_NANOS} ns (not at all when this host runs more of the group's busy
+ * threads than it has cores, or as option {@code waitSpin} says: see {@link WaitSchedule#choose}),
+ * then yields (staying runnable, but giving the core to any rank that needs it) until
+ * {@value WaitSchedule#YIELD_NANOS} ns, then blocks for short, bounded times that grow with the
+ * wait (a tenth of it, at most {@value WaitSchedule#MAX_BLOCK_NANOS} ns): a socket transport blocks
+ * in its selector, which wakes the moment bytes arrive; a polling transport parks. Any progress
+ * starts the schedule again. So a rank that has waited a few milliseconds (a slow peer, a compute
+ * step between calls) stops using its core.
  *
  * <p>Between calls, a background thread (if the transport asks for one) takes the lock once no
- * call has been in progress for {@value WaitSchedule#HANDOVER_NANOS} ns and keeps reading, so a peer's sends
- * do not stall on a rank that computes; a call that arrives wakes it and takes the lock back.
+ * call has been in progress for {@value WaitSchedule#HANDOVER_NANOS} ns and keeps reading, so a
+ * peer's sends do not stall on a rank that computes; a call that arrives wakes it and takes the
+ * lock back.
  *
  * <p><b>Rules settled here for every transport.</b> A call after {@link #close()}, or one waiting
  * when another thread closes, throws {@link IllegalStateException}. Barriers are numbered 1, 2, ...
