@@ -60,14 +60,14 @@ public final class Inbox {
         this.delivery = new InboxDelivery(store);
     }
 
-    // ---- the receiver's side ----
+    // ---- the receiver's side: the skeleton's receive, in this package ----
 
     /**
      * Gives the head message to {@code handler}: what has arrived of it at once, the rest as it
      * comes, until {@link #completed()} says it is whole or {@link #detach} is called. A message
      * the receiver began earlier continues where it stopped.
      */
-    public void attach(MessageHandler receiver) {
+    void attach(MessageHandler receiver) {
         delivery.handler = receiver;
         delivery.completed = -1;
         delivery.deliver();
@@ -83,7 +83,7 @@ public final class Inbox {
      * given up: the rest of it is dropped as it arrives, so the next message is intact; without,
      * it waits for the same receiver to attach again.
      */
-    public void detach(boolean abandon) {
+    void detach(boolean abandon) {
         delivery.handler = null;
         // No receiver is served any more: a transport that stops polling once it is (Aeron) reads
         // at full pace again.
@@ -95,7 +95,7 @@ public final class Inbox {
     }
 
     /** The exception the last handler threw, once, or null; the receiver rethrows it. */
-    public RuntimeException takeHandlerFailure() {
+    RuntimeException takeHandlerFailure() {
         RuntimeException failure = delivery.handlerFailure;
         delivery.handlerFailure = null;
         return failure;
@@ -112,7 +112,7 @@ public final class Inbox {
     }
 
     /** Bytes waiting to be taken (or parsed), the figure the limit applies to. */
-    public long waitingBytes() {
+    long waitingBytes() {
         return store.writePos - store.liveStart();
     }
 
