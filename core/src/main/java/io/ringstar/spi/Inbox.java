@@ -68,9 +68,7 @@ public final class Inbox {
      * the receiver began earlier continues where it stopped.
      */
     void attach(MessageHandler receiver) {
-        delivery.handler = receiver;
-        delivery.completed = -1;
-        delivery.deliver();
+        delivery.attach(receiver);
     }
 
     /** The length of the message the attached handler has taken whole, or -1 while it has not. */
@@ -84,21 +82,12 @@ public final class Inbox {
      * it waits for the same receiver to attach again.
      */
     void detach(boolean abandon) {
-        delivery.handler = null;
-        // No receiver is served any more: a transport that stops polling once it is (Aeron) reads
-        // at full pace again.
-        delivery.completed = -1;
-        if (abandon && store.queueCount > 0 && store.queueState[store.queueHead] == InboxStorage.STARTED) {
-            store.queueState[store.queueHead] = InboxStorage.ABANDONED;
-            delivery.dropAbandonedHead();
-        }
+        delivery.detach(abandon);
     }
 
     /** The exception the last handler threw, once, or null; the receiver rethrows it. */
     RuntimeException takeHandlerFailure() {
-        RuntimeException failure = delivery.handlerFailure;
-        delivery.handlerFailure = null;
-        return failure;
+        return delivery.takeFailure();
     }
 
     /** True if nothing of any message is here: no message queued, none half-arrived. */

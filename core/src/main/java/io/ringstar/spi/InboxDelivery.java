@@ -21,6 +21,32 @@ final class InboxDelivery {
         this.store = store;
     }
 
+    /** See {@link Inbox#attach}. */
+    void attach(MessageHandler receiver) {
+        handler = receiver;
+        completed = -1;
+        deliver();
+    }
+
+    /** See {@link Inbox#detach}. */
+    void detach(boolean abandon) {
+        handler = null;
+        // No receiver is served any more: a transport that stops polling once it is (Aeron) reads
+        // at full pace again.
+        completed = -1;
+        if (abandon && store.queueCount > 0 && store.queueState[store.queueHead] == InboxStorage.STARTED) {
+            store.queueState[store.queueHead] = InboxStorage.ABANDONED;
+            dropAbandonedHead();
+        }
+    }
+
+    /** The exception the last handler threw, once, or null. */
+    RuntimeException takeFailure() {
+        RuntimeException failure = handlerFailure;
+        handlerFailure = null;
+        return failure;
+    }
+
     /** Hands the attached handler what has arrived of the head message. */
     void deliver() {
         dropAbandonedHead();
