@@ -32,8 +32,7 @@ import java.nio.ByteBuffer;
  * own: an {@code InboxStorage} keeps the storage and the queue of messages, an
  * {@code InboxDelivery} the attached handler and what is handed to it. They were superclasses of
  * this class; as fields they cost the per-piece code one more final field to reach their state,
- * which did not show in the measurements (the ratios of alternated {@code bench} runs before and
- * after stayed within 0.95-1.05).
+ * which did not show in the measurements (see {@code ProgressEngine}).
  */
 public final class Inbox {
     /** What the inbox tells its owner about the stream. */
