@@ -4,43 +4,43 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * The body of a {@link PeerTransport}'s background thread: once no call has been in progress for
- * {@value ProgressEngine#HANDOVER_NANOS} ns it takes the I/O lock and keeps reading, so a peer's
+ * {@value WaitSchedule#HANDOVER_NANOS} ns it takes the I/O lock and keeps reading, so a peer's
  * sends do not stall on a rank that computes; a call that arrives wakes it and takes the lock back.
  * Started and owned by the transport's {@link ProgressEngine}; ends when the transport closes.
  */
 final class BackgroundReader implements Runnable {
     private static final System.Logger LOG = System.getLogger(PeerTransport.class.getName());
 
-    private final ProgressEngine transport;
+    private final ProgressEngine engine;
 
-    BackgroundReader(ProgressEngine transport) {
-        this.transport = transport;
+    BackgroundReader(ProgressEngine engine) {
+        this.engine = engine;
     }
 
     @Override
     public void run() {
-        while (!transport.closed) {
-            long idle = System.nanoTime() - transport.lastCallEnded();
-            if (transport.inCall() || idle < ProgressEngine.HANDOVER_NANOS) {
-                LockSupport.parkNanos(transport, transport.inCall() ? ProgressEngine.HANDOVER_NANOS
-                        : ProgressEngine.HANDOVER_NANOS - idle);
+        while (!engine.closed) {
+            long idle = System.nanoTime() - engine.lastCallEnded();
+            if (engine.inCall() || idle < WaitSchedule.HANDOVER_NANOS) {
+                LockSupport.parkNanos(engine.owner, engine.inCall() ? WaitSchedule.HANDOVER_NANOS
+                        : WaitSchedule.HANDOVER_NANOS - idle);
                 continue;
             }
-            if (!transport.io.tryLock()) {
-                LockSupport.parkNanos(transport, ProgressEngine.HANDOVER_NANOS);
+            if (!engine.io.tryLock()) {
+                LockSupport.parkNanos(engine.owner, WaitSchedule.HANDOVER_NANOS);
                 continue;
             }
             try {
-                while (!transport.closed && !transport.inCall()) {
-                    transport.progress(ProgressEngine.BACKGROUND_BLOCK_NANOS);
+                while (!engine.closed && !engine.inCall()) {
+                    engine.owner.progress(ProgressEngine.BACKGROUND_BLOCK_NANOS);
                 }
             } catch (RuntimeException | Error failure) {
-                LOG.log(System.Logger.Level.ERROR, "rank " + transport.rank + "'s " + transport.name
+                LOG.log(System.Logger.Level.ERROR, "rank " + engine.rank + "'s " + engine.name
                         + " reader failed: " + failure);
-                transport.failAll("the background reader of rank " + transport.rank + " failed: " + failure, failure);
+                engine.failAll("the background reader of rank " + engine.rank + " failed: " + failure, failure);
                 return;
             } finally {
-                transport.io.unlock();
+                engine.io.unlock();
             }
         }
     }

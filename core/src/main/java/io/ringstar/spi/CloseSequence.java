@@ -28,7 +28,7 @@ final class CloseSequence {
      * @param reader the background reader, or null
      */
     static void run(PeerTransport transport, boolean started, Thread reader) {
-        transport.wakeAll();
+        transport.engine.wakeAll();
         if (reader != null) {
             try {
                 reader.join(TimeUnit.NANOSECONDS.toMillis(CLOSE_LOCK_OUT_NANOS));
@@ -36,7 +36,7 @@ final class CloseSequence {
                 Thread.currentThread().interrupt();
             }
         }
-        IoLock io = transport.io;
+        IoLock io = transport.engine.io;
         boolean locked = false;
         try {
             locked = io.tryLock(CLOSE_LOCK_OUT_NANOS, TimeUnit.NANOSECONDS);
@@ -65,13 +65,13 @@ final class CloseSequence {
     }
 
     private static void sayGoodbye(PeerTransport transport, Deadline deadline) {
-        for (PeerChannel channel : transport.channels) {
+        for (PeerChannel channel : transport.engine.channels) {
             if (channel != null && !channel.gone()) {
                 try {
                     channel.send(Frame.GOODBYE, 0, MessageCopy.NO_BYTES, MessageCopy.NO_BYTES, deadline, "close");
                 } catch (RuntimeException e) {
                     // A peer that cannot be told (it failed meanwhile, say) learns it from the closed stream.
-                    LOG.log(System.Logger.Level.DEBUG, "rank " + transport.rank + " could not say goodbye to rank "
+                    LOG.log(System.Logger.Level.DEBUG, "rank " + transport.rank() + " could not say goodbye to rank "
                             + channel.peer() + ": " + e.getMessage());
                 }
             }
@@ -79,13 +79,13 @@ final class CloseSequence {
     }
 
     private static void closeChannels(PeerTransport transport) {
-        for (PeerChannel channel : transport.channels) {
+        for (PeerChannel channel : transport.engine.channels) {
             if (channel != null) {
                 channel.inbox.close();
                 try {
                     channel.closeChannel();
                 } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.DEBUG, "rank " + transport.rank + ": closing the channel to rank "
+                    LOG.log(System.Logger.Level.DEBUG, "rank " + transport.rank() + ": closing the channel to rank "
                             + channel.peer() + ": " + e);
                 }
             }

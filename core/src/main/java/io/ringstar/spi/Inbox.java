@@ -28,10 +28,13 @@ import java.nio.ByteBuffer;
  * {@link #attach}, {@link #stored} and {@link #offer}, on the thread that calls them, and an
  * exception it throws is kept here ({@link #takeHandlerFailure}), never thrown into the I/O code.
  *
- * <p>This class parses the stream and is the public face; {@code InboxDelivery} hands bytes to the
- * handler and {@code InboxStorage} keeps the storage and the queue of messages, as superclasses.
+ * <p>This class parses the stream and is the public face; it owns two parts, each an object of its
+ * own: an {@code InboxStorage} keeps the storage and the queue of messages, an
+ * {@code InboxDelivery} the attached handler and what is handed to it. They were superclasses of
+ * this class; as fields they cost the per-piece code one more final field to reach their state,
+ * which did not show in the measurements (see {@code ProgressEngine}).
  */
-public final class Inbox extends InboxDelivery {
+public final class Inbox {
     /** What the inbox tells its owner about the stream. */
     public interface Listener {
         /** A control record (any type but {@link Frame#DATA}) arrived. */
@@ -42,6 +45,8 @@ public final class Inbox extends InboxDelivery {
     }
 
     private final Listener listener;
+    private final InboxStorage store;
+    private final InboxDelivery delivery;
     private String malformed;
 
     /**
@@ -49,26 +54,25 @@ public final class Inbox extends InboxDelivery {
      * @param limitBytes bytes that may wait to be taken before the transport stops reading
      */
     public Inbox(Listener listener, int initialBytes, long limitBytes) {
-        super(initialBytes, limitBytes);
         this.listener = listener;
+        this.store = new InboxStorage(initialBytes, limitBytes);
+        this.delivery = new InboxDelivery(store);
     }
 
-    // ---- the receiver's side ----
+    // ---- the receiver's side: the skeleton's receive, in this package ----
 
     /**
      * Gives the head message to {@code handler}: what has arrived of it at once, the rest as it
      * comes, until {@link #completed()} says it is whole or {@link #detach} is called. A message
      * the receiver began earlier continues where it stopped.
      */
-    public void attach(MessageHandler receiver) {
-        this.handler = receiver;
-        this.completed = -1;
-        deliver();
+    void attach(MessageHandler receiver) {
+        delivery.attach(receiver);
     }
 
     /** The length of the message the attached handler has taken whole, or -1 while it has not. */
     public int completed() {
-        return completed;
+        return delivery.completed;
     }
 
     /**
@@ -76,27 +80,18 @@ public final class Inbox extends InboxDelivery {
      * given up: the rest of it is dropped as it arrives, so the next message is intact; without,
      * it waits for the same receiver to attach again.
      */
-    public void detach(boolean abandon) {
-        handler = null;
-        // No receiver is served any more: a transport that stops polling once it is (Aeron) reads
-        // at full pace again.
-        completed = -1;
-        if (abandon && queueCount > 0 && queueState[queueHead] == STARTED) {
-            queueState[queueHead] = ABANDONED;
-            dropAbandonedHead();
-        }
+    void detach(boolean abandon) {
+        delivery.detach(abandon);
     }
 
     /** The exception the last handler threw, once, or null; the receiver rethrows it. */
-    public RuntimeException takeHandlerFailure() {
-        RuntimeException failure = handlerFailure;
-        handlerFailure = null;
-        return failure;
+    RuntimeException takeHandlerFailure() {
+        return delivery.takeFailure();
     }
 
     /** True if nothing of any message is here: no message queued, none half-arrived. */
     public boolean isEmpty() {
-        return queueCount == 0;
+        return store.queueCount == 0;
     }
 
     /** Why the stream broke its framing, or null. */
@@ -105,8 +100,8 @@ public final class Inbox extends InboxDelivery {
     }
 
     /** Bytes waiting to be taken (or parsed), the figure the limit applies to. */
-    public long waitingBytes() {
-        return writePos - liveStart();
+    long waitingBytes() {
+        return store.writePos - store.liveStart();
     }
 
     // ---- the transport's side ----
@@ -123,10 +118,10 @@ public final class Inbox extends InboxDelivery {
         if (allowance <= 0) {
             return null;
         }
-        makeRoom((int) Math.min(allowance, Integer.MAX_VALUE - 64));
-        int end = (int) Math.min(storage.capacity(), writePos + allowance);
-        storage.limit(end).position(writePos);
-        return storage;
+        store.makeRoom((int) Math.min(allowance, Integer.MAX_VALUE - 64));
+        int end = (int) Math.min(store.storage.capacity(), store.writePos + allowance);
+        store.storage.limit(end).position(store.writePos);
+        return store.storage;
     }
 
     /**
@@ -134,7 +129,8 @@ public final class Inbox extends InboxDelivery {
      * is further (0 when neither allows more, or the stream broke).
      */
     public long room(boolean sending) {
-        return malformed != null ? 0 : Math.max(Math.max(0, allowance(sending) - waitingBytes()), payloadLeft);
+        return malformed != null ? 0
+                : Math.max(Math.max(0, store.allowance(sending) - waitingBytes()), store.payloadLeft);
     }
 
     /** Takes note of {@code count} bytes read into {@link #writable}'s buffer; parses and hands them on. */
@@ -142,9 +138,9 @@ public final class Inbox extends InboxDelivery {
         if (count <= 0) {
             return;
         }
-        writePos += count;
+        store.writePos += count;
         parse();
-        deliver();
+        delivery.deliver();
     }
 
     /**
@@ -154,7 +150,7 @@ public final class Inbox extends InboxDelivery {
      */
     public boolean canTake(int bytes, boolean sending) {
         long waiting = waitingBytes();
-        return waiting == 0 || bytes <= payloadLeft || waiting + bytes <= allowance(sending);
+        return waiting == 0 || bytes <= store.payloadLeft || waiting + bytes <= store.allowance(sending);
     }
 
     /**
@@ -166,8 +162,8 @@ public final class Inbox extends InboxDelivery {
     public void offer(ByteBuffer piece, int from, int to) {
         piece.limit(piece.capacity());
         int at = from;
-        while (at < to && malformed == null && parsePos == writePos) {
-            if (payloadLeft == 0) {
+        while (at < to && malformed == null && store.parsePos == store.writePos) {
+            if (store.payloadLeft == 0) {
                 if (to - at < Frame.HEADER_BYTES) {
                     break;
                 }
@@ -183,35 +179,37 @@ public final class Inbox extends InboxDelivery {
                     listener.onRecord(type, value);
                     continue;
                 }
-                if (handler == null || queueCount != 0 || !startDirect((int) value)) {
+                if (delivery.handler == null || store.queueCount != 0 || !delivery.startDirect((int) value)) {
                     break;
                 }
                 at += Frame.HEADER_BYTES;
                 continue;
             }
-            int tail = tailIndex();
-            int n = (int) Math.min(payloadLeft, to - at);
-            if (queueState[tail] == ABANDONED && tail == queueHead) {
-                queueArrived[tail] += n;
-                queueDone[tail] += n;
-            } else if (handler != null && tail == queueHead && queueState[tail] == STARTED
-                    && queueArrived[tail] == queueDone[tail]) {
-                int offset = queueDone[tail];
-                queueArrived[tail] += n;
-                queueDone[tail] += n;
-                handOver(piece, at, n, offset);
+            int tail = store.tailIndex();
+            int n = (int) Math.min(store.payloadLeft, to - at);
+            boolean atHead = tail == store.queueHead;
+            byte state = store.queueState[tail];
+            if (state == InboxStorage.ABANDONED && atHead) {
+                store.queueArrived[tail] += n;
+                store.queueDone[tail] += n;
+            } else if (delivery.handler != null && atHead && state == InboxStorage.STARTED
+                    && store.queueArrived[tail] == store.queueDone[tail]) {
+                int offset = store.queueDone[tail];
+                store.queueArrived[tail] += n;
+                store.queueDone[tail] += n;
+                delivery.handOver(piece, at, n, offset);
                 piece.limit(piece.capacity());
             } else {
                 break;
             }
-            payloadLeft -= n;
+            store.payloadLeft -= n;
             at += n;
-            finishHeadIfDone();
+            delivery.finishHeadIfDone();
         }
         if (at < to && malformed == null) {
-            append(piece, at, to - at);
+            store.append(piece, at, to - at);
             parse();
-            deliver();
+            delivery.deliver();
         }
         piece.limit(0);
     }
@@ -219,41 +217,41 @@ public final class Inbox extends InboxDelivery {
     /** Message bytes and records alike are ignored from now on (the peer is failed by its owner). */
     public void close() {
         malformed = malformed == null ? "closed" : malformed;
-        handler = null;
+        delivery.handler = null;
     }
 
     // ---- parsing ----
 
     /** Parses the stored bytes not parsed yet: frame headers, records, the newest message's arrival. */
     private void parse() {
-        while (parsePos < writePos && malformed == null) {
-            if (payloadLeft > 0) {
-                int n = (int) Math.min(payloadLeft, writePos - parsePos);
-                queueArrived[tailIndex()] += n;
-                parsePos += n;
-                payloadLeft -= n;
+        while (store.parsePos < store.writePos && malformed == null) {
+            if (store.payloadLeft > 0) {
+                int n = (int) Math.min(store.payloadLeft, store.writePos - store.parsePos);
+                store.queueArrived[store.tailIndex()] += n;
+                store.parsePos += n;
+                store.payloadLeft -= n;
                 continue;
             }
-            if (writePos - parsePos < Frame.HEADER_BYTES) {
+            if (store.writePos - store.parsePos < Frame.HEADER_BYTES) {
                 return;
             }
-            int type = Frame.type(storage, parsePos);
-            long value = Frame.value(storage, parsePos);
-            String wrong = checkHeader(Frame.magic(storage, parsePos), type, Frame.flagsAndReserved(storage, parsePos),
-                    value);
+            int type = Frame.type(store.storage, store.parsePos);
+            long value = Frame.value(store.storage, store.parsePos);
+            String wrong = checkHeader(Frame.magic(store.storage, store.parsePos), type,
+                    Frame.flagsAndReserved(store.storage, store.parsePos), value);
             if (wrong != null) {
                 breakFraming(wrong);
                 return;
             }
-            parsePos += Frame.HEADER_BYTES;
+            store.parsePos += Frame.HEADER_BYTES;
             if (type == Frame.DATA) {
-                push((int) value, parsePos, NEW);
-                payloadLeft = value;
+                store.push((int) value, store.parsePos, InboxStorage.NEW);
+                store.payloadLeft = value;
             } else {
                 listener.onRecord(type, value);
             }
         }
-        dropAbandonedHead();
+        delivery.dropAbandonedHead();
     }
 
     private static String checkHeader(int magic, int type, int flags, long value) {
@@ -271,7 +269,7 @@ public final class Inbox extends InboxDelivery {
 
     private void breakFraming(String what) {
         malformed = what;
-        handler = null;
+        delivery.handler = null;
         listener.onMalformed("sent " + what);
     }
 

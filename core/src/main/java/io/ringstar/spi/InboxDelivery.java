@@ -7,49 +7,76 @@ import java.nio.ByteBuffer;
  * The receiver's side of an {@link Inbox}: the attached handler, and handing it what has arrived
  * of the head message (as views of the storage, or of an offered piece), finishing the message
  * once it is whole, dropping what arrives of one its receiver gave up. A handler's exception is
- * kept here, never thrown into the I/O code. The middle layer of {@link Inbox}, which extends it
- * and owns it (a superclass rather than a field: see {@link InboxStorage}). Not thread-safe.
+ * kept here, never thrown into the I/O code. Owned by its {@link Inbox}, which parses the stream
+ * into the {@link InboxStorage} this reads from. Not thread-safe.
  */
-abstract class InboxDelivery extends InboxStorage {
+final class InboxDelivery {
+    private final InboxStorage store;
     MessageHandler handler;
     /** Length of the message the handler finished with, or -1. */
     int completed = -1;
     RuntimeException handlerFailure;
 
-    InboxDelivery(int initialBytes, long limitBytes) {
-        super(initialBytes, limitBytes);
+    InboxDelivery(InboxStorage store) {
+        this.store = store;
+    }
+
+    /** See {@link Inbox#attach}. */
+    void attach(MessageHandler receiver) {
+        handler = receiver;
+        completed = -1;
+        deliver();
+    }
+
+    /** See {@link Inbox#detach}. */
+    void detach(boolean abandon) {
+        handler = null;
+        // No receiver is served any more: a transport that stops polling once it is (Aeron) reads
+        // at full pace again.
+        completed = -1;
+        if (abandon && store.queueCount > 0 && store.queueState[store.queueHead] == InboxStorage.STARTED) {
+            store.queueState[store.queueHead] = InboxStorage.ABANDONED;
+            dropAbandonedHead();
+        }
+    }
+
+    /** The exception the last handler threw, once, or null. */
+    RuntimeException takeFailure() {
+        RuntimeException failure = handlerFailure;
+        handlerFailure = null;
+        return failure;
     }
 
     /** Hands the attached handler what has arrived of the head message. */
-    final void deliver() {
+    void deliver() {
         dropAbandonedHead();
-        if (handler == null || queueCount == 0) {
+        if (handler == null || store.queueCount == 0) {
             return;
         }
-        int head = queueHead;
-        if (queueState[head] == NEW) {
+        int head = store.queueHead;
+        if (store.queueState[head] == InboxStorage.NEW) {
             try {
-                handler.onStart(queueLength[head]);
+                handler.onStart(store.queueLength[head]);
             } catch (RuntimeException e) {
                 handlerFailure = e;
                 handler = null;
                 return;
             }
-            queueState[head] = STARTED;
+            store.queueState[head] = InboxStorage.STARTED;
         }
-        int available = queueArrived[head] - queueDone[head];
+        int available = store.queueArrived[head] - store.queueDone[head];
         if (available > 0) {
-            int offset = queueDone[head];
-            int at = queueAt[head];
-            queueAt[head] += available;
-            queueDone[head] += available;
-            handOver(storageView, at, available, offset);
+            int offset = store.queueDone[head];
+            int at = store.queueAt[head];
+            store.queueAt[head] += available;
+            store.queueDone[head] += available;
+            handOver(store.storageView, at, available, offset);
         }
         finishHeadIfDone();
     }
 
     /** An offered DATA header for the attached handler: starts the message without storing it. */
-    final boolean startDirect(int length) {
+    boolean startDirect(int length) {
         try {
             handler.onStart(length);
         } catch (RuntimeException e) {
@@ -58,14 +85,14 @@ abstract class InboxDelivery extends InboxStorage {
             handler = null;
             return false;
         }
-        push(length, writePos, STARTED);
-        payloadLeft = length;
+        store.push(length, store.writePos, InboxStorage.STARTED);
+        store.payloadLeft = length;
         finishHeadIfDone();
         return true;
     }
 
     /** Calls the handler for {@code count} bytes of {@code view} at {@code at}; a throw abandons the message. */
-    final void handOver(ByteBuffer view, int at, int count, int messageOffset) {
+    void handOver(ByteBuffer view, int at, int count, int messageOffset) {
         MessageHandler receiver = handler;
         try {
             view.limit(at + count).position(at);
@@ -73,8 +100,8 @@ abstract class InboxDelivery extends InboxStorage {
         } catch (RuntimeException e) {
             handlerFailure = e;
             handler = null;
-            if (queueCount > 0) {
-                queueState[queueHead] = ABANDONED;
+            if (store.queueCount > 0) {
+                store.queueState[store.queueHead] = InboxStorage.ABANDONED;
             }
         } finally {
             view.limit(0);
@@ -82,35 +109,35 @@ abstract class InboxDelivery extends InboxStorage {
     }
 
     /** Pops the head message once all of it has been handed over (or dropped). */
-    final void finishHeadIfDone() {
-        if (queueCount == 0) {
+    void finishHeadIfDone() {
+        if (store.queueCount == 0) {
             return;
         }
-        int head = queueHead;
-        if (queueDone[head] != queueLength[head]) {
+        int head = store.queueHead;
+        if (store.queueDone[head] != store.queueLength[head]) {
             return;
         }
-        if (queueState[head] == STARTED && handler != null) {
-            completed = queueLength[head];
+        if (store.queueState[head] == InboxStorage.STARTED && handler != null) {
+            completed = store.queueLength[head];
             handler = null;
-        } else if (queueState[head] != ABANDONED) {
+        } else if (store.queueState[head] != InboxStorage.ABANDONED) {
             return;
         }
-        pop();
+        store.pop();
     }
 
     /** Drops what has arrived of an abandoned head message; pops it once it is all here. */
-    final void dropAbandonedHead() {
-        while (queueCount > 0 && queueState[queueHead] == ABANDONED) {
-            int head = queueHead;
-            int stored = queueArrived[head] - queueDone[head];
-            queueAt[head] += stored;
-            queueDone[head] = queueArrived[head];
-            if (queueDone[head] != queueLength[head]) {
+    void dropAbandonedHead() {
+        while (store.queueCount > 0 && store.queueState[store.queueHead] == InboxStorage.ABANDONED) {
+            int head = store.queueHead;
+            int stored = store.queueArrived[head] - store.queueDone[head];
+            store.queueAt[head] += stored;
+            store.queueDone[head] = store.queueArrived[head];
+            if (store.queueDone[head] != store.queueLength[head]) {
                 break;
             }
-            pop();
+            store.pop();
         }
-        resetIfEmpty();
+        store.resetIfEmpty();
     }
 }

@@ -8,11 +8,11 @@ import java.nio.ByteOrder;
  * storage) that grows up to what is needed and is compacted as its head is taken, the positions
  * of what is stored and parsed, and the queue of messages that have begun to arrive, oldest first,
  * each with its storage offset and how much of it has arrived and has been handed over. The
- * bookkeeping half of {@link Inbox}, which extends it (through {@link InboxDelivery}) and owns it;
- * superclasses rather than fields, so that the per-piece code reaches this state as directly as
- * when it was one class. Not thread-safe: used under its transport's I/O lock.
+ * bookkeeping part of an {@link Inbox}, which owns it and parses into it; its
+ * {@link InboxDelivery} hands from it. Its fields are package-private so that the per-piece code of
+ * both reads them directly. Not thread-safe: used under its transport's I/O lock.
  */
-abstract class InboxStorage {
+final class InboxStorage {
     static final byte NEW = 0;
     static final byte STARTED = 1;
     /** Its receiver gave up after part of it was handed over: the rest is dropped as it comes. */
@@ -54,11 +54,11 @@ abstract class InboxStorage {
         this.limitBytes = Math.max(limitBytes, 2L * Frame.HEADER_BYTES);
     }
 
-    final int tailIndex() {
+    int tailIndex() {
         return (queueHead + queueCount - 1) & (queueLength.length - 1);
     }
 
-    final void push(int length, int at, byte state) {
+    void push(int length, int at, byte state) {
         if (queueCount == queueLength.length) {
             growQueue();
         }
@@ -71,7 +71,7 @@ abstract class InboxStorage {
         queueCount++;
     }
 
-    final void pop() {
+    void pop() {
         queueHead = (queueHead + 1) & (queueLength.length - 1);
         queueCount--;
         resetIfEmpty();
@@ -100,18 +100,18 @@ abstract class InboxStorage {
         queueHead = 0;
     }
 
-    final long allowance(boolean sending) {
+    long allowance(boolean sending) {
         return sending ? 2 * limitBytes : limitBytes;
     }
 
     /** First stored byte still needed: the head message's next byte, or the first unparsed byte. */
-    final int liveStart() {
+    int liveStart() {
         // Later messages and parsed records lie after the head message's next byte.
         return queueCount > 0 ? Math.min(queueAt[queueHead], parsePos) : parsePos;
     }
 
     /** Once nothing stored is needed any more, the next bytes go to the storage's start again. */
-    final void resetIfEmpty() {
+    void resetIfEmpty() {
         if (writePos != 0 && liveStart() == writePos) {
             shift(writePos);
         }
@@ -128,7 +128,7 @@ abstract class InboxStorage {
     }
 
     /** Makes at least some free space at the storage's end: compacts, then grows, within {@code wanted}. */
-    final void makeRoom(int wanted) {
+    void makeRoom(int wanted) {
         if (storage == null) {
             allocate(initialBytes);
         }
@@ -167,7 +167,7 @@ abstract class InboxStorage {
     }
 
     /** Copies {@code count} bytes of {@code piece} from {@code at} to the storage's end. */
-    final void append(ByteBuffer piece, int at, int count) {
+    void append(ByteBuffer piece, int at, int count) {
         if (storage == null || storage.capacity() - writePos < count) {
             int live = storage == null ? 0 : liveStart();
             if (live > 0) {

@@ -1,5 +1,6 @@
 package io.ringstar.spi;
 
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -7,13 +8,52 @@ import java.util.concurrent.locks.ReentrantLock;
  * then yielding, before they queue), wholly (letting go of every hold for a moment and taking them
  * back). Owned by its transport's {@link ProgressEngine}, which decides who holds it when.
  *
- * <p>A subclass of the lock rather than a helper beside it, so that a call reaches the lock
- * through the same single field as before.
+ * <p>Holds a {@link ReentrantLock} rather than extending it, so that the engine sees only the ways
+ * of taking it that this class offers; a call pays one more final field to reach the lock.
  */
-final class IoLock extends ReentrantLock {
+final class IoLock {
     /** Attempts at the lock, spinning and then yielding, before a thread queues for it. */
     private static final int SPINS_FOR_LOCK = 256;
     private static final int YIELDS_FOR_LOCK = 16;
+
+    private final ReentrantLock lock = new ReentrantLock();
+
+    /** Takes the lock, queueing at once. */
+    void lock() {
+        lock.lock();
+    }
+
+    /** Takes the lock if it is free, never waiting. */
+    boolean tryLock() {
+        return lock.tryLock();
+    }
+
+    /** Takes the lock, waiting at most {@code time}. */
+    boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
+        return lock.tryLock(time, unit);
+    }
+
+    void unlock() {
+        lock.unlock();
+    }
+
+    /** Whether another thread queues for the lock. */
+    boolean hasQueuedThreads() {
+        return lock.hasQueuedThreads();
+    }
+
+    boolean isHeldByCurrentThread() {
+        return lock.isHeldByCurrentThread();
+    }
+
+    boolean isLocked() {
+        return lock.isLocked();
+    }
+
+    /** The calling thread's holds on the lock. */
+    int getHoldCount() {
+        return lock.getHoldCount();
+    }
 
     /**
      * Takes the lock, trying for a while before it queues: holders keep it for microseconds, and

@@ -103,7 +103,7 @@ public abstract class PeerChannel implements Inbox.Listener {
             failureCause = cause;
             failure = reason;
         }
-        transport.wakeAll();
+        transport.engine.wakeAll();
     }
 
     /** Why the peer is gone, or null while it is there. */

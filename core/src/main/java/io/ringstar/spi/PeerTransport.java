@@ -4,10 +4,12 @@ import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.Deadline;
 import io.ringstar.Transport;
+import io.ringstar.Transport.MessageHandler;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * The skeleton of a transport with one {@link PeerChannel} per peer, written once for Netty,
@@ -16,27 +18,32 @@ import java.util.List;
  * its set-up (in its constructor, ending with {@link #start}), its per-peer channels, and
  * {@link #progress}, one round of its I/O.
  *
- * <p>The work is shared out: this class keeps the {@link Transport} contract (the calls, the
- * barrier, the close order); its superclass, the package's {@code ProgressEngine}, keeps the I/O
- * lock and the waiting; {@link TransportChecks} words the argument checks; {@link PeerChannel}
- * keeps each peer's state and first failure; {@link Inbox} each peer's received bytes.
+ * <p>The work is shared out, each part an object of its own: this class keeps the
+ * {@link Transport} contract (the calls, the barrier, the close order); a {@code ProgressEngine}
+ * (package-private, one per transport, in a final field) keeps the I/O lock, the waiting and the
+ * background reader; a {@link WaitSchedule} says how long a wait spins, yields and blocks;
+ * {@link TransportChecks} words the argument checks; {@link PeerChannel} keeps each peer's state
+ * and first failure; {@link Inbox} each peer's received bytes. A new kind of link (a shared-memory
+ * channel to a peer on the same host, say) is one more {@link PeerChannel} subclass that the
+ * transport installs for that peer in {@link #start}.
  *
  * <p><b>Progress.</b> One lock, the I/O lock, is held by whoever moves bytes. A call takes it and
  * while it waits drives the I/O itself: reads every peer's bytes into their inboxes, handing its
  * own message's bytes straight to its handler, and writes its own sends (MPI's progress engine,
  * Gloo's synchronous mode). No message crosses threads on the way. Waiting spins for
- * {@value #SPIN_NANOS} ns (not at all when this host runs more of the group's busy threads than
- * it has cores, or as option {@code waitSpin} says: see {@link #start}), then yields (staying
- * runnable, but giving the core to any rank that needs it) until {@value #YIELD_NANOS} ns, then
- * blocks for short, bounded times that grow with the wait (a tenth of it, at most
- * {@value #MAX_BLOCK_NANOS} ns): a socket transport blocks in its selector, which wakes the
- * moment bytes arrive; a polling transport parks. Any progress starts the schedule again. So a
- * rank that has waited a few milliseconds (a slow peer, a compute step between calls) stops using
- * its core.
+ * {@value WaitSchedule#SPIN_NANOS} ns (not at all when this host runs more of the group's busy
+ * threads than it has cores, or as option {@code waitSpin} says: see {@link WaitSchedule#choose}),
+ * then yields (staying runnable, but giving the core to any rank that needs it) until
+ * {@value WaitSchedule#YIELD_NANOS} ns, then blocks for short, bounded times that grow with the
+ * wait (a tenth of it, at most {@value WaitSchedule#MAX_BLOCK_NANOS} ns): a socket transport blocks
+ * in its selector, which wakes the moment bytes arrive; a polling transport parks. Any progress
+ * starts the schedule again. So a rank that has waited a few milliseconds (a slow peer, a compute
+ * step between calls) stops using its core.
  *
  * <p>Between calls, a background thread (if the transport asks for one) takes the lock once no
- * call has been in progress for {@value #HANDOVER_NANOS} ns and keeps reading, so a peer's sends
- * do not stall on a rank that computes; a call that arrives wakes it and takes the lock back.
+ * call has been in progress for {@value WaitSchedule#HANDOVER_NANOS} ns and keeps reading, so a
+ * peer's sends do not stall on a rank that computes; a call that arrives wakes it and takes the
+ * lock back.
  *
  * <p><b>Rules settled here for every transport.</b> A call after {@link #close()}, or one waiting
  * when another thread closes, throws {@link IllegalStateException}. Barriers are numbered 1, 2, ...
@@ -46,7 +53,17 @@ import java.util.List;
  * before they receive do not hold each other back), and a message already begun is always read to
  * its end; past that the peer's sends wait, at most until their deadline.
  */
-public abstract class PeerTransport extends ProgressEngine implements Transport {
+public abstract class PeerTransport implements Transport {
+    /** {@code waitSpin} value: spin unless the host has more of the group's busy threads than cores. */
+    public static final String WAIT_SPIN_AUTO = "auto";
+    /** {@code waitSpin} value: always spin first (ranks pinned to cores of their own, say). */
+    public static final String WAIT_SPIN_ON = "on";
+    /** {@code waitSpin} value: never spin; a wait yields at once. */
+    public static final String WAIT_SPIN_OFF = "off";
+
+    /** The I/O lock, the waiting, the closed state and the background reader. */
+    final ProgressEngine engine;
+    private final int rank;
     private final int worldSize;
     private final Duration timeout;
     /** Guards the start and the beginning of close against each other. */
@@ -60,13 +77,47 @@ public abstract class PeerTransport extends ProgressEngine implements Transport 
      * @param timeout the bound of every wait without a deadline of its own
      */
     protected PeerTransport(String name, int rank, int worldSize, Duration timeout) {
-        super(name, TransportChecks.checkRank(rank, worldSize), worldSize);
+        this.engine = new ProgressEngine(this, name, TransportChecks.checkRank(rank, worldSize), worldSize);
         TransportChecks.checkTimeout(timeout);
+        this.rank = rank;
         this.worldSize = worldSize;
         this.timeout = timeout;
     }
 
-    // ---- what a transport supplies, besides progress ----
+    // ---- what a transport supplies ----
+
+    /**
+     * One round of I/O for every peer: moves whatever can be moved now (reads into the inboxes,
+     * which hand the bytes a waiting receiver wants straight to its handler). With
+     * {@code blockNanos} above zero it may first wait up to that long for something to happen,
+     * returning as soon as bytes arrive or {@link #wakeUp} is called. Called by the I/O lock's
+     * holder only. Must not throw for a peer's failure: it fails that peer's channel instead.
+     *
+     * @return how much was moved (bytes, fragments; any positive number), 0 if nothing was
+     */
+    protected abstract int progress(long blockNanos);
+
+    /**
+     * A quick look at one peer only, the one a caller waits for: what a spinning wait does in most
+     * of its rounds, since a look at every peer costs more (a selector's system call, say).
+     * {@link #progress} still runs every {@value WaitSchedule#SPINS_PER_FULL_ROUND} rounds, so the
+     * others keep moving. Default: {@link #progress} itself.
+     */
+    protected int poll(PeerChannel awaited) {
+        return progress(0);
+    }
+
+    /** Makes a {@link #progress} that blocks in another thread return soon. */
+    protected abstract void wakeUp();
+
+    /**
+     * Whether a waiting caller blocks outside the I/O lock, parked until a sender of its own
+     * process wakes it through {@link PeerChannel#wakeWaiter} (an in-process transport, whose
+     * peers write into this rank's inboxes under its lock), instead of inside {@link #progress}.
+     */
+    protected boolean parksOutsideIo() {
+        return false;
+    }
 
     /** Whether to run the background thread that reads between calls. */
     protected boolean readsInBackground() {
@@ -91,30 +142,23 @@ public abstract class PeerTransport extends ProgressEngine implements Transport 
 
     /**
      * Ends the set-up: installs the channels (element {@code r} for peer {@code r}, null for this
-     * rank) and starts the background thread if the transport reads in the background.
+     * rank) and the schedule of every wait, and starts the background thread if the transport
+     * reads in the background.
      *
-     * @param busyThreadsOnThisHost how many of the group's ranks, this one included, run on this
-     *     host, plus the media drivers that move their bytes, as far as the transport can tell
-     *     ({@link SameHost}); at least 1
-     * @param waitSpin {@value #WAIT_SPIN_AUTO} (waits spin unless the busy threads outnumber the
-     *     cores the JVM may use), {@value #WAIT_SPIN_ON} or {@value #WAIT_SPIN_OFF}
+     * @param schedule how waits spin, yield and block on this host ({@link WaitSchedule#choose})
      */
-    protected final void start(PeerChannel[] peers, int busyThreadsOnThisHost, String waitSpin) {
+    protected final void start(PeerChannel[] peers, WaitSchedule schedule) {
         if (peers.length != worldSize) {
             throw new IllegalArgumentException("expected " + worldSize + " channels, got " + peers.length);
         }
-        if (busyThreadsOnThisHost < 1) {
-            throw new IllegalArgumentException("busy threads on this host must be at least 1, was "
-                    + busyThreadsOnThisHost);
-        }
-        chooseSpin(waitSpin, busyThreadsOnThisHost);
-        this.channels = peers.clone();
+        engine.schedule = Objects.requireNonNull(schedule, "schedule");
+        engine.channels = peers.clone();
         synchronized (lifecycle) {
             started = true;
-            if (closed || worldSize == 1 || !readsInBackground()) {
+            if (engine.closed || worldSize == 1 || !readsInBackground()) {
                 return;
             }
-            startReader();
+            engine.startReader();
         }
     }
 
@@ -137,7 +181,7 @@ public abstract class PeerTransport extends ProgressEngine implements Transport 
 
     /** True once {@link #close()} has begun. */
     public final boolean isClosed() {
-        return closed;
+        return engine.closed;
     }
 
     @Override
@@ -148,11 +192,11 @@ public abstract class PeerTransport extends ProgressEngine implements Transport 
             throw new IllegalArgumentException("send on rank " + rank + ": a message of " + length + " bytes to rank "
                     + destRank + " is longer than the " + Frame.MAX_MESSAGE_BYTES + " one message carries");
         }
-        enter("send", destRank, deadline);
+        engine.enter("send", destRank, deadline);
         try {
             channel.send(Frame.DATA, length, header, payload, deadline, "send");
         } finally {
-            exit();
+            engine.exit();
         }
     }
 
@@ -160,7 +204,7 @@ public abstract class PeerTransport extends ProgressEngine implements Transport 
     public final int receive(int srcRank, MessageHandler handler, Deadline deadline) {
         PeerChannel channel = channel("recv", srcRank);
         Inbox inbox = channel.inbox;
-        enter("recv", srcRank, deadline);
+        engine.enter("recv", srcRank, deadline);
         boolean whole = false;
         try {
             inbox.attach(handler);
@@ -175,7 +219,7 @@ public abstract class PeerTransport extends ProgressEngine implements Transport 
                     whole = true;
                     return length;
                 }
-                checkNotClosed("recv");
+                engine.checkNotClosed("recv");
                 if (channel.gone()) {
                     throw channel.failed("recv", inbox.isEmpty() ? null
                             : "; its last message was cut short");
@@ -185,22 +229,23 @@ public abstract class PeerTransport extends ProgressEngine implements Transport 
                             ? "no message from rank " + srcRank : "the rest of a message from rank " + srcRank
                             + " did not come") + " within the timeout of " + deadline.timeout());
                 }
-                if (awaitRound(waitStart, deadline, channel, handler) > 0) {
+                if (engine.awaitRound(waitStart, deadline, channel, handler) > 0) {
                     waitStart = System.nanoTime();
                 }
             }
         } finally {
             inbox.detach(!whole);
             channel.onTaken();
-            exit();
+            engine.exit();
         }
     }
 
     @Override
     public final void barrier() {
         Deadline deadline = Deadline.after(timeout);
-        enter("barrier", CollectiveException.NO_RANK, deadline);
+        engine.enter("barrier", CollectiveException.NO_RANK, deadline);
         try {
+            PeerChannel[] channels = engine.channels;
             long epoch = ++barrierEpoch;
             for (PeerChannel channel : channels) {
                 if (channel != null) {
@@ -224,17 +269,17 @@ public abstract class PeerTransport extends ProgressEngine implements Transport 
                 if (missing == null) {
                     return;
                 }
-                checkNotClosed("barrier");
+                engine.checkNotClosed("barrier");
                 if (deadline.passed()) {
                     throw new CollectiveTimeoutException("barrier", rank, missing.get(0), "ranks " + missing
                             + " did not reach the barrier within " + timeout);
                 }
-                if (awaitRound(waitStart, deadline, null, null) > 0) {
+                if (engine.awaitRound(waitStart, deadline, null, null) > 0) {
                     waitStart = System.nanoTime();
                 }
             }
         } finally {
-            exit();
+            engine.exit();
         }
     }
 
@@ -250,12 +295,12 @@ public abstract class PeerTransport extends ProgressEngine implements Transport 
         Thread reader;
         boolean wasStarted;
         synchronized (lifecycle) {
-            if (closed) {
+            if (engine.closed) {
                 return;
             }
-            closed = true;
-            closing = Thread.currentThread();
-            reader = background;
+            engine.closed = true;
+            engine.closing = Thread.currentThread();
+            reader = engine.background;
             wasStarted = started;
         }
         CloseSequence.run(this, wasStarted, reader);
@@ -265,13 +310,60 @@ public abstract class PeerTransport extends ProgressEngine implements Transport 
 
     /** The channel to {@code peer}; for transports' own code. */
     protected final PeerChannel channelOf(int peer) {
-        return channels[peer];
+        return engine.channels[peer];
+    }
+
+    /**
+     * One round of waiting, for a caller that holds the I/O lock and waits for I/O (a receive, a
+     * barrier, or a write held back by its peer): spins, yields or blocks according to how long it
+     * has waited since {@code waitStart} (see the class comment), never past {@code deadline}.
+     * While it blocks outside the lock, {@code waitingOn}'s inbox is detached from
+     * {@code handler}, so no other thread calls it.
+     *
+     * @return what the round moved (0 for nothing)
+     * @throws IllegalStateException if another thread closed the transport meanwhile
+     */
+    public final int awaitRound(long waitStart, Deadline deadline, PeerChannel waitingOn, MessageHandler handler) {
+        return engine.awaitRound(waitStart, deadline, waitingOn, handler);
+    }
+
+    /** Fails every peer with {@code reason} (the medium under all of them failed). */
+    protected final void failAll(String reason, Throwable cause) {
+        engine.failAll(reason, cause);
+    }
+
+    /**
+     * Takes the I/O lock for work on a thread that is not in a call (set-up, another rank's send),
+     * waking the background reader if it has the lock; counts as a call meanwhile, so the reader
+     * stays away until {@link #unlockIo}. Blocks until the lock is free.
+     */
+    protected final void lockIo() {
+        engine.lockIo();
+    }
+
+    /** Releases {@link #lockIo}. */
+    protected final void unlockIo() {
+        engine.exit();
+    }
+
+    /**
+     * Lets go of the calling thread's holds on the I/O lock for a moment (an in-process send, which
+     * must take the receiving rank's lock and may not hold its own meanwhile, or two ranks sending
+     * to each other would deadlock); give the result to {@link #retakeIo}.
+     */
+    protected final int releaseIoForAWhile() {
+        return engine.io.releaseAll();
+    }
+
+    /** Takes back the holds {@link #releaseIoForAWhile} let go of; blocks until it has them. */
+    protected final void retakeIo(int holds) {
+        engine.io.retake(holds);
     }
 
     private PeerChannel channel(String operation, int peer) {
-        checkNotClosed(operation);
+        engine.checkNotClosed(operation);
         TransportChecks.checkPeer(operation, rank, worldSize, peer);
-        return channels[peer];
+        return engine.channels[peer];
     }
 
     @Override

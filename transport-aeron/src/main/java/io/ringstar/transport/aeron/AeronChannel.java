@@ -13,15 +13,17 @@ import io.ringstar.Deadline;
 import io.ringstar.PeerFailureException;
 import io.ringstar.spi.Frame;
 import io.ringstar.spi.Inbox;
+import io.ringstar.spi.PeerChannel;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
- * Moves the bytes over this rank's two Aeron streams with one peer: the exclusive publication it
- * sends on and the image it receives from ({@link PeerStreams} holds them, with the peer's state
- * besides the bytes). The thread holding the transport's I/O lock polls the image and hands each
+ * This rank's link with one peer over Aeron: moves the bytes over its two streams, the exclusive
+ * publication it sends on and the image it receives from, which its {@link PeerStreams} holds
+ * with the rest of the streams' state (sessions, medium, the records that end forming the group
+ * and closing, liveness). The thread holding the transport's I/O lock polls the image and hands each
  * fragment to the peer's {@link Inbox} as a view of Aeron's term buffer, so the bytes a waiting
  * receiver wants go to its handler without a copy; a frame is written straight into the term with
  * {@code tryClaim} (or {@code offer} for chunks longer than a frame).
@@ -30,11 +32,14 @@ import org.agrona.concurrent.UnsafeBuffer;
  * stays in the term for the next receive to take without a copy. A fragment the inbox has no room
  * for stays in the term too, and Aeron's flow control holds the sender back.
  */
-final class AeronChannel extends PeerStreams implements ControlledFragmentHandler {
+final class AeronChannel extends PeerChannel implements ControlledFragmentHandler {
     /** Fragments read per poll of the image. */
     static final int FRAGMENT_LIMIT = 64;
     private static final byte[] EMPTY = new byte[0];
 
+    /** The two streams and what is known of them besides the bytes. */
+    final PeerStreams streams;
+    private final ExclusivePublication publication;
     private final int chunkBytes;
     /** Woken before each write, so a long park of the driver never delays this stream. */
     private final DriverHandle driver;
@@ -70,7 +75,9 @@ final class AeronChannel extends PeerStreams implements ControlledFragmentHandle
 
     AeronChannel(AeronTransport transport, int peer, int sessionIn, boolean ipc, ExclusivePublication publication,
             int chunkBytes, long receiveBufferBytes, DriverHandle driver) {
-        super(transport, peer, sessionIn, ipc, publication, receiveBufferBytes);
+        super(transport, peer, 64 << 10, receiveBufferBytes);
+        this.streams = new PeerStreams(sessionIn, ipc, publication);
+        this.publication = publication;
         this.chunkBytes = chunkBytes > 0 ? chunkBytes : publication.maxPayloadLength();
         this.driver = driver;
     }
@@ -84,16 +91,16 @@ final class AeronChannel extends PeerStreams implements ControlledFragmentHandle
      * @return fragments read
      */
     int poll() {
-        Image source = image;
+        Image source = streams.image;
         int read = 0;
         heldBack = false;
         if (source != null && failure() == null && inbox().malformed() == null) {
             read = source.controlledPoll(this, FRAGMENT_LIMIT);
         }
-        if (deathReported != null && read == 0 && !heldBack) {
+        if (streams.deathReported != null && read == 0 && !heldBack) {
             // Everything the peer had sent before it died has been read (a poll the full inbox
             // held back proves nothing: what is left waits until a receive makes room).
-            fail(deathReported, null);
+            fail(streams.deathReported, null);
         }
         acknowledgeGoodbye();
         return read;
@@ -142,15 +149,15 @@ final class AeronChannel extends PeerStreams implements ControlledFragmentHandle
 
     /** Tells the peer that its goodbye arrived, when no frame is half written; never waits. */
     private void acknowledgeGoodbye() {
-        if (!acknowledgementOwed || frameInProgress || failure() != null) {
+        if (!streams.acknowledgementOwed || frameInProgress || failure() != null) {
             return;
         }
         if (publication.tryClaim(Frame.HEADER_BYTES, claim) > 0) {
             // No frame is being written, so the frame header's buffer is free to stage this one.
-            Frame.write(frameBytes.byteBuffer(), 0, GOODBYE_ACK, 0);
+            Frame.write(frameBytes.byteBuffer(), 0, PeerStreams.GOODBYE_ACK, 0);
             claim.buffer().putBytes(claim.offset(), frameBytes, 0, Frame.HEADER_BYTES);
             claim.commit();
-            acknowledgementOwed = false;
+            streams.acknowledgementOwed = false;
         }
     }
 
@@ -313,8 +320,52 @@ final class AeronChannel extends PeerStreams implements ControlledFragmentHandle
         return new PeerFailureException(writing(), rank, peer, failure());
     }
 
+    // ---- the peer's state besides the bytes ----
+
+    @Override
+    protected void onTransportRecord(int type, long value) {
+        if (!streams.onRecord(type)) {
+            super.onTransportRecord(type, value);
+        }
+    }
+
+    @Override
+    protected void onGoodbye() {
+        streams.acknowledgementOwed = true;
+    }
+
+    /** The peer's image went away: it closed, died, or was unreachable for the liveness timeout. */
+    void onImageGone(String livenessTimeout) {
+        fail(peerClosed() ? "rank " + peer + " closed its transport"
+                : "rank " + peer + "'s stream went away (its process or media driver stopped, or it was unreachable"
+                        + " for longer than " + livenessTimeout + ")", null);
+    }
+
+    /** The peer died (its sentinel connection closed): it is failed once what it sent is read. */
+    void deathReported(String why) {
+        if (!peerClosed()) {
+            streams.deathReported(why);
+        }
+    }
+
+    /** Checks the publication still has a subscriber; gone for the liveness timeout means the peer is. */
+    void checkConnected(long now, long livenessNanos) {
+        if (failure() != null || peerClosed()) {
+            return;
+        }
+        String gone = streams.checkConnected(peer, now, livenessNanos);
+        if (gone != null) {
+            fail(gone, null);
+        }
+    }
+
+    @Override
+    protected void closeChannel() {
+        // The publication and image belong to the Aeron client, which the transport closes after.
+    }
+
     @Override
     public String toString() {
-        return "AeronChannel{rank=" + rank + ", peer=" + peer + ", " + (ipc() ? "ipc" : "udp") + '}';
+        return "AeronChannel{rank=" + rank + ", peer=" + peer + ", " + (streams.ipc() ? "ipc" : "udp") + '}';
     }
 }

@@ -11,6 +11,7 @@ import io.ringstar.PeerFailureException;
 import io.ringstar.config.NetworkOptions;
 import io.ringstar.spi.PeerChannel;
 import io.ringstar.spi.PeerTransport;
+import io.ringstar.spi.WaitSchedule;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -137,7 +138,7 @@ public final class AeronTransport extends PeerTransport {
     /** How often the sentinels and the streams' connection are checked. */
     private static final long CHECK_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     /** The longest a waiting thread parks at a time: a polling transport has nothing to wake it. */
-    private static final long MAX_PARK_NANOS = PeerTransport.MAX_BLOCK_NANOS;
+    private static final long MAX_PARK_NANOS = WaitSchedule.MAX_BLOCK_NANOS;
     private static final System.Logger LOG = System.getLogger(AeronTransport.class.getName());
 
     private final int rank;
@@ -153,6 +154,8 @@ public final class AeronTransport extends PeerTransport {
     private Sentinels sentinels;
     private final Sentinels.Listener onDeath = this::onDeath;
     private long lastCheck;
+    /** How this rank's waits spin, yield and block, once the group formed. */
+    private WaitSchedule waitSchedule;
     /** The thread parked in {@link #progress}, for {@link #wakeUp}. */
     private volatile Thread parked;
 
@@ -179,7 +182,8 @@ public final class AeronTransport extends PeerTransport {
         this.peers = new AeronChannel[worldSize];
         this.subscriptions = new Subscription[worldSize];
         if (worldSize == 1) {
-            start(new PeerChannel[1], 1, WAIT_SPIN_AUTO);
+            waitSchedule = WaitSchedule.choose(WAIT_SPIN_AUTO, 1);
+            start(new PeerChannel[1], waitSchedule);
             return;
         }
         if (settings.secret() == null) {
@@ -192,7 +196,8 @@ public final class AeronTransport extends PeerTransport {
                     subscriptions);
             sentinels = group.form(deadline);
             udpEndpoint = group.udpEndpoint();
-            start(peers, group.busyThreadsOnThisHost(), waitSpin);
+            waitSchedule = WaitSchedule.choose(waitSpin, group.busyThreadsOnThisHost());
+            start(peers, waitSchedule);
             group.confirm(deadline);
         } catch (RuntimeException | Error e) {
             // What stopped the group forming is the failure to report; a failure to clean up only goes with it.
@@ -249,12 +254,17 @@ public final class AeronTransport extends PeerTransport {
             throw new IllegalArgumentException("usesIpc on rank " + rank + ": peer rank " + peer
                     + " is not another rank of this group of " + worldSize);
         }
-        return peers[peer].ipc();
+        return peers[peer].streams.ipc();
     }
 
     /** The directory of the media driver this rank uses, or null for a group of one. */
     public String driverDirectory() {
         return driver == null ? null : driver.directory();
+    }
+
+    /** How this rank's waits spin, yield and block, as chosen when the group formed; null before. */
+    WaitSchedule waitSchedule() {
+        return waitSchedule;
     }
 
     /** Where this rank receives UDP, or null for a group of one. */
@@ -273,10 +283,10 @@ public final class AeronTransport extends PeerTransport {
         int work = 0;
         for (AeronChannel peer : peers) {
             if (peer != null) {
-                if (!peer.hasImage()) {
+                if (!peer.streams.hasImage()) {
                     Image image = imageOf(peer);
                     if (image != null) {
-                        peer.image(image);
+                        peer.streams.image(image);
                     }
                 }
                 work += peer.poll();
@@ -307,14 +317,14 @@ public final class AeronTransport extends PeerTransport {
 
     /** The peer's image, once its stream is here. */
     private Image imageOf(AeronChannel peer) {
-        return subscriptions[peer.peer()].imageBySessionId(peer.sessionIn());
+        return subscriptions[peer.peer()].imageBySessionId(peer.streams.sessionIn());
     }
 
     @Override
     protected int poll(PeerChannel awaited) {
         AeronChannel peer = (AeronChannel) awaited;
         driver.wake();
-        if (!peer.hasImage()) {
+        if (!peer.streams.hasImage()) {
             return progress(0);
         }
         return peer.poll();

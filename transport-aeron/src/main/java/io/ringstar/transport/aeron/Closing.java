@@ -23,7 +23,7 @@ final class Closing {
         while (!deadline.passed()) {
             boolean all = true;
             for (AeronChannel peer : peers) {
-                if (peer != null && !peer.goodbyeAcknowledged() && !peer.gone()) {
+                if (peer != null && !peer.streams.goodbyeAcknowledged() && !peer.gone()) {
                     all = false;
                 }
             }

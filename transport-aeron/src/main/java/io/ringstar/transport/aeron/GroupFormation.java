@@ -126,7 +126,8 @@ final class GroupFormation {
      * @throws PeerFailureException if a peer failed meanwhile
      */
     void confirm(Deadline deadline) {
-        List<Integer> missing = awaitAll(peer -> peer.hasImage() && peer.publicationConnected(), deadline);
+        List<Integer> missing = awaitAll(peer -> peer.streams.hasImage() && peer.streams.publicationConnected(),
+                deadline);
         if (!missing.isEmpty()) {
             throw new CollectiveTimeoutException("rendezvous", rank, missing.get(0), "the Aeron streams with ranks "
                     + missing + " did not connect within the timeout of " + timeout);
@@ -138,7 +139,7 @@ final class GroupFormation {
                 }
             }
         });
-        missing = awaitAll(AeronChannel::ready, deadline);
+        missing = awaitAll(peer -> peer.streams.ready(), deadline);
         if (!missing.isEmpty()) {
             throw new CollectiveTimeoutException("rendezvous", rank, missing.get(0), "ranks " + missing
                     + " did not confirm their Aeron streams within the timeout of " + timeout);

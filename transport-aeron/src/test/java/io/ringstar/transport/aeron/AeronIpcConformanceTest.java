@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ringstar.Transport;
-import io.ringstar.spi.PeerTransport;
 import io.ringstar.testing.TransportConformanceTest;
 import java.time.Duration;
 import java.util.List;
@@ -25,7 +24,7 @@ class AeronIpcConformanceTest extends TransportConformanceTest {
             if (worldSize > 1) {
                 // The spin rule counts every rank on this host, not the one driver they share (IPC
                 // moves no bytes through it).
-                assertEquals(worldSize, ((PeerTransport) group.get(0)).busyThreadsOnThisHost());
+                assertEquals(worldSize, ((AeronTransport) group.get(0)).waitSchedule().busyThreadsOnThisHost());
             }
         } catch (Throwable e) {
             // The suite never sees a group that failed this check, so it is closed here, or its ranks linger.

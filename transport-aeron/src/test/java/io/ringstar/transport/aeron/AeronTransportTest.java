@@ -14,7 +14,7 @@ import io.ringstar.InvalidConfigException;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
-import io.ringstar.spi.PeerTransport;
+import io.ringstar.spi.WaitSchedule;
 import io.ringstar.testing.Ranks;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -95,14 +95,14 @@ class AeronTransportTest {
         int cores = Runtime.getRuntime().availableProcessors();
         int worldSize = 3;
         // Three ranks and their three embedded drivers.
-        long expected = 2 * worldSize > cores ? 0 : PeerTransport.SPIN_NANOS;
+        long expected = 2 * worldSize > cores ? 0 : WaitSchedule.SPIN_NANOS;
         List<Transport> group = AeronGroups.udp(worldSize, Duration.ofSeconds(20));
         try {
             for (Transport transport : group) {
                 String what = worldSize + " ranks, each with its own driver, on " + cores + " cores, rank "
                         + transport.rank();
-                assertEquals(2 * worldSize, ((PeerTransport) transport).busyThreadsOnThisHost(), what);
-                assertEquals(expected, ((PeerTransport) transport).spinNanos(), what);
+                assertEquals(2 * worldSize, ((AeronTransport) transport).waitSchedule().busyThreadsOnThisHost(), what);
+                assertEquals(expected, ((AeronTransport) transport).waitSchedule().spinNanos(), what);
             }
         } finally {
             group.forEach(Transport::close);

@@ -4,6 +4,7 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
 import io.ringstar.spi.PeerChannel;
 import io.ringstar.spi.PeerTransport;
+import io.ringstar.spi.WaitSchedule;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -33,6 +34,7 @@ public final class InProcessTransport extends PeerTransport {
 
     private final InProcessGroup group;
     private final Runnable onClose;
+    private final WaitSchedule waitSchedule;
 
     InProcessTransport(InProcessGroup group, int rank, Runnable onClose) {
         super(NAME, rank, group.worldSize, group.timeout);
@@ -45,7 +47,8 @@ public final class InProcessTransport extends PeerTransport {
             }
         }
         // Every rank is a thread of this process.
-        start(channels, group.worldSize, WAIT_SPIN_AUTO);
+        this.waitSchedule = WaitSchedule.choose(WAIT_SPIN_AUTO, group.worldSize);
+        start(channels, waitSchedule);
     }
 
     /** A group of {@code worldSize} transports, element {@code r} for rank {@code r}, with the default timeout. */
@@ -72,6 +75,11 @@ public final class InProcessTransport extends PeerTransport {
             transports.add(transport);
         }
         return Collections.unmodifiableList(transports);
+    }
+
+    /** How this rank's waits spin, yield and block, as chosen at its start. */
+    WaitSchedule waitSchedule() {
+        return waitSchedule;
     }
 
     /** The channel to {@code peer}, for a sending peer's channel that writes into its inbox. */

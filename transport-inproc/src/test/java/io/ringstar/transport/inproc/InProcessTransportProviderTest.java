@@ -11,7 +11,7 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
-import io.ringstar.spi.PeerTransport;
+import io.ringstar.spi.WaitSchedule;
 import io.ringstar.testing.Ranks;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -50,13 +50,13 @@ class InProcessTransportProviderTest {
     void threadRanksShareThisHostAndStopSpinningWhenTheyOutnumberTheCores() {
         int cores = Runtime.getRuntime().availableProcessors();
         for (int worldSize : new int[] {cores, cores + 1}) {
-            long expected = worldSize > cores ? 0 : PeerTransport.SPIN_NANOS;
+            long expected = worldSize > cores ? 0 : WaitSchedule.SPIN_NANOS;
             List<Transport> group = InProcessTransport.createGroup(worldSize);
             try {
                 for (Transport transport : group) {
-                    assertEquals(worldSize, ((PeerTransport) transport).busyThreadsOnThisHost());
-                    assertEquals(expected, ((PeerTransport) transport).spinNanos(), worldSize + " ranks on " + cores
-                            + " cores");
+                    assertEquals(worldSize, ((InProcessTransport) transport).waitSchedule().busyThreadsOnThisHost());
+                    assertEquals(expected, ((InProcessTransport) transport).waitSchedule().spinNanos(),
+                            worldSize + " ranks on " + cores + " cores");
                 }
             } finally {
                 group.forEach(Transport::close);

@@ -8,6 +8,7 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.config.NetworkOptions;
 import io.ringstar.spi.PeerChannel;
 import io.ringstar.spi.PeerTransport;
+import io.ringstar.spi.WaitSchedule;
 import java.io.IOException;
 import java.net.StandardSocketOptions;
 import java.nio.channels.SelectionKey;
@@ -116,6 +117,8 @@ public final class NettyTransport extends PeerTransport {
     /** What {@link #progress} does with each ready key; one object, so a round allocates nothing. */
     private final Consumer<SelectionKey> onReady = this::onReady;
     private int moved;
+    /** How this rank's waits spin, yield and block, once the group formed. */
+    private WaitSchedule waitSchedule;
 
     /**
      * Opens this rank's transport and forms the group; blocks until every rank is connected.
@@ -152,7 +155,8 @@ public final class NettyTransport extends PeerTransport {
                 group.form(deadline.remainingNanos() + System.nanoTime());
                 takeOver(deadline);
             }
-            start(links, countRanksOnThisHost(), waitSpin);
+            waitSchedule = WaitSchedule.choose(waitSpin, countRanksOnThisHost());
+            start(links, waitSchedule);
         } catch (RuntimeException | Error e) {
             close();
             throw e;
@@ -195,6 +199,11 @@ public final class NettyTransport extends PeerTransport {
     }
 
     // ---- the data path ----
+
+    /** How this rank's waits spin, yield and block, as chosen when the group formed; null before. */
+    WaitSchedule waitSchedule() {
+        return waitSchedule;
+    }
 
     /** The port this rank listens on (for rank 0 the coordinator's), or -1 for a group of one. */
     public int listenPort() {

@@ -15,7 +15,7 @@ import io.ringstar.Transport;
 import io.ringstar.Transports;
 import io.ringstar.config.NetworkOptions;
 import io.ringstar.spi.Frame;
-import io.ringstar.spi.PeerTransport;
+import io.ringstar.spi.WaitSchedule;
 import io.ringstar.spi.handshake.HandshakeRecords;
 import io.ringstar.spi.handshake.Identity;
 import io.ringstar.testing.Ranks;
@@ -210,18 +210,19 @@ class NettyTransportTest {
     void ranksOnLoopbackCountAsOneHostAndStopSpinningWhenTheyOutnumberTheCores() {
         int cores = Runtime.getRuntime().availableProcessors();
         for (int worldSize : new int[] {2, 3}) {
-            long expected = worldSize > cores ? 0 : PeerTransport.SPIN_NANOS;
+            long expected = worldSize > cores ? 0 : WaitSchedule.SPIN_NANOS;
             for (Transport transport : group(worldSize, Duration.ofSeconds(20), Map.of())) {
                 String what = worldSize + " ranks on " + cores + " cores, rank " + transport.rank();
-                assertEquals(worldSize, ((PeerTransport) transport).busyThreadsOnThisHost(), what);
-                assertEquals(expected, ((PeerTransport) transport).spinNanos(), what);
+                assertEquals(worldSize, ((NettyTransport) transport).waitSchedule().busyThreadsOnThisHost(), what);
+                assertEquals(expected, ((NettyTransport) transport).waitSchedule().spinNanos(), what);
             }
         }
         for (Transport transport : group(3, Duration.ofSeconds(20), Map.of(NetworkOptions.WAIT_SPIN_OPTION, "on"))) {
-            assertEquals(PeerTransport.SPIN_NANOS, ((PeerTransport) transport).spinNanos(), "waitSpin=on");
+            assertEquals(WaitSchedule.SPIN_NANOS, ((NettyTransport) transport).waitSchedule().spinNanos(),
+                    "waitSpin=on");
         }
         for (Transport transport : group(2, Duration.ofSeconds(20), Map.of(NetworkOptions.WAIT_SPIN_OPTION, "off"))) {
-            assertEquals(0, ((PeerTransport) transport).spinNanos(), "waitSpin=off");
+            assertEquals(0, ((NettyTransport) transport).waitSchedule().spinNanos(), "waitSpin=off");
         }
     }
 
