@@ -20,7 +20,9 @@ import java.util.concurrent.locks.LockSupport;
  * and Aeron channel split the same way), on a 2-core VM shared with other jobs, the median ratio
  * after/before of the p50 times of alternated {@code bench --algorithm comm --op allreduce} runs
  * was 1.00-1.05 over Netty with 2 ranks, 0.99 with 3, and 1.05 over Aeron with 2: within that
- * machine's noise (single runs differed by 2x and more).
+ * machine's noise (single runs differed by 2x and more). JMH's 64 KiB ping-pong over Netty was
+ * bimodal in both versions (forks at about 40 or 105 us a round trip) and its ratio per round
+ * ranged 0.76-1.96 (median 1.10): not resolved there; to be measured again on a quiet machine.
  */
 final class ProgressEngine {
     /** Spins a waiter outside the I/O lock makes between two looks at its inbox. */
