@@ -42,8 +42,6 @@ public final class ParameterServer implements GradientAggregator {
      * call's data (default 1, rank 0 alone); every rank is still a worker. At most the world size.
      */
     public static final String SERVERS_OPTION = "servers";
-    /** The most servers the header's 16-bit field carries. */
-    public static final int MAX_SERVERS = 65_535;
 
     private final int servers;
     private final OutOfPlaceCollectives collectives;

@@ -17,6 +17,8 @@ import java.util.Map;
  * configuration may carry them; {@link Transports#options(String)} lists them with the transport's own.
  */
 public final class AggregatorOptions {
+    /** The most servers the message header's 16-bit field carries. */
+    private static final int MAX_SERVERS = 65_535;
     /** Option naming the largest payload of one message in bytes; default 1 MiB. */
     public static final String CHUNK_BYTES_OPTION = "chunkBytes";
     /** The default of {@value #CHUNK_BYTES_OPTION}: 1 MiB. */
@@ -71,7 +73,7 @@ public final class AggregatorOptions {
             .build();
     /** {@value ParameterServer#SERVERS_OPTION}: how many ranks serve the star (ranks 0 to servers-1). */
     public static final ConfigOption<Integer> SERVERS = ConfigOption.builder(ParameterServer.SERVERS_OPTION,
-                    OptionParser.intIn(1, ParameterServer.MAX_SERVERS))
+                    OptionParser.intIn(1, MAX_SERVERS))
             .defaultValue(1)
             .description("ranks 0..servers-1 each serve a part of every star call's data; equal on every rank")
             .build();
