@@ -145,7 +145,7 @@ public final class PlacementFlags {
         try {
             resolved = ConfigSources.resolve(flags, options, sources, defaultTransport);
         } catch (InvalidConfigException e) {
-            throw new UsageException(e.getMessage().replaceFirst("^configure: ", "") + nearestOption(e));
+            throw new UsageException(e.getMessage().replaceFirst("^configure: ", ""));
         }
         DistributedConfig config = resolved.config();
         if ("default".equals(resolved.origins().get(ConfigSources.TIMEOUT))) {
@@ -177,18 +177,6 @@ public final class PlacementFlags {
         return new RankPlacement(config, oneRankPerProcess, description);
     }
 
-    /**
-     * For an option name that nothing declares, {@code "; did you mean NAME?"} with the declared name
-     * nearest to it; nothing for any other problem, or when no name is near.
-     */
-    private static String nearestOption(InvalidConfigException problem) {
-        String prefix = "option ";
-        if (!problem.field().startsWith(prefix) || !problem.requirement().startsWith("no such option")) {
-            return "";
-        }
-        String given = problem.field().substring(prefix.length());
-        return NearestName.of(given, knownOptions()).map(name -> "; did you mean " + name + "?").orElse("");
-    }
 
     /** The option names {@link #OPTION} knows: every option core or a transport on the class path declares. */
     static List<String> knownOptions() {

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -103,16 +102,5 @@ class UsageErrorsTest {
         assertEquals(0, main.check(new String[] {"bench", "--help"}, errors), "help is no usage error");
         assertEquals("", err.toString(java.nio.charset.StandardCharsets.UTF_8));
         assertEquals(2, main.check(new String[] {"train", "--world-size", "4"}, errors), "4 here but 3 (WORLD_SIZE)");
-    }
-
-    @Test
-    void theNearestNameIsTheFewestEditsAwayAndNoneWhenAllAreFar() {
-        List<String> known = List.of("chunkBytes", "checksum", "compression", "bucketBytes");
-        assertEquals(Optional.of("chunkBytes"), NearestName.of("chunkByte", known));
-        assertEquals(Optional.of("chunkBytes"), NearestName.of("chnukBytes", known), "a swap is one edit");
-        assertEquals(Optional.of("checksum"), NearestName.of("CHECKSUM", known), "case is ignored");
-        assertEquals(Optional.empty(), NearestName.of("servers", known));
-        assertEquals(1, NearestName.distance("ab", "ba"));
-        assertEquals(3, NearestName.distance("kitten", "sitting"));
     }
 }

@@ -106,6 +106,7 @@ public final class OptionCatalog {
         List<String> others = transportsDeclaring(name);
         String requirement = others.isEmpty()
                 ? "no such option for transport " + transport + "; the known ones are " + String.join(", ", known)
+                        + NearestName.of(name, known).map(near -> "; did you mean " + near + "?").orElse("")
                 : "is for the " + String.join(" and the ", others) + " transport" + (others.size() > 1 ? "s" : "")
                         + ", and this job's transport is " + transport + ", which does not take it; select "
                         + (others.size() > 1 ? "one of them" : "it") + " (--transport " + others.get(0)

@@ -1,11 +1,11 @@
-package io.ringstar.cli;
+package io.ringstar.config;
 
 import java.util.Collection;
 import java.util.Locale;
 import java.util.Optional;
 
 /**
- * The known name nearest to a misspelt one, for the "did you mean" of a usage error: the fewest
+ * The known name nearest to a misspelt one, for the "did you mean" of an unknown option: the fewest
  * single-character insertions, deletions, substitutions or swaps of neighbours, ignoring case
  * ({@code chunkByte} is one from {@code chunkBytes}). A name further than a third of its length
  * (and at least two edits) from every known one has no nearest: a guess then misleads more than
