@@ -4,6 +4,7 @@ import io.ringstar.config.AggregatorOptions;
 import io.ringstar.config.ConfigOption;
 import io.ringstar.config.OptionCatalog;
 import io.ringstar.internal.engine.BorrowedTransport;
+import io.ringstar.spi.BoundTransport;
 import io.ringstar.spi.TransportProvider;
 import java.util.List;
 import java.util.ServiceLoader;
@@ -34,6 +35,22 @@ public final class Transports {
         TransportProvider provider = provider(config.transport());
         OptionCatalog.ofClassPath().requireKnown(config, options(provider));
         return provider.open(config);
+    }
+
+    /**
+     * The first step of a two-step open ({@link TransportProvider#bind}): binds the endpoint of the
+     * transport named by {@code config.transport()} for {@code config.rank()} and returns at once,
+     * with the address bound; {@link BoundTransport#join()} forms the group. Rank 0 may be given port
+     * 0 (any free port) and then publishes {@link BoundTransport#address()} to the other ranks, which
+     * open with it as their coordinator address. The caller owns the result and must join or close it.
+     * Checks the options as {@link #open} does.
+     *
+     * @throws InvalidConfigException as {@link #open} does
+     */
+    public static BoundTransport bind(DistributedConfig config) {
+        TransportProvider provider = provider(config.transport());
+        OptionCatalog.ofClassPath().requireKnown(config, options(provider));
+        return provider.bind(config);
     }
 
     /**

@@ -23,6 +23,46 @@ public interface TransportProvider {
     Transport open(DistributedConfig config);
 
     /**
+     * The first step of a two-step open: binds this rank's endpoint and returns without waiting for
+     * the group; {@link BoundTransport#join()} is the second step. Unlike {@link #open}, rank 0 of a
+     * group may be given port 0 in {@link DistributedConfig#coordinatorAddr()} (any free port, which
+     * {@link BoundTransport#address()} then reports); the other ranks are given rank 0's reported
+     * address as usual. The caller owns the result and must join or close it.
+     *
+     * <p>By default, for a transport without an endpoint to bind (the in-process one), nothing is
+     * bound: the address is the configuration's coordinator address and joining is {@link #open}.
+     * A network transport overrides it.
+     *
+     * @throws io.ringstar.InvalidConfigException as {@link #open} does, and before anything is bound
+     * @throws io.ringstar.CollectiveException if the endpoint cannot be bound
+     */
+    default BoundTransport bind(DistributedConfig config) {
+        return new BoundTransport() {
+            private boolean spent;
+
+            @Override
+            public String address() {
+                return config.coordinatorAddr();
+            }
+
+            @Override
+            public Transport join() {
+                if (spent) {
+                    throw new IllegalStateException("rank " + config.rank() + ": this bound transport was already"
+                            + " joined or closed");
+                }
+                spent = true;
+                return open(config);
+            }
+
+            @Override
+            public void close() {
+                spent = true;
+            }
+        };
+    }
+
+    /**
      * The options this transport reads, each declared once (a network transport includes
      * {@link NetworkOptions#ALL}); none by default. {@link io.ringstar.Transports#open} refuses an
      * option of a configuration that neither these nor {@link io.ringstar.config.AggregatorOptions#ALL}
