@@ -4,9 +4,11 @@ import io.ringstar.config.AggregatorOptions;
 import io.ringstar.config.ConfigOption;
 import io.ringstar.config.OptionCatalog;
 import io.ringstar.internal.engine.BorrowedTransport;
+import io.ringstar.internal.launch.RankScope;
 import io.ringstar.spi.BoundTransport;
 import io.ringstar.spi.TransportProvider;
 import java.util.List;
+import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -16,6 +18,10 @@ import java.util.TreeMap;
  * lists the options each one takes.
  */
 public final class Transports {
+    /** The artifact of each transport ringstar ships, for the error that a missing one gives. */
+    private static final Map<String, String> SHIPPED = Map.of("inproc", "ringstar-transport-inproc",
+            "netty", "ringstar-transport-netty", "aeron", "ringstar-transport-aeron");
+
     private Transports() {
     }
 
@@ -34,7 +40,8 @@ public final class Transports {
     public static Transport open(DistributedConfig config) {
         TransportProvider provider = provider(config.transport());
         OptionCatalog.ofClassPath().requireKnown(config, options(provider));
-        return provider.open(config);
+        // A rank started inside a host process (SparkRanks) joins the endpoint bound for it, if any.
+        return RankScope.open(config, () -> provider.open(config));
     }
 
     /**
@@ -105,8 +112,10 @@ public final class Transports {
         SortedMap<String, TransportProvider> providers = available();
         TransportProvider provider = providers.get(transport);
         if (provider == null) {
-            throw new InvalidConfigException("transport", transport,
-                    "no such transport on the class path; available: " + String.join(", ", providers.keySet()));
+            String artifact = SHIPPED.get(transport);
+            throw new InvalidConfigException("transport", transport, "no such transport on the class path"
+                    + (artifact == null ? "" : " (add the artifact io.ringstar:" + artifact + ")")
+                    + "; available: " + (providers.isEmpty() ? "none" : String.join(", ", providers.keySet())));
         }
         return provider;
     }

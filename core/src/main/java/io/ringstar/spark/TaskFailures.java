@@ -1,0 +1,127 @@
+package io.ringstar.spark;
+
+import io.ringstar.PeerFailureException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.apache.spark.ExceptionFailure;
+import org.apache.spark.TaskFailedReason;
+import org.apache.spark.TaskKilled;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerStageSubmitted;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
+
+/**
+ * Listens, on the driver, for the failed tasks of one {@link SparkRanks} job, so that the job's
+ * exception names the rank that failed and carries its exception. Spark alone does not: a failed
+ * barrier result stage reaches the driver as a {@code SparkException} with no cause, naming
+ * whichever task Spark saw fail first, often a peer of the rank that threw.
+ */
+final class TaskFailures extends SparkListener {
+    /** The local property that marks the job's stages. */
+    static final String JOB_PROPERTY = "io.ringstar.spark.job";
+    /** Spark delivers listener events on its own thread: how long the driver waits for the first failure's. */
+    private static final Duration EVENT_WAIT = Duration.ofSeconds(5);
+
+    private final String jobId;
+    private final Set<Integer> stages = ConcurrentHashMap.newKeySet();
+    /** In the order Spark reported them. Guarded by itself. */
+    private final List<Failure> failures = new ArrayList<>();
+    /** Guarded by {@link #failures}: tasks of the job that ended, however they ended. */
+    private int ended;
+
+    TaskFailures(String jobId) {
+        this.jobId = jobId;
+    }
+
+    @Override
+    public void onStageSubmitted(SparkListenerStageSubmitted submitted) {
+        if (submitted.properties() != null && jobId.equals(submitted.properties().getProperty(JOB_PROPERTY))) {
+            stages.add(submitted.stageInfo().stageId());
+        }
+    }
+
+    @Override
+    public void onTaskEnd(SparkListenerTaskEnd ended) {
+        if (!stages.contains(ended.stageId())) {
+            return;
+        }
+        synchronized (failures) {
+            this.ended++;
+            if (ended.reason() instanceof TaskFailedReason reason) {
+                failures.add(new Failure(ended.taskInfo().index(), ended.stageAttemptId(), reason));
+            }
+            failures.notifyAll();
+        }
+    }
+
+    /**
+     * The job's exception for Spark's {@code stageFailure}: the rank whose own exception (not a peer
+     * failure it caused, nor Spark killing the rest of the stage) failed the job, with that exception
+     * as the cause and Spark's attached as suppressed.
+     */
+    SparkRankException explain(Exception stageFailure, int worldSize) {
+        Failure root;
+        synchronized (failures) {
+            // The first failure Spark reports is often a peer of the rank that threw: wait (bounded) for
+            // a rank's own failure, or for every task to have ended.
+            long deadline = System.nanoTime() + EVENT_WAIT.toNanos();
+            long left;
+            while (ended < worldSize && failures.stream().noneMatch(Failure::isOwn)
+                    && (left = deadline - System.nanoTime()) > 0) {
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(failures, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+            root = failures.stream().filter(Failure::isOwn).findFirst()
+                    .orElse(failures.stream().filter(failure -> failure.reason instanceof ExceptionFailure).findFirst()
+                            .orElse(failures.stream().findFirst().orElse(null)));
+        }
+        SparkRankException failure;
+        if (root == null) {
+            failure = new SparkRankException("the Spark stage of ringstar job " + jobId + " (" + worldSize
+                    + " ranks) failed: " + stageFailure.getMessage(), SparkRankException.NO_RANK, stageFailure);
+        } else {
+            Throwable cause = root.cause();
+            failure = new SparkRankException("rank " + root.rank + " of " + worldSize + " failed in ringstar job "
+                    + jobId + (root.stageAttempt > 0 ? " (stage attempt " + root.stageAttempt + ")" : "") + ": "
+                    + (cause == null ? root.reason.toErrorString() : cause), root.rank, cause);
+            failure.addSuppressed(stageFailure);
+        }
+        return failure;
+    }
+
+    /** One failed task of the job: its rank, the stage's attempt and Spark's reason. */
+    private record Failure(int rank, int stageAttempt, TaskFailedReason reason) {
+
+        /** The rank's exception, as Spark carried it back or as the executor described it; null if none. */
+        Throwable cause() {
+            if (!(reason instanceof ExceptionFailure failed)) {
+                return null;
+            }
+            Throwable thrown = failed.exception().isDefined() ? failed.exception().get() : null;
+            if (thrown instanceof RankStage.RankTaskFailure && thrown.getCause() != null) {
+                return thrown.getCause();
+            }
+            return thrown != null ? thrown
+                    : new RemoteRankException(failed.className(), failed.description(), failed.stackTrace());
+        }
+
+        /** The rank failed of itself: not Spark killing it, nor a peer's failure reaching it. */
+        boolean isOwn() {
+            if (reason instanceof TaskKilled || !(reason instanceof ExceptionFailure failed)) {
+                return false;
+            }
+            String className = failed.className();
+            return !className.equals(PeerFailureException.class.getName())
+                    && !className.equals("org.apache.spark.TaskKilledException")
+                    && !className.equals(InterruptedException.class.getName());
+        }
+    }
+}
