@@ -1,5 +1,10 @@
 package io.ringstar.cli;
 
+import io.ringstar.DistributedConfig;
+import io.ringstar.cli.spark.DriverJvm;
+import io.ringstar.cli.spark.SparkMaster;
+import io.ringstar.cli.spark.SparkTraining;
+import io.ringstar.config.ConfigSources;
 import io.ringstar.ranks.Algorithm;
 import io.ringstar.ranks.RankPlacement;
 import io.ringstar.train.CheckpointSettings;
@@ -18,6 +23,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Stream;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
@@ -31,7 +37,9 @@ import picocli.CommandLine.Spec;
  * is {@link ConvNetJob}'s, the rest {@link TrainingJob}'s. The ranks are placed as
  * for {@code bench} ({@link RankPlacement}): all as threads of this JVM when no rank is given, else
  * this process is one rank. The training itself is {@link Trainer}'s; this class only reads the
- * flags, checks them before any connection, and hands them to the job.
+ * flags, checks them before any connection, and hands them to the job. With {@code --spark} the
+ * ConvNet's ranks are instead the tasks of Spark stages ({@link SparkTraining}), in this JVM or in
+ * one started with Spark's jars ({@link DriverJvm}).
  */
 @CommandLine.Command(name = "train", sortOptions = false,
         header = "data-parallel SGD (softmax regression, an MLP or a DL4J ConvNet), gradients averaged by the star, "
@@ -50,7 +58,16 @@ import picocli.CommandLine.Spec;
             "io.ringstar.dl4j.DataParallel, on Fashion-MNIST when /usr/share/datasets/fashion-mnist holds it",
             "(Debian's dataset-fashion-mnist) and on synthetic images otherwise, and says which first. Its",
             "--algorithm all (the default) runs ps, ring, then the async parameter server, each from the same",
-            "start; --plot draws their held-out accuracy against time.", ""},
+            "start; --plot draws their held-out accuracy against time.", "",
+            "--spark MASTER trains the ConvNet on Spark through io.ringstar.spark.SparkDataParallel instead: the",
+            "driver (this process) reads the images into an RDD of minibatches, one partition per rank, and runs",
+            "one barrier stage per --log-every steps, evaluating on the held-out images between them. MASTER is",
+            "local[N], local-cluster[N,CORES,MEMORY_MB] (executor JVMs on this machine) or spark://HOST:PORT;",
+            "without a value, spark-submit's. The ranks are the master's task slots, or --world-size. Spark is",
+            "not inside ringstar.jar: without it on the class path, the command runs again in a JVM with the",
+            "Spark jars the build listed in bench/target/spark-classpath.txt (from the local Maven repository).",
+            "--transport, --timeout, the option flags and --option go to the ranks; --algorithm is ps, ring",
+            "(the default) or both.", ""},
         optionListHeading = "Flags:%n",
         footer = {"", "Checkpoints: rank 0 alone writes them (the parameters are the same on every rank) and, with",
             "--resume, reads the newest valid one and broadcasts its parameters and step to the others, so",
@@ -78,7 +95,8 @@ import picocli.CommandLine.Spec;
             "  java -jar ringstar.jar train --algorithm ps --mode async --max-staleness 4",
             "  java -jar ringstar.jar launch --nproc 4 -- train --mode async --slow-rank 3 --slow-ms 20",
             "  java -jar ringstar.jar launch --nproc 4 -- train --checkpoint-dir ckpt --resume",
-            "  java -jar ringstar.jar launch --nproc 2 -- train --overlap --hidden 2048 --bucket-bytes 1M"})
+            "  java -jar ringstar.jar launch --nproc 2 -- train --overlap --hidden 2048 --bucket-bytes 1M",
+            "  ./ringstar train --model convnet --spark 'local-cluster[4,1,1024]' --plot spark.png  # 4 executor JVMs"})
 public final class TrainCommand implements Command {
     private static final String RESUME = "--" + CheckpointSettings.RESUME_FLAG;
 
@@ -90,6 +108,11 @@ public final class TrainCommand implements Command {
     @Option(names = "--algorithm", paramLabel = "A", description = "ps | ring | both (default both; ps with --mode"
             + " async); --model convnet also all: ps, ring, then ps async, each from the same start (its default)")
     private String algorithm;
+
+    @Option(names = "--spark", arity = "0..1", paramLabel = "MASTER", description = "--model convnet: train on Spark"
+            + " through SparkDataParallel: local[N], local-cluster[N,CORES,MEMORY_MB], spark://HOST:PORT; no value:"
+            + " spark-submit's master")
+    private String spark;
 
     @Option(names = "--plot", paramLabel = "FILE.png", description = "--model convnet: draw held-out accuracy "
             + "against training seconds, one line per run, into this PNG (written by rank 0's process)")
@@ -121,6 +144,10 @@ public final class TrainCommand implements Command {
 
     @Override
     public void check() throws UsageException {
+        if (spark != null) {
+            throw new UsageException("--spark runs every rank as a Spark task: run the command once, not under a"
+                    + " launcher");
+        }
         RankPlacement placement = placement();
         TrainSettings settings = settings();
         if (settings.model() == TrainSettings.Model.CONVNET) {
@@ -140,6 +167,9 @@ public final class TrainCommand implements Command {
 
     @Override
     public int run(PrintStream out, PrintStream err) throws UsageException {
+        if (spark != null) {
+            return runOnSpark(out, err);
+        }
         RankPlacement placement = placement();
         TrainSettings settings = settings();
         if (settings.model() == TrainSettings.Model.CONVNET) {
@@ -178,6 +208,93 @@ public final class TrainCommand implements Command {
             return 1;
         }
         return 0;
+    }
+
+    /**
+     * {@code --spark}: checks every flag here, then trains in this JVM if it can be Spark's driver, or
+     * in a child JVM that can ({@link DriverJvm}).
+     */
+    private int runOnSpark(PrintStream out, PrintStream err) throws UsageException {
+        SparkTraining training = sparkTraining();
+        Optional<String> why = DriverJvm.whyAnotherJvm(training.master(), env, DriverJvm.sparkLoaded());
+        if (why.isPresent()) {
+            List<String> args = spec.commandLine().getParseResult().originalArgs();
+            return DriverJvm.runInChild(args, training.master(), why.get(), env, LaunchCommand.JVM_FLAGS, out, err);
+        }
+        return training.run(env, out, err);
+    }
+
+    /** The Spark run the flags ask for, every flag checked (the images are read later, by the driver). */
+    private SparkTraining sparkTraining() throws UsageException {
+        TrainSettings settings = settings();
+        if (settings.model() != TrainSettings.Model.CONVNET) {
+            throw new UsageException("--spark trains the ConvNet: give --model convnet");
+        }
+        rejectForConvNet();
+        if (settings.mode() == TrainSettings.Mode.ASYNC) {
+            throw new UsageException("--spark trains in step (SparkDataParallel); --mode async is not one of its");
+        }
+        String choice;
+        try {
+            choice = FlagValues.choice(Algorithm.FLAG, algorithm, Algorithm.RING.label(),
+                    List.of(Algorithm.PS.label(), Algorithm.RING.label(), Algorithm.BOTH));
+        } catch (UsageException e) {
+            throw new UsageException(e.getMessage() + " (with --spark: the async run is not SparkDataParallel's)");
+        }
+        List<ConvNetRun> runs = choice.equals(Algorithm.BOTH) ? List.of(ConvNetRun.PS, ConvNetRun.RING)
+                : List.of(choice.equals(Algorithm.PS.label()) ? ConvNetRun.PS : ConvNetRun.RING);
+        SparkMaster master;
+        try {
+            master = SparkMaster.parse(spark, System.getProperty(SparkMaster.SUBMIT_PROPERTY));
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
+        }
+        Map<String, String> flags = new LinkedHashMap<>(PlacementFlags.given(spec));
+        if (ConfigSources.rankGiven(flags, env)) {
+            throw new UsageException("--spark runs every rank as a Spark task: give no --rank, and run the command"
+                    + " once, not under a launcher (its rank variables are set)");
+        }
+        if (flags.containsKey(ConfigSources.COORDINATOR)) {
+            throw new UsageException("--coordinator does not apply to --spark: rank 0's task binds a port on its"
+                    + " executor and tells the others");
+        }
+        int worldSize = sparkWorldSize(master, flags.get(ConfigSources.WORLD_SIZE));
+        flags.put(ConfigSources.WORLD_SIZE, Integer.toString(worldSize));
+        DistributedConfig config = PlacementFlags.resolve(flags, PlacementFlags.options(spec), env, worldSize,
+                CommandDefaults.TIMEOUT).config();
+        if (!master.inDriverJvm() && !config.transport().equals("netty") && !config.transport().equals("aeron")) {
+            throw new UsageException("transport '" + config.transport() + "' joins ranks in one JVM, and "
+                    + master.url() + " runs them in executor JVMs; give --transport netty (the default) or aeron");
+        }
+        Map<String, String> options = new LinkedHashMap<>(config.options());
+        options.put("transport", config.transport());
+        options.put("timeout", config.timeout().toSeconds() + "s");
+        return new SparkTraining(master, worldSize, settings, runs, options, plot, LaunchCommand.JVM_FLAGS);
+    }
+
+    /** {@code --world-size} when given, else the master's task slots; at most the slots, where known. */
+    private static int sparkWorldSize(SparkMaster master, String given) throws UsageException {
+        int worldSize;
+        if (given != null) {
+            try {
+                worldSize = Integer.parseInt(given.trim());
+            } catch (NumberFormatException e) {
+                throw new UsageException("--world-size '" + given + "' is not an integer");
+            }
+            if (worldSize < 1) {
+                throw new UsageException("--world-size must be at least 1, was " + worldSize);
+            }
+        } else if (master.slots() > 0) {
+            worldSize = master.slots();
+        } else {
+            throw new UsageException("--spark " + master.url() + ": only the cluster knows its task slots; give"
+                    + " --world-size N, the ranks (one task slot each)");
+        }
+        if (master.slots() > 0 && worldSize > master.slots()) {
+            throw new UsageException("--world-size " + worldSize + " exceeds the " + master.slots() + " task slots of "
+                    + master.url() + ": a barrier stage runs one task per rank, all at once");
+        }
+        return worldSize;
     }
 
     private List<ConvNetRun> convNetRuns(RankPlacement placement, TrainSettings settings) throws UsageException {

@@ -16,6 +16,8 @@ final class Progress {
     private final String name;
     private final int steps;
     private final int every;
+    /** Whether the lines have the communication column (a Spark run measures no aggregator on the driver). */
+    private final boolean comm;
     private final double[] seconds;
     private final double[] accuracy;
     private int points;
@@ -25,10 +27,16 @@ final class Progress {
     private long windowComm;
 
     Progress(PrintStream out, String name, int steps, int every) {
+        this(out, name, steps, every, true);
+    }
+
+    /** As the other constructor; without {@code comm} the lines have no communication column. */
+    Progress(PrintStream out, String name, int steps, int every, boolean comm) {
         this.out = out;
         this.name = name;
         this.steps = steps;
         this.every = every;
+        this.comm = comm;
         int count = AccuracyCurve.points(steps, every);
         this.seconds = new double[count];
         this.accuracy = new double[count];
@@ -76,7 +84,8 @@ final class Progress {
         points++;
         int width = Integer.toString(steps).length();
         out.printf(Locale.ROOT, "step %" + width + "d/%d  loss %.4f  held-out acc %5.1f%%  at %5.1f s  step %6.2f ms"
-                + "  comm %3.0f%%%s%n", done, steps, loss, 100 * measured, trained, stepMillis, 100 * commShare, extra);
+                + "%s%s%n", done, steps, loss, 100 * measured, trained, stepMillis,
+                comm ? String.format(Locale.ROOT, "  comm %3.0f%%", 100 * commShare) : "", extra);
         long after = System.nanoTime();
         evaluationNanos += after - now;
         windowStart = after;
