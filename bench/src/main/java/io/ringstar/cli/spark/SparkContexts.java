@@ -10,8 +10,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
 import org.apache.spark.SparkConf;
+import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.api.java.function.VoidFunction;
+import org.apache.spark.resource.ResourceProfile;
 import org.nd4j.linalg.factory.Nd4j;
 
 /**
@@ -67,26 +69,26 @@ public final class SparkContexts {
     }
 
     /**
-     * Gets a {@code local-cluster} master's executors ready before training, so that their start (a
-     * JVM each) and ND4J's in them (its native libraries, a few seconds) are not counted as training
-     * time: waits until all have registered, then runs one task per task slot that loads ND4J. Returns
-     * at once for other masters (SparkRanks waits for a standalone cluster's task slots itself).
+     * Gets the executors of a master that starts them (not {@code local}) ready before training, so
+     * that their start (a JVM each) and ND4J's in them (its native libraries, a few seconds) are not
+     * counted as training time: waits until they offer {@code ranks} task slots, then runs one task
+     * per slot that loads ND4J. Returns at once for a {@code local} master.
      *
      * @return how long it took
-     * @throws IllegalStateException if they have not all registered within {@code limit}
+     * @throws IllegalStateException if the slots are not there within {@code limit}
      */
-    public static Duration warmUp(JavaSparkContext spark, SparkMaster master, Duration limit) {
+    public static Duration warmUp(JavaSparkContext spark, SparkMaster master, int ranks, Duration limit) {
         long start = System.nanoTime();
-        if (!master.startsExecutorJvms()) {
+        if (master.inDriverJvm()) {
             return Duration.ZERO;
         }
-        int wanted = master.executors();
+        SparkContext context = spark.sc();
+        ResourceProfile profile = context.resourceProfileManager().defaultResourceProfile();
         long deadline = start + limit.toNanos();
-        // The driver is listed among the executors.
-        while (spark.statusTracker().getExecutorInfos().length - 1 < wanted) {
+        while (context.maxNumConcurrentTasks(profile) < ranks) {
             if (System.nanoTime() - deadline > 0) {
-                throw new IllegalStateException(master.url() + ": " + (spark.statusTracker().getExecutorInfos().length
-                        - 1) + " of " + wanted + " executors registered within " + limit.toSeconds() + " s");
+                throw new IllegalStateException(master.url() + " offers " + context.maxNumConcurrentTasks(profile)
+                        + " task slots after " + limit.toSeconds() + " s, and the job has " + ranks + " ranks");
             }
             try {
                 Thread.sleep(100);
@@ -95,9 +97,9 @@ public final class SparkContexts {
                 throw new IllegalStateException("interrupted while waiting for the executors of " + master.url(), e);
             }
         }
-        // As many tasks as slots, all offered at once: Spark spreads them over every executor.
-        List<Integer> slots = IntStream.range(0, master.slots()).boxed().toList();
-        spark.parallelize(slots, slots.size()).foreachPartition(new LoadNd4j());
+        // As many tasks as slots, all offered at once: Spark spreads them over the executors.
+        List<Integer> slots = IntStream.range(0, ranks).boxed().toList();
+        spark.parallelize(slots, ranks).foreachPartition(new LoadNd4j());
         return Duration.ofNanos(System.nanoTime() - start);
     }
 

@@ -104,21 +104,12 @@ public record SparkMaster(String url, int slots) {
         return onThisMachine() && !startsExecutorJvms();
     }
 
-    /** The number of executors of a {@code local-cluster} master. */
-    public int executors() {
-        return localCluster(1);
-    }
-
     /** The memory of each executor of a {@code local-cluster} master, in MB. */
     public int executorMemoryMb() {
-        return localCluster(3);
-    }
-
-    private int localCluster(int group) {
         Matcher cluster = LOCAL_CLUSTER.matcher(url);
         if (!cluster.matches()) {
             throw new IllegalStateException(url + " starts no executors of its own");
         }
-        return Integer.parseInt(cluster.group(group));
+        return Integer.parseInt(cluster.group(3));
     }
 }

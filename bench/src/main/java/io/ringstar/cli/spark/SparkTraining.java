@@ -30,7 +30,7 @@ import org.apache.spark.api.java.JavaSparkContext;
  */
 public record SparkTraining(SparkMaster master, int worldSize, TrainSettings settings, List<ConvNetRun> runs,
         Map<String, String> options, Path plot, List<String> ringstarFlags) {
-    /** How long a {@code local-cluster} master's executor JVMs may take to start and register. */
+    /** How long the executors of a master that starts them may take to offer the job's task slots. */
     private static final Duration EXECUTOR_START = Duration.ofMinutes(2);
     /**
      * SparkDataParallel logs its summary of every fit at INFO, which the job's progress lines already
@@ -55,11 +55,10 @@ public record SparkTraining(SparkMaster master, int worldSize, TrainSettings set
         long start = System.nanoTime();
         JavaSparkContext spark = SparkContexts.start(master, "ringstar train convnet", ringstarFlags, env);
         try {
-            Duration executors = SparkContexts.warmUp(spark, master, EXECUTOR_START);
+            Duration executors = SparkContexts.warmUp(spark, master, worldSize, EXECUTOR_START);
             String started = String.format(Locale.ROOT, "started in %.1f s%s", (System.nanoTime() - start) / 1e9,
-                    master.startsExecutorJvms() ? String.format(Locale.ROOT, ", of which %.1f s for its %d executor"
-                            + " JVMs to register and load ND4J", executors.toMillis() / 1000.0, master.executors())
-                            : "");
+                    master.inDriverJvm() ? "" : String.format(Locale.ROOT, ", of which %.1f s for its executors to"
+                            + " offer %d task slots and load ND4J", executors.toMillis() / 1000.0, worldSize));
             job.run(spark, worldSize, master.url(), started);
             return 0;
         } catch (InvalidConfigException e) {

@@ -28,7 +28,6 @@ class SparkMasterTest {
         SparkMaster cluster = SparkMaster.parse("local-cluster[ 3, 2, 1024 ]", null);
         assertEquals("local-cluster[3,2,1024]", cluster.url());
         assertEquals(6, cluster.slots());
-        assertEquals(3, cluster.executors());
         assertEquals(1024, cluster.executorMemoryMb());
         assertTrue(cluster.startsExecutorJvms() && cluster.onThisMachine());
         assertFalse(cluster.inDriverJvm());
