@@ -26,8 +26,9 @@ import org.junit.jupiter.api.Timeout;
 class TrainSparkCommandTest {
     private static final Pattern SUMMARY = Pattern.compile("train done: ring sync on Spark local\\[3], 3 ranks,"
             + " convnet: 6 steps in [0-9.]+ s \\(2 stages\\), final loss [0-9.]+, held-out accuracy [0-9.]+%"
-            + " \\(200 samples\\), 0 examples dropped; a step [0-9.]+ ms in the ranks, [0-9.]+ ms in all \\(a stage's"
-            + " set-up [0-9.]+ s\\); the ranks agree; params sha256 ([0-9a-f]{64})");
+            + " \\(200 samples\\), 0 examples dropped; a step [0-9.]+ ms in the ranks, [0-9.]+ ms in all"
+            + " \\(a stage: [0-9.]+ s of set-up in the ranks, [0-9.]+ s of Spark's own\\); the ranks agree;"
+            + " params sha256 ([0-9a-f]{64})");
     private final CapturedOutput output = new CapturedOutput();
 
     private int run(Map<String, String> env, String... args) {

@@ -159,11 +159,11 @@ public final class SparkConvNetJob {
             float[] parameters = network.params().dup().data().asFloat();
             out.println(String.format(Locale.ROOT, "train done: %s on Spark %s, %d ranks, convnet: %d steps in %.1f s"
                     + " (%d stages), final loss %.4f, held-out accuracy %.1f%% (%d samples), %d examples dropped;"
-                    + " a step %.2f ms in the ranks, %.2f ms in all (a stage's set-up %.2f s); %s; params sha256"
-                    + " %s", run.label(), master, worldSize, steps, trained,
+                    + " a step %.2f ms in the ranks, %.2f ms in all (a stage: %.2f s of set-up in the ranks, %.2f s"
+                    + " of Spark's own); %s; params sha256 %s", run.label(), master, worldSize, steps, trained,
                     times.stages(), loss, 100 * curve.accuracy()[curve.accuracy().length - 1], heldOut.size(),
                     times.dropped(), times.rankMillisPerStep(), times.stageMillisPerStep(),
-                    times.setupSecondsPerStage(),
+                    times.setupSecondsPerStage(), times.sparkSecondsPerStage(),
                     times.ranksAgree() ? "the ranks agree" : "THE RANKS' PARAMETERS DIFFER",
                     TrainSummary.digest(new float[][] {parameters})));
             out.flush();
@@ -232,6 +232,11 @@ public final class SparkConvNetJob {
 
         double setupSecondsPerStage() {
             return setupNanos / 1e9 / Math.max(1, stages);
+        }
+
+        /** A stage's wall time on the driver less the ranks' set-up and training: scheduling, tasks, results. */
+        double sparkSecondsPerStage() {
+            return (stageNanos - setupNanos - trainingNanos) / 1e9 / Math.max(1, stages);
         }
     }
 }
