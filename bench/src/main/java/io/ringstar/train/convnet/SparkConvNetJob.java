@@ -158,10 +158,11 @@ public final class SparkConvNetJob {
             AccuracyCurve curve = progress.curve();
             float[] parameters = network.params().dup().data().asFloat();
             out.println(String.format(Locale.ROOT, "train done: %s on Spark %s, %d ranks, convnet: %d steps in %.1f s"
-                    + " (%d stages), final loss %.4f, held-out accuracy %.1f%% (%d samples), %d examples dropped;"
+                    + " (%d stage%s), final loss %.4f, held-out accuracy %.1f%% (%d samples), %d examples dropped;"
                     + " a step %.2f ms in the ranks, %.2f ms in all (a stage: %.2f s of set-up in the ranks, %.2f s"
                     + " of Spark's own); %s; params sha256 %s", run.label(), master, worldSize, steps, trained,
-                    times.stages(), loss, 100 * curve.accuracy()[curve.accuracy().length - 1], heldOut.size(),
+                    times.stages(), times.stages() == 1 ? "" : "s", loss,
+                    100 * curve.accuracy()[curve.accuracy().length - 1], heldOut.size(),
                     times.dropped(), times.rankMillisPerStep(), times.stageMillisPerStep(),
                     times.setupSecondsPerStage(), times.sparkSecondsPerStage(),
                     times.ranksAgree() ? "the ranks agree" : "THE RANKS' PARAMETERS DIFFER",
