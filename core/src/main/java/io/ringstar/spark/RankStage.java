@@ -58,7 +58,7 @@ final class RankStage<T, R extends Serializable>
             try {
                 bound = Transports.bind(job.config(0, host + ":0"));
                 String address = bound.address();
-                if (address.endsWith(":0")) {
+                if (address.endsWith(":0") && job.worldSize() > 1) {
                     // Nothing was bound (the in-process transport): the job's number names the group instead.
                     bound.close();
                     bound = null;
