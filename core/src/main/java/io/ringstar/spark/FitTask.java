@@ -49,18 +49,20 @@ final class FitTask implements RankTask<DataSet, RankOutcome> {
 
     @Override
     public RankOutcome run(DistributedConfig config, Iterator<DataSet> partition) throws Exception {
+        long began = System.nanoTime();
         int attempt = SparkRanks.stageAttempt();
         List<DataSet> minibatches = new ArrayList<>();
         partition.forEachRemaining(minibatches::add);
         // Computing a partition takes what the RDD needs, which may be longer than ringstar's timeout:
         // the ranks meet at Spark's barrier (spark.barrier.sync.timeout) before their first collective.
+        // (It costs about a second: Spark polls for the barrier's end once a second.)
         BarrierTaskContext.get().barrier();
         try (SparkNetwork net = SparkNetwork.read(kind, network); Transport transport = Transports.open(config)) {
             Start start = agree(config, transport, minibatches, attempt, net.params().length());
             if (start.checkpoint() != null) {
                 FitCheckpoints.install(start.checkpoint(), net);
             }
-            return train(config, transport, net, start, minibatches, attempt);
+            return train(config, transport, net, start, minibatches, attempt, began);
         }
     }
 
@@ -129,7 +131,7 @@ final class FitTask implements RankTask<DataSet, RankOutcome> {
     }
 
     private RankOutcome train(DistributedConfig config, Transport transport, SparkNetwork net, Start start,
-            List<DataSet> minibatches, int attempt) throws Exception {
+            List<DataSet> minibatches, int attempt, long taskBegan) throws Exception {
         int rank = config.rank();
         MinibatchPlan plan = start.plan();
         List<DataSet> steps = plan.stepsOf(minibatches);
@@ -139,6 +141,7 @@ final class FitTask implements RankTask<DataSet, RankOutcome> {
         int[] lossCounts = new int[epochs];
         double lastLoss = Double.NaN;
         long began = System.nanoTime();
+        long setupNanos = began - taskBegan;
         try (GradientAggregator aggregator = settings.aggregator().create(config, Transports.borrowed(transport))) {
             // Every rank now holds rank 0's parameters, updater state and counters (a checkpoint's, if resumed).
             net.attach(aggregator);
@@ -160,7 +163,8 @@ final class FitTask implements RankTask<DataSet, RankOutcome> {
         }
         long trainingNanos = System.nanoTime() - began;
         return new RankOutcome(rank, attempt, plan.minibatchSize(), plan.steps(), plan.examples(rank),
-                plan.dropped(rank), start.step(), total - start.step(), lastLoss, lossSums, lossCounts, trainingNanos,
-                RankOutcome.digest(net.params(), net.updaterState()), rank == 0 ? RankOutcome.State.of(net) : null);
+                plan.dropped(rank), start.step(), total - start.step(), lastLoss, lossSums, lossCounts, setupNanos,
+                trainingNanos, RankOutcome.digest(net.params(), net.updaterState()),
+                rank == 0 ? RankOutcome.State.of(net) : null);
     }
 }

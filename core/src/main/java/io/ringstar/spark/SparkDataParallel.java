@@ -92,9 +92,10 @@ import org.nd4j.linalg.dataset.DataSet;
  * minibatch size differ from the retried stage's is refused with a message naming the difference.
  *
  * <h2>Blocking, failures, what stays on the driver</h2>
- * Blocks until the stage has ended. Reading a partition may take as long as the RDD needs (the
- * ranks then meet at Spark's barrier); every collective afterwards waits at most the option
- * {@code timeout}. A rank that fails fails the call with the {@link SparkRankException} of
+ * Blocks until the stage has ended. Reading a partition may take as long as the RDD needs: the
+ * ranks then meet at Spark's barrier ({@code spark.barrier.sync.timeout}; it costs about a second,
+ * as Spark polls for its end once a second), and every collective afterwards waits at most the
+ * option {@code timeout}. A rank that fails fails the call with the {@link SparkRankException} of
  * {@link SparkRanks#run}, and {@code net} is left as it was. The network's listeners stay on the
  * driver and do not run during the fit; the summary reports the losses instead. The network must
  * train by stochastic gradient descent without truncated BPTT (as {@link io.ringstar.dl4j.DataParallel}
