@@ -140,9 +140,11 @@ class SparkDataParallelTest {
         SparkFitSummary summary = SparkDataParallel.fitWithSummary(net, rdd(data), epochs, options);
 
         MultiLayerNetwork reference = startedMlp();
+        List<Double> referenceLosses = new ArrayList<>();
         for (int epoch = 0; epoch < epochs; epoch++) {
             for (DataSet batch : globalBatches(data, steps, 4)) {
                 reference.fit(batch);
+                referenceLosses.add(reference.score());
             }
             reference.incrementEpochCount();
         }
@@ -167,6 +169,12 @@ class SparkDataParallelTest {
         assertEquals(0, summary.droppedPerEpoch());
         assertEquals(0, summary.resumedFromStep());
         assertEquals(epochs, summary.epochLosses().size());
+        assertEquals(epochs * steps, summary.stepLosses().size());
+        for (int step = 0; step < epochs * steps; step++) {
+            // The mean of the ranks' losses on b examples each is the loss of the global batch.
+            assertEquals(referenceLosses.get(step), summary.stepLosses().get(step), 1e-4, "the loss of step " + step);
+        }
+        assertEquals(summary.stepLosses().get(epochs * steps - 1), summary.lastLoss());
         assertTrue(summary.lastLoss() > 0 && summary.describe().contains("the ranks agree"), summary.describe());
     }
 
@@ -254,6 +262,7 @@ class SparkDataParallelTest {
 
         assertEquals(9, second.resumedFromStep(), second.describe());
         assertEquals(1, second.stepsTrained());
+        assertEquals(List.of(first.stepLosses().get(9)), second.stepLosses(), "step 9's loss, as the first run had it");
         assertTrue(second.describe().contains("resumed from step 9 of 10"), second.describe());
         assertArrayEquals(floats(uninterrupted.params()), floats(resumed.params()), "the same final parameters");
         assertArrayEquals(floats(uninterrupted.getUpdater().getStateViewArray()),

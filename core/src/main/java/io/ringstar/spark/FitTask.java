@@ -137,21 +137,16 @@ final class FitTask implements RankTask<DataSet, RankOutcome> {
         List<DataSet> steps = plan.stepsOf(minibatches);
         FitCheckpoints checkpoints = rank == 0 && settings.checkpointing() ? new FitCheckpoints(settings, fitId) : null;
         long total = (long) epochs * plan.steps();
-        double[] lossSums = new double[epochs];
-        int[] lossCounts = new int[epochs];
-        double lastLoss = Double.NaN;
+        float[] losses = new float[(int) Math.min(Integer.MAX_VALUE, total - start.step())];
         long began = System.nanoTime();
         long setupNanos = began - taskBegan;
         try (GradientAggregator aggregator = settings.aggregator().create(config, Transports.borrowed(transport))) {
             // Every rank now holds rank 0's parameters, updater state and counters (a checkpoint's, if resumed).
             net.attach(aggregator);
             for (long step = start.step(); step < total; step++) {
-                int epoch = (int) (step / plan.steps());
                 int k = (int) (step % plan.steps());
                 net.fit(steps.get(k));
-                lastLoss = net.score();
-                lossSums[epoch] += lastLoss;
-                lossCounts[epoch]++;
+                losses[(int) (step - start.step())] = (float) net.score();
                 if (k == plan.steps() - 1) {
                     net.incrementEpochCount();
                 }
@@ -163,7 +158,7 @@ final class FitTask implements RankTask<DataSet, RankOutcome> {
         }
         long trainingNanos = System.nanoTime() - began;
         return new RankOutcome(rank, attempt, plan.minibatchSize(), plan.steps(), plan.examples(rank),
-                plan.dropped(rank), start.step(), total - start.step(), lastLoss, lossSums, lossCounts, setupNanos,
+                plan.dropped(rank), start.step(), total - start.step(), losses, setupNanos,
                 trainingNanos, RankOutcome.digest(net.params(), net.updaterState()),
                 rank == 0 ? RankOutcome.State.of(net) : null);
     }

@@ -25,17 +25,15 @@ import org.nd4j.linalg.factory.Nd4j;
  * @param dropped of them, those no step trains on, in every epoch
  * @param resumedFromStep the global step this attempt started at (0 unless it resumed from a checkpoint)
  * @param stepsTrained the steps this attempt trained
- * @param lastLoss the loss of this rank's minibatch at the last step trained (NaN if none)
- * @param epochLossSums per epoch, the sum of this rank's losses of the steps this attempt trained
- * @param epochLossCounts per epoch, how many steps this attempt trained
+ * @param losses the loss of this rank's minibatch at each step this attempt trained
  * @param setupNanos the time from this rank's task's start to its training loop's
  * @param trainingNanos the time of this rank's training loop
  * @param digest {@link #digest} of this rank's final parameters and updater state
  * @param state rank 0's final state; null on the other ranks
  */
 record RankOutcome(int rank, int stageAttempt, int minibatchSize, int stepsPerEpoch, long examples, long dropped,
-        long resumedFromStep, long stepsTrained, double lastLoss, double[] epochLossSums, int[] epochLossCounts,
-        long setupNanos, long trainingNanos, String digest, State state) implements Serializable {
+        long resumedFromStep, long stepsTrained, float[] losses, long setupNanos, long trainingNanos, String digest,
+        State state) implements Serializable {
     private static final long serialVersionUID = 1L;
     /** How much of an array {@link #digest} hashes at a time. */
     private static final int DIGEST_WINDOW = 1 << 24;

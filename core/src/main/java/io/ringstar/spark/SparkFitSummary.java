@@ -26,6 +26,9 @@ import java.util.StringJoiner;
  *     loss (before that step's update); NaN if no step was trained
  * @param epochLosses per epoch, the mean loss of its steps that attempt trained (averaged over the
  *     ranks); NaN for an epoch it did not train in
+ * @param stepLosses the loss of each step that attempt trained, averaged over the ranks (the
+ *     global batch's loss before the step's update); element {@code i} is global step
+ *     {@code resumedFromStep + i}, counted from 0
  * @param setupTime rank 0's time from its task's start to its first step: reading its partition,
  *     meeting the other ranks at Spark's barrier, reading the network, joining the group, agreeing on
  *     the steps and, when resuming, reading the checkpoint
@@ -36,15 +39,15 @@ import java.util.StringJoiner;
  */
 public record SparkFitSummary(int ranks, String aggregator, int epochs, int stepsPerEpoch, int minibatchSize,
         List<Long> examplesByPartition, List<Long> droppedByPartition, int stageAttempt, long resumedFromStep,
-        long stepsTrained, double lastLoss, List<Double> epochLosses, Duration setupTime, Duration trainingTime,
-        Duration wallTime,
-        List<String> rankDigests) {
+        long stepsTrained, double lastLoss, List<Double> epochLosses, List<Double> stepLosses, Duration setupTime,
+        Duration trainingTime, Duration wallTime, List<String> rankDigests) {
 
     /** Copies the lists. */
     public SparkFitSummary {
         examplesByPartition = List.copyOf(examplesByPartition);
         droppedByPartition = List.copyOf(droppedByPartition);
         epochLosses = List.copyOf(epochLosses);
+        stepLosses = List.copyOf(stepLosses);
         rankDigests = List.copyOf(rankDigests);
     }
 
@@ -54,27 +57,34 @@ public record SparkFitSummary(int ranks, String aggregator, int epochs, int step
         List<Long> examples = new ArrayList<>();
         List<Long> dropped = new ArrayList<>();
         List<String> digests = new ArrayList<>();
-        double lastLoss = 0;
-        double[] lossSums = new double[epochs];
-        long[] lossCounts = new long[epochs];
+        double[] stepSums = new double[zero.losses().length];
         for (RankOutcome outcome : outcomes) {
             examples.add(outcome.examples());
             dropped.add(outcome.dropped());
             digests.add(outcome.digest());
-            lastLoss += outcome.lastLoss();
-            for (int epoch = 0; epoch < epochs; epoch++) {
-                lossSums[epoch] += outcome.epochLossSums()[epoch];
-                lossCounts[epoch] += outcome.epochLossCounts()[epoch];
+            for (int i = 0; i < stepSums.length; i++) {
+                stepSums[i] += outcome.losses()[i];
             }
+        }
+        List<Double> stepLosses = new ArrayList<>();
+        double[] epochSums = new double[epochs];
+        int[] epochCounts = new int[epochs];
+        for (int i = 0; i < stepSums.length; i++) {
+            double loss = stepSums[i] / outcomes.size();
+            stepLosses.add(loss);
+            int epoch = (int) ((zero.resumedFromStep() + i) / zero.stepsPerEpoch());
+            epochSums[epoch] += loss;
+            epochCounts[epoch]++;
         }
         List<Double> epochLosses = new ArrayList<>();
         for (int epoch = 0; epoch < epochs; epoch++) {
-            epochLosses.add(lossCounts[epoch] == 0 ? Double.NaN : lossSums[epoch] / lossCounts[epoch]);
+            epochLosses.add(epochCounts[epoch] == 0 ? Double.NaN : epochSums[epoch] / epochCounts[epoch]);
         }
+        double lastLoss = stepLosses.isEmpty() ? Double.NaN : stepLosses.get(stepLosses.size() - 1);
         return new SparkFitSummary(outcomes.size(), aggregator, epochs, zero.stepsPerEpoch(), zero.minibatchSize(),
-                examples, dropped, zero.stageAttempt(), zero.resumedFromStep(), zero.stepsTrained(),
-                lastLoss / outcomes.size(), epochLosses, Duration.ofNanos(zero.setupNanos()),
-                Duration.ofNanos(zero.trainingNanos()), wallTime, digests);
+                examples, dropped, zero.stageAttempt(), zero.resumedFromStep(), zero.stepsTrained(), lastLoss,
+                epochLosses, stepLosses, Duration.ofNanos(zero.setupNanos()), Duration.ofNanos(zero.trainingNanos()),
+                wallTime, digests);
     }
 
     /** The examples of a global step: {@code ranks * minibatchSize}. */
