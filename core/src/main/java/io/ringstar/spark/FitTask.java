@@ -53,16 +53,18 @@ final class FitTask implements RankTask<DataSet, RankOutcome> {
         int attempt = SparkRanks.stageAttempt();
         List<DataSet> minibatches = new ArrayList<>();
         partition.forEachRemaining(minibatches::add);
-        // Computing a partition takes what the RDD needs, which may be longer than ringstar's timeout:
-        // the ranks meet at Spark's barrier (spark.barrier.sync.timeout) before their first collective.
-        // (It costs about a second: Spark polls for the barrier's end once a second.)
-        BarrierTaskContext.get().barrier();
-        try (SparkNetwork net = SparkNetwork.read(kind, network); Transport transport = Transports.open(config)) {
-            Start start = agree(config, transport, minibatches, attempt, net.params().length());
-            if (start.checkpoint() != null) {
-                FitCheckpoints.install(start.checkpoint(), net);
+        try (SparkNetwork net = SparkNetwork.read(kind, network)) {
+            // Computing a partition takes what the RDD needs, which may be longer than ringstar's timeout:
+            // the ranks meet at Spark's barrier (spark.barrier.sync.timeout) before their first collective.
+            // (It costs about a second: Spark polls for the barrier's end once a second.)
+            BarrierTaskContext.get().barrier();
+            try (Transport transport = Transports.open(config)) {
+                Start start = agree(config, transport, minibatches, attempt, net.params().length());
+                if (start.checkpoint() != null) {
+                    FitCheckpoints.install(start.checkpoint(), net);
+                }
+                return train(config, transport, net, start, minibatches, attempt, began);
             }
-            return train(config, transport, net, start, minibatches, attempt, began);
         }
     }
 
@@ -116,8 +118,9 @@ final class FitTask implements RankTask<DataSet, RankOutcome> {
     /** Every rank's {@code values}, row r rank r's. */
     private static long[][] allGather(Communicator communicator, long[] values) {
         INDArray mine = Nd4j.createFromArray(values);
-        INDArray all = communicator.allGather(mine);
+        INDArray all = null;
         try {
+            all = communicator.allGather(mine);
             long[][] rows = new long[communicator.worldSize()][values.length];
             for (int rank = 0; rank < rows.length; rank++) {
                 for (int i = 0; i < values.length; i++) {
