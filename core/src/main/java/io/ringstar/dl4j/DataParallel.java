@@ -109,12 +109,12 @@ public final class DataParallel {
      *     network is then left as it was
      */
     public static void attach(MultiLayerNetwork net, GradientAggregator aggregator) {
-        attachSynchronous(TrainedNetwork.of(net, "DataParallel"), aggregator);
+        attachSynchronous(new TrainedNetwork(net, "DataParallel"), aggregator);
     }
 
     /** {@link #attach(MultiLayerNetwork, GradientAggregator)} for a {@link ComputationGraph}. */
     public static void attach(ComputationGraph net, GradientAggregator aggregator) {
-        attachSynchronous(TrainedNetwork.of(net, "DataParallel"), aggregator);
+        attachSynchronous(new TrainedNetwork(net, "DataParallel"), aggregator);
     }
 
     /**
@@ -131,12 +131,12 @@ public final class DataParallel {
      * @throws IllegalStateException if the network is already attached
      */
     public static void attach(MultiLayerNetwork net, AsyncParameterServer server) {
-        attachAsynchronous(TrainedNetwork.of(net, "DataParallel"), server);
+        attachAsynchronous(new TrainedNetwork(net, "DataParallel"), server);
     }
 
     /** {@link #attach(MultiLayerNetwork, AsyncParameterServer)} for a {@link ComputationGraph}. */
     public static void attach(ComputationGraph net, AsyncParameterServer server) {
-        attachAsynchronous(TrainedNetwork.of(net, "DataParallel"), server);
+        attachAsynchronous(new TrainedNetwork(net, "DataParallel"), server);
     }
 
     /**
@@ -148,12 +148,12 @@ public final class DataParallel {
      * @throws IllegalStateException if {@code net} is not attached to an asynchronous parameter server
      */
     public static ParameterSnapshot finish(MultiLayerNetwork net, AsyncParameterServer server) {
-        return finishAsynchronous(TrainedNetwork.of(net, "DataParallel"), server);
+        return finishAsynchronous(new TrainedNetwork(net, "DataParallel"), server);
     }
 
     /** {@link #finish(MultiLayerNetwork, AsyncParameterServer)} for a {@link ComputationGraph}. */
     public static ParameterSnapshot finish(ComputationGraph net, AsyncParameterServer server) {
-        return finishAsynchronous(TrainedNetwork.of(net, "DataParallel"), server);
+        return finishAsynchronous(new TrainedNetwork(net, "DataParallel"), server);
     }
 
     /**
@@ -163,12 +163,12 @@ public final class DataParallel {
      * instead, which detaches too.)
      */
     public static void detach(MultiLayerNetwork net) {
-        detachAll(TrainedNetwork.of(net, "DataParallel"));
+        detachAll(new TrainedNetwork(net, "DataParallel"));
     }
 
     /** {@link #detach(MultiLayerNetwork)} for a {@link ComputationGraph}. */
     public static void detach(ComputationGraph net) {
-        detachAll(TrainedNetwork.of(net, "DataParallel"));
+        detachAll(new TrainedNetwork(net, "DataParallel"));
     }
 
     /**
