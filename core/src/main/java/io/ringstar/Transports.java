@@ -27,7 +27,9 @@ public final class Transports {
 
     /**
      * Opens the transport named by {@code config.transport()} for {@code config.rank()}. Blocks until
-     * the group has formed, at most {@code config.timeout()}. The caller owns the transport.
+     * the group has formed, at most {@code config.timeout()}. The caller owns the transport. A
+     * network transport needs rank 0's real port in the coordinator address, on every rank: for rank
+     * 0 to take any free port, it binds first ({@link #bind}).
      *
      * <p>Every option of {@code config} must be one that the transport or core declares (see
      * {@link #options(String)}), so a misspelled option, or one of another transport, fails here
@@ -35,7 +37,8 @@ public final class Transports {
      *
      * @throws InvalidConfigException if no transport of that name is on the class path (the message
      *     lists the ones that are), or if the configuration holds an option it does not take (the
-     *     message lists the ones it takes)
+     *     message lists the ones it takes), or the coordinator address has port 0 where the
+     *     transport needs a fixed one
      */
     public static Transport open(DistributedConfig config) {
         TransportProvider provider = provider(config.transport());

@@ -73,15 +73,19 @@ class ReadmeSnippetsTest {
             "io.ringstar.checkpoint.*",
             "io.ringstar.config.*",
             "io.ringstar.dl4j.*",
+            "io.ringstar.spark.*",
             "java.nio.file.*",
             "java.time.*",
             "java.util.*",
             "java.util.concurrent.*",
             "org.deeplearning4j.nn.conf.MultiLayerConfiguration",
             "org.deeplearning4j.nn.graph.ComputationGraph",
+            "org.apache.spark.api.java.JavaRDD",
+            "org.apache.spark.api.java.JavaSparkContext",
             "org.deeplearning4j.nn.multilayer.MultiLayerNetwork",
             "org.nd4j.linalg.api.buffer.DataType",
             "org.nd4j.linalg.api.ndarray.INDArray",
+            "org.nd4j.linalg.dataset.DataSet",
             "org.nd4j.linalg.dataset.api.iterator.DataSetIterator",
             "org.nd4j.linalg.factory.Nd4j");
 
@@ -104,6 +108,10 @@ class ReadmeSnippetsTest {
             "    protected long[][] shapes;",
             "    protected MultiLayerConfiguration conf;",
             "    protected DataSetIterator globalBatches;",
+            "    /** A Spark application's context, an RDD of minibatches and a network, for the Spark section. */",
+            "    protected JavaSparkContext spark;",
+            "    protected JavaRDD<DataSet> minibatches;",
+            "    protected MultiLayerNetwork net;",
             "    /** A worker's gradients at the given parameters. */",
             "    protected abstract INDArray[] gradients(INDArray[] parameters);");
 

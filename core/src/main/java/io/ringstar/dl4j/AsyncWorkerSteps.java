@@ -3,6 +3,7 @@ package io.ringstar.dl4j;
 import io.ringstar.AsyncParameterServer;
 import io.ringstar.CollectiveException;
 import io.ringstar.ParameterSnapshot;
+import io.ringstar.internal.dl4j.TrainedNetwork;
 import io.ringstar.internal.tensor.TensorMemory;
 import java.util.List;
 import org.deeplearning4j.nn.api.Model;

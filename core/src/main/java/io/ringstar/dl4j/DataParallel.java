@@ -3,6 +3,8 @@ package io.ringstar.dl4j;
 import io.ringstar.AsyncParameterServer;
 import io.ringstar.GradientAggregator;
 import io.ringstar.ParameterSnapshot;
+import io.ringstar.internal.dl4j.TrainedNetwork;
+import org.deeplearning4j.nn.api.OptimizationAlgorithm;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.optimize.api.TrainingListener;
@@ -107,12 +109,12 @@ public final class DataParallel {
      *     network is then left as it was
      */
     public static void attach(MultiLayerNetwork net, GradientAggregator aggregator) {
-        attachSynchronous(TrainedNetwork.of(net), aggregator);
+        attachSynchronous(new TrainedNetwork(net, "DataParallel"), aggregator);
     }
 
     /** {@link #attach(MultiLayerNetwork, GradientAggregator)} for a {@link ComputationGraph}. */
     public static void attach(ComputationGraph net, GradientAggregator aggregator) {
-        attachSynchronous(TrainedNetwork.of(net), aggregator);
+        attachSynchronous(new TrainedNetwork(net, "DataParallel"), aggregator);
     }
 
     /**
@@ -129,12 +131,12 @@ public final class DataParallel {
      * @throws IllegalStateException if the network is already attached
      */
     public static void attach(MultiLayerNetwork net, AsyncParameterServer server) {
-        attachAsynchronous(TrainedNetwork.of(net), server);
+        attachAsynchronous(new TrainedNetwork(net, "DataParallel"), server);
     }
 
     /** {@link #attach(MultiLayerNetwork, AsyncParameterServer)} for a {@link ComputationGraph}. */
     public static void attach(ComputationGraph net, AsyncParameterServer server) {
-        attachAsynchronous(TrainedNetwork.of(net), server);
+        attachAsynchronous(new TrainedNetwork(net, "DataParallel"), server);
     }
 
     /**
@@ -146,12 +148,12 @@ public final class DataParallel {
      * @throws IllegalStateException if {@code net} is not attached to an asynchronous parameter server
      */
     public static ParameterSnapshot finish(MultiLayerNetwork net, AsyncParameterServer server) {
-        return finishAsynchronous(TrainedNetwork.of(net), server);
+        return finishAsynchronous(new TrainedNetwork(net, "DataParallel"), server);
     }
 
     /** {@link #finish(MultiLayerNetwork, AsyncParameterServer)} for a {@link ComputationGraph}. */
     public static ParameterSnapshot finish(ComputationGraph net, AsyncParameterServer server) {
-        return finishAsynchronous(TrainedNetwork.of(net), server);
+        return finishAsynchronous(new TrainedNetwork(net, "DataParallel"), server);
     }
 
     /**
@@ -161,12 +163,12 @@ public final class DataParallel {
      * instead, which detaches too.)
      */
     public static void detach(MultiLayerNetwork net) {
-        detachAll(TrainedNetwork.of(net));
+        detachAll(new TrainedNetwork(net, "DataParallel"));
     }
 
     /** {@link #detach(MultiLayerNetwork)} for a {@link ComputationGraph}. */
     public static void detach(ComputationGraph net) {
-        detachAll(TrainedNetwork.of(net));
+        detachAll(new TrainedNetwork(net, "DataParallel"));
     }
 
     /**
@@ -198,7 +200,7 @@ public final class DataParallel {
         if (aggregator == null) {
             throw new IllegalArgumentException("DataParallel.attach: the aggregator is null");
         }
-        network.requireStepwiseTraining("DataParallel.attach");
+        requireStepwiseTraining(network, "DataParallel.attach");
         requireDetached(network);
         GradientAveraging averaging = new GradientAveraging(network, aggregator);
         averaging.takeRankZerosState();
@@ -209,7 +211,7 @@ public final class DataParallel {
         if (server == null) {
             throw new IllegalArgumentException("DataParallel.attach: the parameter server is null");
         }
-        network.requireStepwiseTraining("DataParallel.attach");
+        requireStepwiseTraining(network, "DataParallel.attach");
         requireDetached(network);
         AsyncWorkerSteps steps = new AsyncWorkerSteps(network, server);
         steps.start();
@@ -223,6 +225,26 @@ public final class DataParallel {
                         + "this asynchronous parameter server"));
         network.removeListeners(AsyncWorkerSteps.class);
         return steps.finish();
+    }
+
+    /**
+     * Refuses what DataParallel cannot keep in step: an optimizer other than stochastic gradient
+     * descent, whose line search scores each rank's own batch outside the averaged step (no listener
+     * runs there), so the ranks would choose different step sizes and drift apart unnoticed; and
+     * truncated BPTT, whose number of updates per batch follows each rank's sequence length.
+     */
+    private static void requireStepwiseTraining(TrainedNetwork network, String operation) {
+        OptimizationAlgorithm algorithm = network.model().conf().getOptimizationAlgo();
+        if (algorithm != OptimizationAlgorithm.STOCHASTIC_GRADIENT_DESCENT) {
+            throw new IllegalArgumentException(operation + ": the network optimizes with " + algorithm
+                    + ", whose line search scores each rank's own batch outside the averaged step, so the ranks"
+                    + " would drift apart; DataParallel supports STOCHASTIC_GRADIENT_DESCENT (DL4J's default)");
+        }
+        if (network.truncatedBackprop()) {
+            throw new IllegalArgumentException(operation + ": the network trains with truncated BPTT, which makes"
+                    + " one update per segment, so ranks whose sequences differ in length would average unlike"
+                    + " steps; use BackpropType.Standard");
+        }
     }
 
     private static void requireDetached(TrainedNetwork network) {

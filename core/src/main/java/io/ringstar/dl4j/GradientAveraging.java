@@ -2,6 +2,7 @@ package io.ringstar.dl4j;
 
 import io.ringstar.CollectiveException;
 import io.ringstar.GradientAggregator;
+import io.ringstar.internal.dl4j.TrainedNetwork;
 import io.ringstar.internal.tensor.TensorMemory;
 import org.deeplearning4j.nn.api.Model;
 import org.deeplearning4j.optimize.api.BaseTrainingListener;

@@ -6,7 +6,7 @@ import io.ringstar.Transports;
 import io.ringstar.internal.launch.RankScope;
 import io.ringstar.spi.BoundTransport;
 import java.io.Serializable;
-import java.util.Collections;
+import java.util.List;
 import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.BarrierTaskInfo;
 import scala.collection.Iterator;
@@ -20,8 +20,8 @@ import scala.runtime.AbstractFunction1;
  * runs the job's {@link RankTask} in a {@link RankScope}, whose transports are closed when the task
  * ends, however it ends.
  */
-final class RankStage<T, R extends Serializable> extends AbstractFunction1<Iterator<T>, Iterator<R>>
-        implements Serializable {
+final class RankStage<T, R extends Serializable>
+        extends AbstractFunction1<Iterator<T>, Iterator<RankStage.Output<R>>> implements Serializable {
     private static final long serialVersionUID = 1L;
     /** The prefixes of rank 0's message: the address it bound, or why it could not bind. */
     private static final String BOUND = "bound ";
@@ -36,10 +36,10 @@ final class RankStage<T, R extends Serializable> extends AbstractFunction1<Itera
     }
 
     @Override
-    public Iterator<R> apply(Iterator<T> partition) {
-        // One result per rank; singletonList, since a task may return null.
-        return CollectionConverters.asScala(Collections.singletonList(runRank(CollectionConverters.asJava(partition)))
-                .iterator());
+    public Iterator<Output<R>> apply(Iterator<T> partition) {
+        int rank = BarrierTaskContext.get().partitionId();
+        R result = runRank(CollectionConverters.asJava(partition));
+        return CollectionConverters.asScala(List.of(new Output<>(rank, result)).iterator());
     }
 
     private R runRank(java.util.Iterator<T> partition) {
@@ -58,7 +58,7 @@ final class RankStage<T, R extends Serializable> extends AbstractFunction1<Itera
             try {
                 bound = Transports.bind(job.config(0, host + ":0"));
                 String address = bound.address();
-                if (address.endsWith(":0")) {
+                if (address.endsWith(":0") && job.worldSize() > 1) {
                     // Nothing was bound (the in-process transport): the job's number names the group instead.
                     bound.close();
                     bound = null;
@@ -112,6 +112,10 @@ final class RankStage<T, R extends Serializable> extends AbstractFunction1<Itera
         if (bound != null) {
             bound.close();
         }
+    }
+
+    /** One rank's result, with its rank: the shuffle between the stage and the driver does not keep the order. */
+    record Output<R>(int rank, R value) implements Serializable {
     }
 
     /** A checked exception of a rank's task, unchecked for Spark; its cause is the task's exception. */

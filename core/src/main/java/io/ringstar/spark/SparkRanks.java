@@ -40,12 +40,15 @@ import scala.reflect.ClassTag;
  * cluster has task slots (on a cluster that is still starting, once its executors had
  * {@value #SLOT_WAIT_SECONDS} s to register; Spark itself would retry for 40 × 15 s).
  *
- * <p><b>Failures.</b> A rank that throws fails the stage. The transports it opened are closed as
- * its task ends, so its peers fail within seconds with a peer failure, not their timeout, and the
- * job asks Spark to interrupt the tasks it kills. The driver's {@link SparkRankException} names the
- * rank and carries its exception as the cause. A barrier stage that feeds a shuffle may be retried
- * by Spark as a whole; a task reads {@link #stageAttempt()} to resume from its checkpoint. A result
- * stage (this method's own) is not retried.
+ * <p><b>Failures.</b> A rank that throws fails the job at once: the transports it opened are closed
+ * as its task ends, so its peers fail within seconds with a peer failure, not their timeout; the
+ * job asks Spark to interrupt the tasks it kills, and it is cancelled rather than retried, since
+ * the rank would throw again. The driver's {@link SparkRankException} names the rank and carries
+ * its exception as the cause. A lost executor (killed, out of memory, its host gone) instead makes
+ * Spark retry the whole stage, up to {@code spark.stage.maxConsecutiveAttempts} (4 by default)
+ * times: the stage feeds a shuffle (into the one partition the driver collects), which is what
+ * lets Spark retry a barrier stage at all. A retried task runs again from the start of its
+ * partition; it reads {@link #stageAttempt()} to resume from its checkpoint instead.
  *
  * <p>Blocks until every rank has returned, or the job failed. Every wait inside a rank is bounded by
  * the timeout; Spark's own waits are Spark's.
@@ -54,6 +57,7 @@ public final class SparkRanks {
     /** On a cluster that is not local, how long the driver waits for executors to offer enough task slots. */
     static final int SLOT_WAIT_SECONDS = 60;
     private static final String INTERRUPT_ON_CANCEL = "spark.job.interruptOnCancel";
+    private static final String JOB_GROUP = "spark.jobGroup.id";
     private static final String JOB_DESCRIPTION = "spark.job.description";
 
     private SparkRanks() {
@@ -83,27 +87,38 @@ public final class SparkRanks {
         int ranks = data.getNumPartitions();
         requireRunnable(spark, ranks);
         JobSettings job = JobSettings.of(ranks, spark.applicationId(), options);
-        ClassTag<R> tag = ClassTag.apply(Object.class);
-        RDD<R> stage = data.rdd().barrier().mapPartitions(new RankStage<>(job, task), false, tag);
-        TaskFailures failures = new TaskFailures(job.jobId());
-        String[] saved = {spark.getLocalProperty(TaskFailures.JOB_PROPERTY),
-            spark.getLocalProperty(INTERRUPT_ON_CANCEL), spark.getLocalProperty(JOB_DESCRIPTION)};
+        ClassTag<RankStage.Output<R>> tag = ClassTag.apply(RankStage.Output.class);
+        // The barrier stage feeds a shuffle (into one partition the driver collects), since Spark retries
+        // a failed barrier shuffle-map stage as a whole but aborts a failed barrier result stage.
+        RDD<RankStage.Output<R>> stage = data.rdd().barrier().mapPartitions(new RankStage<>(job, task), false, tag);
+        JavaRDD<RankStage.Output<R>> gathered = JavaRDD.fromRDD(stage, tag).coalesce(1, true);
+        String[] properties = {TaskFailures.JOB_PROPERTY, JOB_GROUP, INTERRUPT_ON_CANCEL, JOB_DESCRIPTION};
+        String[] saved = new String[properties.length];
+        for (int i = 0; i < properties.length; i++) {
+            saved[i] = spark.getLocalProperty(properties[i]);
+        }
         spark.setLocalProperty(TaskFailures.JOB_PROPERTY, job.jobId());
+        spark.setLocalProperty(JOB_GROUP, job.jobId());
         // Spark kills the rest of a failed barrier stage; interrupted, their waits end now, not at the timeout.
         spark.setLocalProperty(INTERRUPT_ON_CANCEL, "true");
         spark.setLocalProperty(JOB_DESCRIPTION, "ringstar: " + ranks + " ranks over " + job.transport()
                 + " (job " + job.jobId() + ")");
+        TaskFailures failures = new TaskFailures(job.jobId(), () -> spark.cancelJobGroup(job.jobId()));
         spark.addSparkListener(failures);
         try {
-            List<R> results = JavaRDD.fromRDD(stage, tag).collect();
-            return Collections.unmodifiableList(new ArrayList<>(results));
+            List<RankStage.Output<R>> outputs = gathered.collect();
+            List<R> results = new ArrayList<>(Collections.nCopies(ranks, null));
+            for (RankStage.Output<R> output : outputs) {
+                results.set(output.rank(), output.value());
+            }
+            return Collections.unmodifiableList(results);
         } catch (Exception stageFailure) {
             throw failures.explain(stageFailure, ranks);
         } finally {
             spark.removeSparkListener(failures);
-            spark.setLocalProperty(TaskFailures.JOB_PROPERTY, saved[0]);
-            spark.setLocalProperty(INTERRUPT_ON_CANCEL, saved[1]);
-            spark.setLocalProperty(JOB_DESCRIPTION, saved[2]);
+            for (int i = 0; i < properties.length; i++) {
+                spark.setLocalProperty(properties[i], saved[i]);
+            }
         }
     }
 

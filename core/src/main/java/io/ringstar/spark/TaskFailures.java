@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.spark.ExceptionFailure;
 import org.apache.spark.TaskFailedReason;
 import org.apache.spark.TaskKilled;
@@ -16,9 +17,11 @@ import org.apache.spark.scheduler.SparkListenerTaskEnd;
 
 /**
  * Listens, on the driver, for the failed tasks of one {@link SparkRanks} job, so that the job's
- * exception names the rank that failed and carries its exception. Spark alone does not: a failed
- * barrier result stage reaches the driver as a {@code SparkException} with no cause, naming
- * whichever task Spark saw fail first, often a peer of the rank that threw.
+ * exception names the rank that failed and carries its exception, and so that a rank's own
+ * failure cancels the job instead of letting Spark retry the stage (which it does for a lost
+ * executor). Spark alone names no cause: a failed barrier stage reaches the driver as a
+ * {@code SparkException} naming whichever task Spark saw fail first, often a peer of the rank that
+ * threw.
  */
 final class TaskFailures extends SparkListener {
     /** The local property that marks the job's stages. */
@@ -27,14 +30,18 @@ final class TaskFailures extends SparkListener {
     private static final Duration EVENT_WAIT = Duration.ofSeconds(5);
 
     private final String jobId;
+    /** Cancels the job: a rank that threw would throw again, so Spark must not retry the stage. */
+    private final Runnable cancel;
+    private final AtomicBoolean cancelled = new AtomicBoolean();
     private final Set<Integer> stages = ConcurrentHashMap.newKeySet();
     /** In the order Spark reported them. Guarded by itself. */
     private final List<Failure> failures = new ArrayList<>();
     /** Guarded by {@link #failures}: tasks of the job that ended, however they ended. */
     private int ended;
 
-    TaskFailures(String jobId) {
+    TaskFailures(String jobId, Runnable cancel) {
         this.jobId = jobId;
+        this.cancel = cancel;
     }
 
     @Override
@@ -49,12 +56,17 @@ final class TaskFailures extends SparkListener {
         if (!stages.contains(ended.stageId())) {
             return;
         }
+        Failure failure = ended.reason() instanceof TaskFailedReason reason
+                ? new Failure(ended.taskInfo().index(), ended.stageAttemptId(), reason) : null;
         synchronized (failures) {
             this.ended++;
-            if (ended.reason() instanceof TaskFailedReason reason) {
-                failures.add(new Failure(ended.taskInfo().index(), ended.stageAttemptId(), reason));
+            if (failure != null) {
+                failures.add(failure);
             }
             failures.notifyAll();
+        }
+        if (failure != null && failure.isOwn() && cancelled.compareAndSet(false, true)) {
+            cancel.run();
         }
     }
 

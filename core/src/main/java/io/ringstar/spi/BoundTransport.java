@@ -1,6 +1,7 @@
 package io.ringstar.spi;
 
 import io.ringstar.Transport;
+import java.util.function.Supplier;
 
 /**
  * A rank's transport between the two steps of a two-step open ({@link TransportProvider#bind}): its
@@ -17,7 +18,9 @@ public interface BoundTransport extends AutoCloseable {
 
     /**
      * Where this rank listens, as {@code host:port} with the port actually bound. For rank 0 this is
-     * the coordinator address the other ranks must be given; never a port of 0.
+     * the coordinator address the other ranks must be given; never a port of 0. Where nothing is
+     * bound (the in-process transport, or a network transport's group of one, which nobody dials),
+     * it is the configuration's coordinator address as given.
      */
     String address();
 
@@ -40,4 +43,57 @@ public interface BoundTransport extends AutoCloseable {
      */
     @Override
     void close();
+
+    /**
+     * A bound transport whose {@link #join} calls {@code join} once, and whose {@link #close} before
+     * that calls {@code release} once: the bookkeeping of the contract above (join once, nothing
+     * after close, close never throws), written once for every transport.
+     *
+     * @param rank the rank, for messages
+     * @param address what {@link #address()} returns
+     * @param join forms the group; if it throws, it has released the endpoint itself
+     * @param release frees the endpoint and stops what binding started; must not block for long
+     */
+    static BoundTransport of(int rank, String address, Supplier<Transport> join, Runnable release) {
+        return new BoundTransport() {
+            /** Null while bound; then what ended it, for the message of a call that comes too late. */
+            private String spent;
+
+            @Override
+            public String address() {
+                return address;
+            }
+
+            @Override
+            public Transport join() {
+                if (spent != null) {
+                    throw new IllegalStateException("rank " + rank + ": this bound transport was already " + spent
+                            + "; bind again for a new group");
+                }
+                spent = "joined";
+                return join.get();
+            }
+
+            @Override
+            public void close() {
+                if (spent != null) {
+                    return;
+                }
+                spent = "closed";
+                try {
+                    release.run();
+                } catch (RuntimeException e) {
+                    // Nothing the caller could do about it: the endpoint is as free as it will get.
+                    System.getLogger(BoundTransport.class.getName()).log(System.Logger.Level.WARNING,
+                            "rank " + rank + " could not release its bound endpoint at " + address + ": " + e, e);
+                }
+            }
+
+            @Override
+            public String toString() {
+                return "BoundTransport{rank=" + rank + ", address=" + address + (spent == null ? "" : ", " + spent)
+                        + '}';
+            }
+        };
+    }
 }

@@ -37,29 +37,7 @@ public interface TransportProvider {
      * @throws io.ringstar.CollectiveException if the endpoint cannot be bound
      */
     default BoundTransport bind(DistributedConfig config) {
-        return new BoundTransport() {
-            private boolean spent;
-
-            @Override
-            public String address() {
-                return config.coordinatorAddr();
-            }
-
-            @Override
-            public Transport join() {
-                if (spent) {
-                    throw new IllegalStateException("rank " + config.rank() + ": this bound transport was already"
-                            + " joined or closed");
-                }
-                spent = true;
-                return open(config);
-            }
-
-            @Override
-            public void close() {
-                spent = true;
-            }
-        };
+        return BoundTransport.of(config.rank(), config.coordinatorAddr(), () -> open(config), () -> { });
     }
 
     /**

@@ -99,9 +99,24 @@ record AeronSettings(String jobId, byte[] secret, InetAddress coordinatorAddress
     /** Every option the Aeron transport reads: the network options, then its own. */
     static final List<ConfigOption<?>> OPTIONS = options();
 
+    /** The settings for {@link AeronTransport#AeronTransport(DistributedConfig) opening}: rank 0 needs a fixed port. */
     static AeronSettings from(DistributedConfig config, Map<String, String> environment) {
+        return read(config, environment, false);
+    }
+
+    /**
+     * The settings for the first step of a two-step open ({@link AeronTransportProvider#bind}): rank 0
+     * may be given port 0, and then listens on any free port.
+     */
+    static AeronSettings forBind(DistributedConfig config, Map<String, String> environment) {
+        return read(config, environment, true);
+    }
+
+    private static AeronSettings read(DistributedConfig config, Map<String, String> environment,
+            boolean rankZeroBindsFirst) {
         Transports.requireKnownOptions(config, OPTIONS);
-        NetworkSettings network = NetworkSettings.from(config, environment);
+        NetworkSettings network = rankZeroBindsFirst ? NetworkSettings.forBind(config, environment)
+                : NetworkSettings.from(config, environment);
         String jobId = network.jobId();
         byte[] secret = network.secret();
         InetAddress coordinator = network.coordinator();

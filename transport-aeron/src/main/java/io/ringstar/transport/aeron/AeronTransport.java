@@ -9,6 +9,7 @@ import io.ringstar.Deadline;
 import io.ringstar.DistributedConfig;
 import io.ringstar.PeerFailureException;
 import io.ringstar.config.NetworkOptions;
+import io.ringstar.spi.BoundTransport;
 import io.ringstar.spi.PeerChannel;
 import io.ringstar.spi.PeerTransport;
 import io.ringstar.spi.WaitSchedule;
@@ -46,6 +47,19 @@ import java.util.function.UnaryOperator;
  * from, which it connects to the peer (bound to the route's source address). The data frames
  * themselves are not authenticated: the secret keeps off-path strangers out, not someone who can
  * read and forge packets on the path.
+ *
+ * <p><b>Two-step open.</b> {@link io.ringstar.Transports#bind} ({@link AeronTransportProvider#bind})
+ * does the first part of the constructor and returns at once: it checks the options, starts the
+ * media driver (or connects to the one named), binds this rank's UDP endpoint and, on rank 0, the
+ * TCP listener at the coordinator address, where port 0 takes any free port.
+ * {@link BoundTransport#address()} is then where the others find this rank, as {@code host:port}:
+ * rank 0's listener, which it publishes and the others open with as their coordinator address; for
+ * another rank its UDP endpoint. {@link BoundTransport#join()} forms the group as the constructor
+ * does, within the timeout counted from the join; registrations that reach rank 0 before it joins
+ * wait in the listener's backlog (each retried after its handshake's 10 s). Closing before the
+ * join closes the listener, the client and the embedded driver at once. A group of one binds
+ * nothing. IPC and UDP alike: the UDP endpoint is bound before the rendezvous says which peers
+ * share a driver.
  *
  * <p><b>Data.</b> A message goes as a 16-byte {@link io.ringstar.spi.Frame} header and its bytes,
  * cut into chunks of one Aeron frame ({@value #MTU_OPTION}), each written straight into the term
@@ -148,9 +162,15 @@ public final class AeronTransport extends PeerTransport {
     private final AeronChannel[] peers;
     /** By peer: the subscription that takes only that peer's session (UDP until the rendezvous says IPC). */
     private final Subscription[] subscriptions;
+    /** Option {@code waitSpin}, read with the others before anything starts. */
+    private final String waitSpin;
+    /** When {@link #AeronTransport(DistributedConfig) opening in one step} must have formed the group. */
+    private final Deadline openDeadline;
     /** Where this rank receives UDP, once bound. */
     private InetSocketAddress udpEndpoint;
     private DriverHandle driver;
+    /** Forms the group; null in a group of one, or if the driver did not start. */
+    private GroupFormation group;
     private Sentinels sentinels;
     private final Sentinels.Listener onDeath = this::onDeath;
     private long lastCheck;
@@ -160,7 +180,9 @@ public final class AeronTransport extends PeerTransport {
     private volatile Thread parked;
 
     /**
-     * Opens this rank's transport and forms the group; blocks until every stream is connected.
+     * Opens this rank's transport and forms the group; blocks until every stream is connected. The
+     * two steps of {@link AeronTransportProvider#bind} in one, within one timeout, except that rank 0
+     * needs a fixed port.
      *
      * @throws io.ringstar.InvalidConfigException if an option is malformed; nothing was started
      * @throws CollectiveTimeoutException if the group did not form within the configuration's
@@ -173,40 +195,86 @@ public final class AeronTransport extends PeerTransport {
 
     /** As the public constructor, with a last say over an embedded driver's context (tests inject loss). */
     AeronTransport(DistributedConfig config, UnaryOperator<MediaDriver.Context> driverCustomizer) {
+        this(config, AeronSettings.from(config, System.getenv()), driverCustomizer);
+        // One step: the whole open within one timeout, as before there were two.
+        join(openDeadline);
+    }
+
+    /**
+     * The first step, which both ways of opening take: the settings checked and, in a group of more
+     * than one, the media driver started, the UDP endpoint bound and rank 0's listener at the
+     * coordinator address bound. {@link #join} is the second.
+     */
+    private AeronTransport(DistributedConfig config, AeronSettings settings,
+            UnaryOperator<MediaDriver.Context> driverCustomizer) {
         super(NAME, config.rank(), config.worldSize(), config.timeout());
         this.rank = config.rank();
         this.worldSize = config.worldSize();
         this.timeout = config.timeout();
-        this.settings = AeronSettings.from(config, System.getenv());
-        String waitSpin = NetworkOptions.WAIT_SPIN.value(config);
+        this.settings = settings;
+        this.waitSpin = NetworkOptions.WAIT_SPIN.value(config);
         this.peers = new AeronChannel[worldSize];
         this.subscriptions = new Subscription[worldSize];
+        this.openDeadline = Deadline.after(timeout);
         if (worldSize == 1) {
-            waitSchedule = WaitSchedule.choose(WAIT_SPIN_AUTO, 1);
-            start(new PeerChannel[1], waitSchedule);
             return;
         }
         if (settings.secret() == null) {
             NetworkOptions.warnUnauthenticated(LOG, NAME, rank, settings.jobId(), null);
         }
-        Deadline deadline = Deadline.after(timeout);
         try {
             driver = DriverHandle.open(settings, rank, driverCustomizer, this::onImageGone, this::onClientError);
-            GroupFormation group = new GroupFormation(this, rank, worldSize, timeout, settings, driver, peers,
-                    subscriptions);
-            sentinels = group.form(deadline);
+            group = new GroupFormation(this, rank, worldSize, timeout, settings, driver, peers, subscriptions);
+            group.bind(openDeadline);
             udpEndpoint = group.udpEndpoint();
+        } catch (RuntimeException | Error e) {
+            closeAfter(e);
+            throw e;
+        }
+    }
+
+    /**
+     * The first step of a two-step open: see {@link AeronTransportProvider#bind}.
+     *
+     * @throws io.ringstar.InvalidConfigException if an option is malformed; nothing was started
+     * @throws CollectiveException if the driver cannot start or an endpoint cannot be bound
+     */
+    static BoundTransport bind(DistributedConfig config, UnaryOperator<MediaDriver.Context> driverCustomizer) {
+        AeronTransport bound = new AeronTransport(config, AeronSettings.forBind(config, System.getenv()),
+                driverCustomizer);
+        // Nobody dials a group of one, which binds nothing.
+        String address = bound.group == null ? config.coordinatorAddr() : bound.group.address();
+        return BoundTransport.of(bound.rank, address, () -> bound.join(Deadline.after(bound.timeout)), bound::close);
+    }
+
+    /**
+     * The second step: meets the other ranks with the bound endpoints and connects every stream;
+     * returns once the group has formed. If it fails, everything is released before it throws.
+     */
+    private AeronTransport join(Deadline deadline) {
+        if (worldSize == 1) {
+            waitSchedule = WaitSchedule.choose(WAIT_SPIN_AUTO, 1);
+            start(new PeerChannel[1], waitSchedule);
+            return this;
+        }
+        try {
+            sentinels = group.form(deadline);
             waitSchedule = WaitSchedule.choose(waitSpin, group.busyThreadsOnThisHost());
             start(peers, waitSchedule);
             group.confirm(deadline);
         } catch (RuntimeException | Error e) {
-            // What stopped the group forming is the failure to report; a failure to clean up only goes with it.
-            try {
-                close();
-            } catch (RuntimeException | Error t) {
-                e.addSuppressed(t);
-            }
+            closeAfter(e);
             throw e;
+        }
+        return this;
+    }
+
+    /** Closes this transport after {@code failure} to open it, the one to report; a failure to close goes with it. */
+    private void closeAfter(Throwable failure) {
+        try {
+            close();
+        } catch (RuntimeException | Error t) {
+            failure.addSuppressed(t);
         }
     }
 
@@ -346,9 +414,30 @@ public final class AeronTransport extends PeerTransport {
         Closing.finishGoodbyes(this, peers, sentinels, deadline);
     }
 
-    /** Closes the sentinels, the client and the driver (see {@link Closing#release}). */
+    /**
+     * Closes rank 0's listener at the coordinator address (if it was bound and the rendezvous did
+     * not close it), then the sentinels, the client and the driver (see {@link Closing#release}).
+     */
     @Override
     protected void release(boolean othersMayBeInside) {
+        if (group != null) {
+            group.closeListener();
+        }
+        if (driver != null && settings.externalDir() != null && !othersMayBeInside) {
+            // A shared driver frees this rank's UDP port once it has removed the subscriptions on it.
+            // Closing them waits for its word that it has; the client's close would leave it to the
+            // driver's own time, and a rank bound again at once could find its port still taken.
+            for (Subscription subscription : subscriptions) {
+                if (subscription != null) {
+                    try {
+                        subscription.close();
+                    } catch (RuntimeException e) {
+                        // The driver is gone or not answering: the client's close below is all there is.
+                        LOG.log(System.Logger.Level.DEBUG, "rank " + rank + " could not close a subscription: " + e);
+                    }
+                }
+            }
+        }
         Closing.release(sentinels, driver, othersMayBeInside);
     }
 

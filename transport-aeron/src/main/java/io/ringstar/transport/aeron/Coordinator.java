@@ -22,9 +22,10 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Rank 0's side of the {@link Rendezvous}: listens at the coordinator address, runs the shared
- * {@link Acceptor} on each registration in turn (one at a time, each bounded), and once every rank
- * has registered sends each of them the table, tagged for its connection. Stateless between calls.
+ * Rank 0's side of the {@link Rendezvous}: listens at the coordinator address ({@link #listen}),
+ * runs the shared {@link Acceptor} on each registration in turn (one at a time, each bounded), and
+ * once every rank has registered sends each of them the table, tagged for its connection, and
+ * stops listening ({@link #coordinate}). Stateless between calls.
  */
 final class Coordinator {
     /** Draws the table's nonce, from which every pair of ranks derives its Aeron session id. */
@@ -35,23 +36,50 @@ final class Coordinator {
     }
 
     /**
-     * Rank 0: listens at the coordinator address until every other rank has registered, then sends
-     * them the table. Connections that fail the handshake are refused and do not disturb the others.
+     * Rank 0: listens at {@code where} (the coordinator address; port 0 for any free one). Ranks that
+     * connect before {@link #coordinate} wait in the backlog, each for its handshake's bound.
+     *
+     * @throws CollectiveException if it cannot
+     */
+    static ServerSocketChannel listen(InetSocketAddress where) {
+        ServerSocketChannel listening = null;
+        try {
+            // A channel's socket, so that the accepted connections can go on as non-blocking sentinels.
+            listening = ServerSocketChannel.open();
+            ServerSocket server = listening.socket();
+            server.setReuseAddress(true);
+            server.bind(where, 128);
+            return listening;
+        } catch (IOException e) {
+            if (listening != null) {
+                try {
+                    listening.close();
+                } catch (IOException closing) {
+                    e.addSuppressed(closing);
+                }
+            }
+            throw new CollectiveException("rendezvous", 0, CollectiveException.NO_RANK, "cannot listen on " + where
+                    + " (the coordinator address): " + e, e);
+        }
+    }
+
+    /**
+     * Rank 0: takes registrations on {@code listening} ({@link #listen}) until every other rank has
+     * registered, then sends them the table; closes {@code listening} whatever happens. Connections
+     * that fail the handshake are refused and do not disturb the others.
      *
      * @throws CollectiveTimeoutException naming the ranks that did not register before the deadline
      */
-    static Formed coordinate(InetSocketAddress where, byte[] secret, Endpoint self, long deadline) {
+    static Formed coordinate(ServerSocketChannel listening, byte[] secret, Endpoint self, long deadline) {
         int worldSize = self.worldSize();
         Socket[] sockets = new Socket[worldSize];
         Acceptor[] handshakes = new Acceptor[worldSize];
         Endpoint[] endpoints = new Endpoint[worldSize];
         endpoints[0] = self;
         List<String> refusals = new ArrayList<>();
-        // A channel's socket, so that the accepted connections can go on as non-blocking sentinels.
-        try (ServerSocketChannel listening = ServerSocketChannel.open()) {
+        InetSocketAddress where = (InetSocketAddress) listening.socket().getLocalSocketAddress();
+        try (listening) {
             ServerSocket server = listening.socket();
-            server.setReuseAddress(true);
-            server.bind(where, 128);
             int registered = 1;
             while (registered < worldSize) {
                 long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
@@ -93,8 +121,8 @@ final class Coordinator {
             }
         } catch (IOException e) {
             abandon(sockets, "rank 0 failed: " + e);
-            throw new CollectiveException("rendezvous", 0, CollectiveException.NO_RANK, "cannot listen on " + where
-                    + " (the coordinator address): " + e, e);
+            throw new CollectiveException("rendezvous", 0, CollectiveException.NO_RANK, "cannot take registrations"
+                    + " on " + where + " (the coordinator address): " + e, e);
         }
         List<Identity> ranks = new ArrayList<>(worldSize);
         for (Endpoint endpoint : endpoints) {

@@ -6,9 +6,11 @@ import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.Deadline;
 import io.ringstar.PeerFailureException;
 import io.ringstar.spi.MessageCopy;
+import io.ringstar.spi.NetworkSettings;
 import io.ringstar.spi.SameHost;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,12 +21,14 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.Predicate;
 
 /**
- * Forms an {@link AeronTransport}'s group, in two steps around the transport's {@code start}.
- * {@link #form} binds this rank's UDP endpoint ({@link Streams}), meets the other ranks at the
- * coordinator address ({@link Coordinator} on rank 0, {@link Rendezvous} on the others), keeps the
- * rendezvous connections as the {@link Sentinels}, and makes a channel per peer from rank 0's
- * table. {@link #confirm} then waits until every stream is connected, says READY on each, and
- * waits until every peer has said the same. Used once, by the constructing thread.
+ * Forms an {@link AeronTransport}'s group, in three steps. {@link #bind} binds this rank's UDP
+ * endpoint ({@link Streams}) and, on rank 0, the listener at the coordinator address; that is the
+ * first step of a two-step open. {@link #form} then meets the other ranks there ({@link Coordinator}
+ * on rank 0, {@link Rendezvous} on the others), keeps the rendezvous connections as the
+ * {@link Sentinels}, and makes a channel per peer from rank 0's table. After the transport's
+ * {@code start}, {@link #confirm} waits until every stream is connected, says READY on each, and
+ * waits until every peer has said the same. Used by one thread at a time: the binding thread, then
+ * the joining one.
  */
 final class GroupFormation {
     private final AeronTransport transport;
@@ -39,6 +43,10 @@ final class GroupFormation {
     /** One poll of every stream, which the waits below run under the I/O lock. */
     private final Runnable pollAll;
     private InetSocketAddress udpEndpoint;
+    /** What this rank tells the others, once {@link #bind} has bound its UDP endpoint. */
+    private Rendezvous.Endpoint self;
+    /** Rank 0: the listener at the coordinator address, from {@link #bind} until the rendezvous ends. */
+    private ServerSocketChannel coordinatorListener;
     /** Ranks of the table (this one included) on this host, and their media drivers if they have several. */
     private int busyThreadsOnThisHost;
 
@@ -64,13 +72,53 @@ final class GroupFormation {
         return busyThreadsOnThisHost;
     }
 
-    /** Where this rank receives UDP, once {@link #form} has bound it. */
+    /** Where this rank receives UDP, once {@link #bind} has bound it. */
     InetSocketAddress udpEndpoint() {
         return udpEndpoint;
     }
 
     /**
-     * Binds this rank's streams, meets the others at the rendezvous and makes the channels.
+     * Where the others find this rank, once {@link #bind} has bound it: rank 0's listener at the
+     * coordinator address, another rank's UDP endpoint; {@code host:port}.
+     */
+    String address() {
+        InetSocketAddress where = coordinatorListener != null
+                ? (InetSocketAddress) coordinatorListener.socket().getLocalSocketAddress() : udpEndpoint;
+        return NetworkSettings.hostPort(where.getAddress(), where.getPort());
+    }
+
+    /**
+     * Binds this rank's streams and, on rank 0, listens at the coordinator address (port 0: any
+     * free one). Ranks that register before {@link #form} wait for rank 0 there.
+     *
+     * @throws CollectiveTimeoutException if the driver did not bind the streams by the deadline
+     * @throws CollectiveException if rank 0 cannot listen at the coordinator address
+     */
+    void bind(Deadline deadline) {
+        long until = System.nanoTime() + deadline.remainingNanos();
+        int port = streams.bind(until);
+        udpEndpoint = new InetSocketAddress(settings.bindAddress(), port);
+        self = new Rendezvous.Endpoint(settings.jobId(), worldSize, rank, settings.bindAddress().getHostAddress(),
+                port, streams.sessionBase(), driver.driverId());
+        if (rank == 0) {
+            coordinatorListener = Coordinator.listen(new InetSocketAddress(settings.coordinatorAddress(),
+                    settings.coordinatorPort()));
+        }
+    }
+
+    /** Rank 0: stops listening at the coordinator address, if {@link #form} has not; for a close before it. */
+    void closeListener() {
+        if (coordinatorListener != null) {
+            try {
+                coordinatorListener.close();
+            } catch (IOException e) {
+                // Closing a listener fails only if it is gone already.
+            }
+        }
+    }
+
+    /**
+     * Once {@link #bind} has bound the streams: meets the others at the rendezvous and makes the channels.
      *
      * @return the sentinels, which the caller owns from here on
      * @throws CollectiveTimeoutException if the group did not meet by the deadline
@@ -78,14 +126,10 @@ final class GroupFormation {
      */
     Sentinels form(Deadline deadline) {
         long until = System.nanoTime() + deadline.remainingNanos();
-        int port = streams.bind(until);
-        udpEndpoint = new InetSocketAddress(settings.bindAddress(), port);
-        Rendezvous.Endpoint self = new Rendezvous.Endpoint(settings.jobId(), worldSize, rank,
-                settings.bindAddress().getHostAddress(), port, streams.sessionBase(), driver.driverId());
         InetSocketAddress coordinator = new InetSocketAddress(settings.coordinatorAddress(),
                 settings.coordinatorPort());
-        Rendezvous.Formed formed = rank == 0 ? Coordinator.coordinate(coordinator, settings.secret(), self, until)
-                : Rendezvous.register(coordinator, settings.secret(), self, until);
+        Rendezvous.Formed formed = rank == 0 ? Coordinator.coordinate(coordinatorListener, settings.secret(), self,
+                until) : Rendezvous.register(coordinator, settings.secret(), self, until);
         Sentinels sentinels;
         try {
             sentinels = new Sentinels(rank, formed.connections());

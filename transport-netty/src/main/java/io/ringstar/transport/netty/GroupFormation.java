@@ -23,12 +23,13 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Forms a {@link NettyTransport}'s group with Netty: the listener (whose accepted connections run
- * the {@link AcceptorHandshake}), rank 0's registrations and table, the connections to lower ranks
- * ({@link Connector}), and the {@link Handover} of each connection once its handshake is done. It
- * owns the event loops, the listener and every connection until the transport takes them over;
- * {@link #closeChannels()} and {@link #stop} end them. The forming thread blocks in {@link #form};
- * the rest runs on the event loops, under one lock.
+ * Forms a {@link NettyTransport}'s group with Netty, in two steps: {@link #listen} binds the
+ * listener (whose accepted connections run the {@link AcceptorHandshake}, and so already take rank
+ * 0's registrations), then {@link #form} waits for rank 0's registrations and sends the table, or
+ * makes the connections to lower ranks ({@link Connector}), with the {@link Handover} of each
+ * connection once its handshake is done. It owns the event loops, the listener and every
+ * connection until the transport takes them over; {@link #closeChannels()} and {@link #stop} end
+ * them. The forming thread blocks in {@link #form}; the rest runs on the event loops, under one lock.
  */
 final class GroupFormation {
     // The transport's logger: these are its messages.
@@ -53,6 +54,8 @@ final class GroupFormation {
     private final ArrayDeque<String> refusals = new ArrayDeque<>();
     private boolean formed;
     private Channel listener;
+    /** This rank's identity with the port it listens on, once {@link #listen} has bound it. */
+    private Identity listening;
     private volatile boolean closing;
 
     GroupFormation(int rank, int worldSize, Duration timeout, NettySettings settings) {
@@ -75,7 +78,21 @@ final class GroupFormation {
     }
 
     /**
-     * Forms the group: returns once this rank holds a handed-over connection to every other rank.
+     * Binds the listener: rank 0's at the coordinator's port (any free one if that is 0), another
+     * rank's at its {@code port} option. From here on connections are admitted, so ranks that come
+     * before {@link #form} register and wait.
+     *
+     * @throws CollectiveException if this rank cannot listen where it must
+     */
+    void listen() {
+        int port = rank == 0 ? settings.coordinatorPort() : settings.port();
+        listener = new Listener(rank, settings, loops, self, new Admission()).bind(port);
+        listening = self.atPort(((InetSocketAddress) listener.localAddress()).getPort());
+    }
+
+    /**
+     * Forms the group, once {@link #listen} has bound the listener: returns once this rank holds a
+     * handed-over connection to every other rank.
      *
      * @param deadline in {@link System#nanoTime()} terms
      */
@@ -88,6 +105,11 @@ final class GroupFormation {
         synchronized (formation) {
             return handovers[peer];
         }
+    }
+
+    /** This rank's identity with the address and port it listens on, once {@link #listen} has bound it. */
+    Identity listening() {
+        return listening;
     }
 
     /** The port this rank listens on, or -1 if it does not (yet). */
@@ -103,7 +125,6 @@ final class GroupFormation {
     }
 
     private void formGroup(long deadline) {
-        Identity listening = listen();
         if (rank == 0) {
             Table table = awaitRegistrations(listening, deadline);
             sendTable(table);
@@ -117,13 +138,6 @@ final class GroupFormation {
             connector.connect(peer, there.host(), there.port(), listening, deadline);
         }
         awaitHigherRanks(deadline);
-    }
-
-    /** Starts the listener; returns this rank's identity with the address it listens on. */
-    private Identity listen() {
-        int port = rank == 0 ? settings.coordinatorPort() : settings.port();
-        listener = new Listener(rank, settings, loops, self, new Admission()).bind(port);
-        return self.atPort(((InetSocketAddress) listener.localAddress()).getPort());
     }
 
     /** Rank 0: waits for every other rank's registration; returns the table of addresses. */
@@ -148,9 +162,8 @@ final class GroupFormation {
                 }
                 long remaining = deadline - System.nanoTime();
                 if (remaining <= 0) {
-                    String verdict = "ranks " + missing + " did not register with rank 0 at "
-                            + settings.bindAddress().getHostAddress() + ":" + settings.coordinatorPort() + " within "
-                            + timeout;
+                    String verdict = "ranks " + missing + " did not register with rank 0 at " + listening.address()
+                            + " within " + timeout;
                     abandonRegistrations(verdict);
                     throw new CollectiveTimeoutException("rendezvous", rank, missing.get(0), verdict + refusalsSoFar());
                 }

@@ -1,7 +1,6 @@
 package io.ringstar.transport.netty;
 
 import io.ringstar.DistributedConfig;
-import io.ringstar.InvalidConfigException;
 import io.ringstar.Transports;
 import io.ringstar.config.ConfigOption;
 import io.ringstar.config.NetworkOptions;
@@ -46,18 +45,35 @@ record NettySettings(String jobId, byte[] secret, InetAddress coordinatorAddress
     /** Every option the Netty transport reads: the network options, then its own. */
     static final List<ConfigOption<?>> OPTIONS = options();
 
+    /** The settings for {@link NettyTransport#NettyTransport(DistributedConfig) opening}: rank 0 needs a fixed port. */
     static NettySettings from(DistributedConfig config, Map<String, String> environment) {
+        return read(config, environment, false);
+    }
+
+    /**
+     * The settings for the first step of a two-step open ({@link NettyTransportProvider#bind}): rank 0
+     * may be given port 0, and then listens on any free port.
+     */
+    static NettySettings forBind(DistributedConfig config, Map<String, String> environment) {
+        return read(config, environment, true);
+    }
+
+    private static NettySettings read(DistributedConfig config, Map<String, String> environment,
+            boolean rankZeroBindsFirst) {
         Transports.requireKnownOptions(config, OPTIONS);
-        NetworkSettings network = NetworkSettings.from(config, environment);
-        if (network.coordinatorPort() == 0) {
+        NetworkSettings network = rankZeroBindsFirst ? NetworkSettings.forBind(config, environment)
+                : NetworkSettings.from(config, environment);
+        if (network.coordinatorPort() == 0 && !rankZeroBindsFirst) {
             // Even alone: a Netty rank 0 always listens where others could look for it.
-            throw new InvalidConfigException("coordinatorAddr", config.coordinatorAddr(),
-                    "needs a fixed port, since every rank must find rank 0 there");
+            throw NetworkSettings.fixedPortRequired(config);
         }
         InetAddress bind = network.bind();
         // A rank 0 told to listen on every interface (bind 0.0.0.0) still gives the others one address.
+        // The port only goes into a probe of the route, and a probe cannot aim at port 0 (rank 0's
+        // before it binds): any other port takes the same route.
         String advertised = (bind.isAnyLocalAddress()
-                ? NetworkOptions.routeTo(network.coordinator(), network.coordinatorPort()) : bind).getHostAddress();
+                ? NetworkOptions.routeTo(network.coordinator(), Math.max(1, network.coordinatorPort())) : bind)
+                .getHostAddress();
         int ioThreads = IO_THREADS.value(config);
         Duration handshake = config.timeout().compareTo(MAX_HANDSHAKE_TIME) < 0 ? config.timeout() : MAX_HANDSHAKE_TIME;
         List.of(TLS_CERT, TLS_KEY, TLS_TRUST).forEach(file -> file.ifSet(config));

@@ -6,6 +6,7 @@ import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.Deadline;
 import io.ringstar.DistributedConfig;
 import io.ringstar.config.NetworkOptions;
+import io.ringstar.spi.BoundTransport;
 import io.ringstar.spi.PeerChannel;
 import io.ringstar.spi.PeerTransport;
 import io.ringstar.spi.WaitSchedule;
@@ -30,6 +31,17 @@ import java.util.function.Consumer;
  * rank's address once all have registered; the registration's connection then carries rank 0's
  * traffic. Each rank then connects to every lower rank except 0 and accepts the higher ones. Ranks
  * may start in any order, minutes apart, within the timeout.
+ *
+ * <p><b>Two-step open.</b> {@link io.ringstar.Transports#bind} ({@link NettyTransportProvider#bind})
+ * does the first part of the constructor and returns at once: it checks the options, starts the
+ * event loops and binds this rank's listener, rank 0's at the coordinator address, where port 0
+ * takes any free port, another rank's as above. {@link BoundTransport#address()} is then the
+ * listener's {@code host:port} as the other ranks dial it (the advertised address, never the
+ * wildcard); rank 0 publishes it, the others open with it as their coordinator address, and
+ * {@link BoundTransport#join()} forms the group as the constructor does, within the timeout counted
+ * from the join. Registrations that reach rank 0's listener before it joins wait for it. Closing
+ * before the join closes the listener and stops the event loops at once. A group of one binds
+ * nothing. The constructor is the same two steps, with rank 0's port fixed.
  *
  * <p><b>Handshake and security.</b> Every connection starts with a handshake ({@link io.ringstar.spi.handshake})
  * that checks the protocol version, the job id ({@value #JOB_ID_OPTION}), the world size and the
@@ -117,11 +129,17 @@ public final class NettyTransport extends PeerTransport {
     /** What {@link #progress} does with each ready key; one object, so a round allocates nothing. */
     private final Consumer<SelectionKey> onReady = this::onReady;
     private int moved;
+    /** Option {@code waitSpin}, read with the others before anything is bound. */
+    private final String waitSpin;
+    /** When {@link #NettyTransport(DistributedConfig) opening in one step} must have formed the group. */
+    private final Deadline openDeadline;
     /** How this rank's waits spin, yield and block, once the group formed. */
     private WaitSchedule waitSchedule;
 
     /**
-     * Opens this rank's transport and forms the group; blocks until every rank is connected.
+     * Opens this rank's transport and forms the group; blocks until every rank is connected. The
+     * two steps of {@link NettyTransportProvider#bind} in one: binds as it does (except that rank 0
+     * needs a fixed port), then joins.
      *
      * @throws io.ringstar.InvalidConfigException if an option is malformed; nothing was opened
      * @throws CollectiveTimeoutException if the group did not form within the configuration's
@@ -130,12 +148,21 @@ public final class NettyTransport extends PeerTransport {
      * @throws CollectiveException if this rank cannot listen where it must
      */
     public NettyTransport(DistributedConfig config) {
+        this(config, NettySettings.from(config, System.getenv()));
+        join(openDeadline);
+    }
+
+    /**
+     * The first step, which both ways of opening take: the settings checked, the event loops
+     * started and, in a group of more than one, the listener bound. {@link #join} is the second.
+     */
+    private NettyTransport(DistributedConfig config, NettySettings settings) {
         super(NAME, config.rank(), config.worldSize(), config.timeout());
         this.rank = config.rank();
         this.worldSize = config.worldSize();
         this.timeout = config.timeout();
-        this.settings = NettySettings.from(config, System.getenv());
-        String waitSpin = NetworkOptions.WAIT_SPIN.value(config);
+        this.settings = settings;
+        this.waitSpin = NetworkOptions.WAIT_SPIN.value(config);
         this.links = new SocketLink[worldSize];
         try {
             this.selector = Selector.open();
@@ -149,7 +176,37 @@ public final class NettyTransport extends PeerTransport {
             NetworkOptions.warnUnauthenticated(LOG, NAME, rank, settings.jobId(),
                     "mutual TLS (--tls-cert, --tls-key, --tls-trust)");
         }
-        Deadline deadline = Deadline.after(timeout);
+        this.openDeadline = Deadline.after(timeout);
+        try {
+            // A group of one has nobody to listen for.
+            if (worldSize > 1) {
+                group.listen();
+            }
+        } catch (RuntimeException | Error e) {
+            close();
+            throw e;
+        }
+    }
+
+    /**
+     * The first step of a two-step open: see {@link NettyTransportProvider#bind}.
+     *
+     * @throws io.ringstar.InvalidConfigException if an option is malformed; nothing was bound
+     * @throws CollectiveException if this rank cannot listen where it must
+     */
+    static BoundTransport bind(DistributedConfig config) {
+        NettyTransport bound = new NettyTransport(config, NettySettings.forBind(config, System.getenv()));
+        // Nobody dials a group of one, which binds nothing.
+        String address = config.worldSize() == 1 ? config.coordinatorAddr()
+                : bound.group.listening().address();
+        return BoundTransport.of(bound.rank, address, () -> bound.join(Deadline.after(bound.timeout)), bound::close);
+    }
+
+    /**
+     * The second step: forms the group with the bound listener; returns once every rank is
+     * connected. If it fails, everything is released before it throws.
+     */
+    private NettyTransport join(Deadline deadline) {
         try {
             if (worldSize > 1) {
                 group.form(deadline.remainingNanos() + System.nanoTime());
@@ -161,6 +218,7 @@ public final class NettyTransport extends PeerTransport {
             close();
             throw e;
         }
+        return this;
     }
 
     /** Takes every connection over from Netty and makes it a {@link SocketLink} on this transport's selector. */
