@@ -20,9 +20,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * {@code java -jar ringstar.jar train --model convnet --spark local[2]}, as the README runs it: the
- * jar holds no Spark, so the command finds the Spark jars the build listed beside it and runs again
- * in a JVM that has them; a jar without that list says what to do.
+ * {@code java -jar ringstar.jar train --model convnet --spark local-cluster[2,1,1024]}, as the README
+ * runs it (with 4 executors there): the jar holds no Spark, so the command finds the Spark jars the
+ * build listed beside it and runs again in a JVM that has them and a SPARK_HOME for Spark's launcher,
+ * which starts two executor JVMs; a jar without that list says what to do.
  */
 @Tag("slow")
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
@@ -63,18 +64,20 @@ class SparkDemoIT {
     }
 
     @Test
-    void theJarHoldsNoSparkAndTrainsOnLocalSparkWithTheJarsTheBuildListed() throws Exception {
+    void theJarHoldsNoSparkAndTrainsOnALocalClusterWithTheJarsTheBuildListed() throws Exception {
         assertTrue(Files.isRegularFile(JAR), JAR.toAbsolutePath().toString());
         try (ZipFile jar = new ZipFile(JAR.toFile())) {
             assertTrue(jar.stream().noneMatch(entry -> entry.getName().startsWith("org/apache/spark/")),
                     "Spark is provided, not inside ringstar.jar");
         }
-        Object[] ran = run(JAR, "train", "--model", "convnet", "--spark", "local[2]", "--steps", "4", "--log-every",
-                "2", "--batch-size", "16", "--eval-size", "100");
+        Object[] ran = run(JAR, "train", "--model", "convnet", "--spark", "local-cluster[2,1,1024]", "--steps", "4",
+                "--log-every", "2", "--batch-size", "16", "--eval-size", "100");
         String output = (String) ran[1];
         assertEquals(0, ran[0], output);
-        assertTrue(output.contains("# spark: master local[2] (application local-"), output);
-        assertTrue(output.contains("train done: ring sync on Spark local[2], 2 ranks, convnet: 4 steps in "), output);
+        assertTrue(output.contains("# spark: master local-cluster[2,1,1024] (application app-"), output);
+        assertTrue(output.contains("for its executors to offer 2 task slots and load ND4J"), output);
+        assertTrue(output.contains("train done: ring sync on Spark local-cluster[2,1,1024], 2 ranks, convnet: 4 steps"
+                + " in "), output);
         assertTrue(output.contains("; the ranks agree; params sha256 "), output);
     }
 
