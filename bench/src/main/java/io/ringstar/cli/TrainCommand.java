@@ -3,6 +3,7 @@ package io.ringstar.cli;
 import io.ringstar.DistributedConfig;
 import io.ringstar.cli.spark.DriverJvm;
 import io.ringstar.cli.spark.SparkMaster;
+import io.ringstar.cli.spark.SparkSetupException;
 import io.ringstar.cli.spark.SparkTraining;
 import io.ringstar.config.ConfigSources;
 import io.ringstar.ranks.Algorithm;
@@ -217,11 +218,16 @@ public final class TrainCommand implements Command {
     private int runOnSpark(PrintStream out, PrintStream err) throws UsageException {
         SparkTraining training = sparkTraining();
         Optional<String> why = DriverJvm.whyAnotherJvm(training.master(), env, DriverJvm.sparkLoaded());
-        if (why.isPresent()) {
-            List<String> args = spec.commandLine().getParseResult().originalArgs();
-            return DriverJvm.runInChild(args, training.master(), why.get(), env, LaunchCommand.JVM_FLAGS, out, err);
+        try {
+            if (why.isPresent()) {
+                List<String> args = spec.commandLine().getParseResult().originalArgs();
+                return DriverJvm.runInChild(Main.class.getName(), args, training.master(), why.get(), env,
+                        LaunchCommand.JVM_FLAGS, out, err);
+            }
+            return training.run(env, out, err);
+        } catch (SparkSetupException e) {
+            throw new UsageException(e.getMessage());
         }
-        return training.run(env, out, err);
     }
 
     /** The Spark run the flags ask for, every flag checked (the images are read later, by the driver). */

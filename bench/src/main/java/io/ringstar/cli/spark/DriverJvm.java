@@ -1,6 +1,5 @@
 package io.ringstar.cli.spark;
 
-import io.ringstar.cli.UsageException;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -103,9 +102,9 @@ public final class DriverJvm {
      * beside ringstar's code. Every entry absolute, so that executors started elsewhere read the same
      * files.
      *
-     * @throws UsageException saying how to get Spark, if the file is missing or names a jar that is gone
+     * @throws SparkSetupException saying how to get Spark, if the file is missing or names a jar that is gone
      */
-    public static List<String> classPath(boolean sparkLoaded) throws UsageException {
+    public static List<String> classPath(boolean sparkLoaded) throws SparkSetupException {
         List<String> entries = new ArrayList<>(absolute(System.getProperty("java.class.path")));
         if (sparkLoaded) {
             return entries;
@@ -114,7 +113,7 @@ public final class DriverJvm {
         String howTo = "Spark is not inside ringstar.jar; the build lists the jars of Spark it fetched into the local"
                 + " Maven repository in " + file + ", and ";
         if (!Files.isRegularFile(file)) {
-            throw new UsageException(howTo + "that file is missing: run 'mvn -B -DskipTests package' in the"
+            throw new SparkSetupException(howTo + "that file is missing: run 'mvn -B -DskipTests package' in the"
                     + " repository (it writes the file), or submit ringstar.jar with spark-submit, whose Spark it"
                     + " then uses");
         }
@@ -122,11 +121,11 @@ public final class DriverJvm {
         try {
             listed = Files.readString(file, StandardCharsets.UTF_8).trim();
         } catch (IOException e) {
-            throw new UsageException(howTo + "it cannot be read: " + e.getMessage());
+            throw new SparkSetupException(howTo + "it cannot be read: " + e.getMessage());
         }
         for (String entry : absolute(listed)) {
             if (!Files.exists(Path.of(entry))) {
-                throw new UsageException(howTo + "it names " + entry + ", which is gone: run 'mvn -B -DskipTests"
+                throw new SparkSetupException(howTo + "it names " + entry + ", which is gone: run 'mvn -B -DskipTests"
                         + " package' again to fetch Spark back into the Maven repository");
             }
             entries.add(entry);
@@ -174,12 +173,14 @@ public final class DriverJvm {
      * Runs {@code args} (this program's command line) in a child JVM fit to be {@code master}'s driver
      * and waits for it; its output goes to {@code out} and {@code err}.
      *
+     * @param mainClass the program's main class, which the child runs with {@code args}
      * @param ringstarFlags the JVM flags ringstar.jar's manifest gives (they do not apply on a class path)
      * @return the child's exit status
-     * @throws UsageException if Spark cannot be found, saying what to do
+     * @throws SparkSetupException if Spark cannot be found, saying what to do
      */
-    public static int runInChild(List<String> args, SparkMaster master, String why, Map<String, String> env,
-            List<String> ringstarFlags, PrintStream out, PrintStream err) throws UsageException {
+    public static int runInChild(String mainClass, List<String> args, SparkMaster master, String why,
+            Map<String, String> env, List<String> ringstarFlags, PrintStream out, PrintStream err)
+            throws SparkSetupException {
         if (env.containsKey(RELAUNCHED)) {
             throw new IllegalStateException("the driver JVM started for --spark still cannot run: " + why);
         }
@@ -192,7 +193,7 @@ public final class DriverJvm {
         command.addAll(sparkDriverFlags(classPath));
         command.add("-cp");
         command.add(String.join(File.pathSeparator, classPath));
-        command.add(io.ringstar.cli.Main.class.getName());
+        command.add(mainClass);
         command.addAll(args);
         Map<String, String> childEnv = new HashMap<>(env);
         childEnv.put(RELAUNCHED, why);

@@ -1,6 +1,5 @@
 package io.ringstar.cli.spark;
 
-import io.ringstar.cli.UsageException;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,10 +32,10 @@ public final class SparkContexts {
      * Starts the context; the caller stops it.
      *
      * @param ringstarFlags the JVM flags ringstar needs (ND4J's, Agrona's), for executors this starts
-     * @throws UsageException if the executors need ringstar.jar and this runs from classes instead
+     * @throws SparkSetupException if the executors need ringstar.jar and this runs from classes instead
      */
     public static JavaSparkContext start(SparkMaster master, String application, List<String> ringstarFlags,
-            Map<String, String> env) throws UsageException {
+            Map<String, String> env) throws SparkSetupException {
         SparkConf conf = new SparkConf().setMaster(master.url()).setIfMissing("spark.app.name", application)
                 // The command's own progress lines stand for Spark's console progress bar and web UI.
                 .setIfMissing("spark.ui.enabled", "false")
@@ -60,8 +59,8 @@ public final class SparkContexts {
         } else if (!master.onThisMachine() && !submitted) {
             Path code = DriverJvm.codeSource();
             if (!Files.isRegularFile(code)) {
-                throw new UsageException("--spark " + master.url() + ": the executors need ringstar.jar, and this runs"
-                        + " from " + code + "; run bench/target/ringstar.jar (./ringstar) instead");
+                throw new SparkSetupException("--spark " + master.url() + ": the executors need ringstar.jar, and this"
+                        + " runs from " + code + "; run bench/target/ringstar.jar (./ringstar) instead");
             }
             conf.set("spark.jars", code.toAbsolutePath().toString());
         }

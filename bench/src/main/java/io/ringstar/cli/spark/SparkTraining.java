@@ -1,7 +1,6 @@
 package io.ringstar.cli.spark;
 
 import io.ringstar.InvalidConfigException;
-import io.ringstar.cli.UsageException;
 import io.ringstar.spark.SparkDataParallel;
 import io.ringstar.train.TrainSettings;
 import io.ringstar.train.convnet.ConvNetRun;
@@ -42,14 +41,14 @@ public record SparkTraining(SparkMaster master, int worldSize, TrainSettings set
      * Trains; blocks until every run is done.
      *
      * @return 0 when trained, 1 when the plot could not be written
-     * @throws UsageException for images that do not fit the flags, or options the ranks refuse
+     * @throws SparkSetupException for images that do not fit the flags, or options the ranks refuse
      */
-    public int run(Map<String, String> env, PrintStream out, PrintStream err) throws UsageException {
+    public int run(Map<String, String> env, PrintStream out, PrintStream err) throws SparkSetupException {
         SparkConvNetJob job = new SparkConvNetJob(settings, runs, options, plot, out);
         try {
             job.validate(worldSize);
         } catch (IllegalArgumentException | UncheckedIOException e) {
-            throw new UsageException(e.getMessage());
+            throw new SparkSetupException(e.getMessage());
         }
         FIT_LOG.setLevel(Level.WARNING);
         long start = System.nanoTime();
@@ -62,7 +61,7 @@ public record SparkTraining(SparkMaster master, int worldSize, TrainSettings set
             job.run(spark, worldSize, master.url(), started);
             return 0;
         } catch (InvalidConfigException e) {
-            throw new UsageException(e.getMessage());
+            throw new SparkSetupException(e.getMessage());
         } catch (IOException e) {
             err.println("ringstar train: cannot write the plot " + plot + ": " + e.getMessage());
             return 1;
