@@ -126,9 +126,10 @@ class ConsumerProjectIT {
         checkPinnedVersions(classPath, workspace.pinnedVersions(), List.of("io/aeron/"));
 
         String netty = workspace.run(consumerJar, classPath, List.of(), "coexistence.Main", List.of("netty"),
-                "coexistence-netty.log", "the coexistence Main over netty (plain java -cp, no JVM flags)");
-        assertTrue(netty.contains("coexistence: 3 ranks averaged 5 elements over netty, all right, beside Netty "
-                + own.get("netty.version") + " from netty-transport-" + own.get("netty.version") + ".jar"), netty);
+                "coexistence-netty.log", "the coexistence Main over netty, TCP and TLS (plain java -cp, no JVM flags)");
+        assertTrue(netty.contains("coexistence: 3 ranks averaged 5 elements over netty (TCP and TLS), all right,"
+                + " beside Netty " + own.get("netty.version") + " from netty-transport-" + own.get("netty.version")
+                + ".jar"), netty);
         // Agrona, relocated or not, needs the flag that ringstar.jvm.flags carries (transport-aeron/README.md).
         List<String> flags = List.of(workspace.properties.get("ringstar.jvm.flags").trim().split("\\s+"));
         String aeron = workspace.run(consumerJar, classPath, flags, "coexistence.Main", List.of("aeron"),

@@ -23,9 +23,15 @@ import io.ringstar.Transports;
 import java.io.File;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -39,7 +45,8 @@ import org.nd4j.linalg.factory.Nd4j;
  * An application with its own, older Netty, Aeron and Agrona first on its class path, which uses them while
  * ringstar's network transport (the first argument: {@code netty} or {@code aeron}) forms a group of three
  * ranks, three threads of this JVM, and averages a gradient whose exact result is known. With {@code netty},
- * the application's Netty 4.1 echo server answers before and after ringstar's group; with {@code aeron}, the
+ * the application's Netty 4.1 echo server answers before and after ringstar's groups, one in plain TCP and one
+ * in mutual TLS (a self-signed key pair from keytool, in target/tls); with {@code aeron}, the
  * application reads and writes through its Agrona and parses a channel with its Aeron 1.39. Prints one
  * line naming the jars the application's classes came from when every element is right on every rank; any
  * failure ends it with an exception (exit status 1).
@@ -54,29 +61,36 @@ public final class Main {
 
     public static void main(String[] args) throws Exception {
         String transport = args[0];
+        String own;
+        String how;
+        if (transport.equals("netty")) {
+            Map<String, String> tls = selfSignedTls(Path.of("target", "tls"));
+            own = withOwnNetty(() -> {
+                allReduce(transport, Map.of());
+                allReduce(transport, tls);
+            });
+            how = "netty (TCP and TLS)";
+        } else {
+            own = useOwnAeronAndAgrona();
+            allReduce(transport, Map.of());
+            how = transport;
+        }
+        System.out.println("coexistence: " + WORLD_SIZE + " ranks averaged " + ELEMENTS + " elements over " + how
+                + ", all right, beside " + own);
+    }
+
+    /** Three ranks; rank r's gradient is (r + 1) * {1, ..., 5}, whose average over the ranks is 2 * {1, ..., 5}. */
+    private static void allReduce(String transport, Map<String, String> options) throws Exception {
         int port;
         try (ServerSocket probe = new ServerSocket(0)) {
             port = probe.getLocalPort();
         }
-        String own;
-        if (transport.equals("netty")) {
-            own = withOwnNetty(() -> allReduce(transport, port));
-        } else {
-            own = useOwnAeronAndAgrona();
-            allReduce(transport, port);
-        }
-        System.out.println("coexistence: " + WORLD_SIZE + " ranks averaged " + ELEMENTS + " elements over "
-                + transport + ", all right, beside " + own);
-    }
-
-    /** Three ranks; rank r's gradient is (r + 1) * {1, ..., 5}, whose average over the ranks is 2 * {1, ..., 5}. */
-    private static void allReduce(String transport, int port) throws Exception {
         ExecutorService ranks = Executors.newFixedThreadPool(WORLD_SIZE);
         try {
             List<Future<float[]>> averages = new ArrayList<>();
             for (int rank = 0; rank < WORLD_SIZE; rank++) {
                 int thisRank = rank;
-                averages.add(ranks.submit(() -> averageOnRank(transport, port, thisRank)));
+                averages.add(ranks.submit(() -> averageOnRank(transport, options, port, thisRank)));
             }
             for (int rank = 0; rank < WORLD_SIZE; rank++) {
                 float[] average = averages.get(rank).get(90, TimeUnit.SECONDS);
@@ -92,13 +106,14 @@ public final class Main {
         }
     }
 
-    private static float[] averageOnRank(String transport, int port, int rank) {
-        DistributedConfig config = DistributedConfig.builder()
+    private static float[] averageOnRank(String transport, Map<String, String> options, int port, int rank) {
+        DistributedConfig.Builder builder = DistributedConfig.builder()
                 .worldSize(WORLD_SIZE).rank(rank)
                 .coordinatorAddr("127.0.0.1:" + port)
                 .transport(transport)
-                .timeout(Duration.ofSeconds(60))
-                .build();
+                .timeout(Duration.ofSeconds(60));
+        options.forEach(builder::option);
+        DistributedConfig config = builder.build();
         float[] gradient = new float[ELEMENTS];
         for (int i = 0; i < ELEMENTS; i++) {
             gradient[i] = (rank + 1) * (i + 1f);
@@ -190,6 +205,37 @@ public final class Main {
             throw new AssertionError("the application's Aeron parsed the endpoint as " + endpoint);
         }
         return "Aeron from " + jarOf(Aeron.class) + " and Agrona from " + jarOf(UnsafeBuffer.class);
+    }
+
+    /** Mutual TLS for every rank: one self-signed EC key pair from keytool, as a PEM certificate and PKCS#8 key. */
+    private static Map<String, String> selfSignedTls(Path folder) throws Exception {
+        Files.createDirectories(folder);
+        Path store = folder.resolve("rank.p12");
+        Files.deleteIfExists(store);
+        Path log = folder.resolve("keytool.log");
+        String keytool = Path.of(System.getProperty("java.home"), "bin", "keytool").toString();
+        Process process = new ProcessBuilder(keytool, "-genkeypair", "-alias", "rank", "-keyalg", "EC",
+                "-groupname", "secp256r1", "-dname", "CN=ringstar coexistence", "-validity", "2", "-storetype",
+                "PKCS12", "-keystore", store.toString(), "-storepass", "changeit", "-keypass", "changeit")
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
+            process.destroyForcibly();
+            throw new AssertionError("keytool failed: " + Files.readString(log));
+        }
+        KeyStore keyStore = KeyStore.getInstance("PKCS12");
+        try (var in = Files.newInputStream(store)) {
+            keyStore.load(in, "changeit".toCharArray());
+        }
+        Path key = folder.resolve("rank.key");
+        Files.writeString(key, pem("PRIVATE KEY", keyStore.getKey("rank", "changeit".toCharArray()).getEncoded()));
+        Path cert = folder.resolve("rank.crt");
+        Files.writeString(cert, pem("CERTIFICATE", keyStore.getCertificate("rank").getEncoded()));
+        return Map.of("tls.cert", cert.toString(), "tls.key", key.toString(), "tls.trust", cert.toString());
+    }
+
+    private static String pem(String type, byte[] der) {
+        return "-----BEGIN " + type + "-----\n" + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
+                .encodeToString(der) + "\n-----END " + type + "-----\n";
     }
 
     private static String jarOf(Class<?> type) {
