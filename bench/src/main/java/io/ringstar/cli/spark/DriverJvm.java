@@ -130,7 +130,8 @@ public final class DriverJvm {
             }
             entries.add(entry);
         }
-        return entries;
+        // The list names a jar twice where two of the build's class paths hold it.
+        return entries.stream().distinct().toList();
     }
 
     private static List<String> absolute(String classPath) {
