@@ -158,6 +158,58 @@ class SparkRanksTest {
         throw new AssertionError("threads left behind by the jobs: " + left);
     }
 
+    /** The coordinator addresses rank 0 published, by job: the tasks run in this JVM on local[4]. */
+    private static final Map<String, String> PUBLISHED = new java.util.concurrent.ConcurrentHashMap<>();
+
+    @Test
+    void transportsATaskLeftOpenAreClosedAsItEndsAndRankZerosPortIsFreed() throws Exception {
+        JavaRDD<Integer> rdd = spark.parallelize(List.of(0, 1, 2), 3);
+        long start = System.nanoTime();
+        // Rank 2 throws with its transport open (no try-with-resources): only its task's end closes it.
+        SparkRankException failure = assertThrows(SparkRankException.class, () -> SparkRanks.run(rdd,
+                Map.of("timeout", "100s"), (config, partition) -> {
+                    Communicator communicator = Communicator.open(config);
+                    if (config.rank() == 2) {
+                        throw new IllegalStateException("rank 2 leaves its transport open");
+                    }
+                    communicator.allReduce(ReduceOp.SUM, Nd4j.ones(DataType.FLOAT, 5));
+                    return "unreachable";
+                }));
+        assertEquals(2, failure.rank(), failure.toString());
+        assertTrue(System.nanoTime() - start < Duration.ofSeconds(30).toNanos(), "peers failed promptly");
+        assertNoRingstarThreadsWithin(Duration.ofSeconds(10));
+
+        // Rank 0 throws before it opens anything: the endpoint bound for it is released with its task.
+        String job = "rank 0 gives up before opening";
+        assertThrows(SparkRankException.class, () -> SparkRanks.run(rdd, Map.of("timeout", "30s"),
+                (config, partition) -> {
+                    if (config.rank() == 0) {
+                        PUBLISHED.put(job, config.coordinatorAddr());
+                        throw new IllegalStateException(job);
+                    }
+                    return 0;
+                }));
+        String address = PUBLISHED.get(job);
+        int port = Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+        assertTrue(port > 0, address);
+        try (java.net.ServerSocket again = new java.net.ServerSocket()) {
+            again.setReuseAddress(true);
+            again.bind(new java.net.InetSocketAddress("127.0.0.1", port));
+        }
+    }
+
+    @Test
+    void theCallersJobGroupIsLeftAlone() {
+        spark.setJobGroup("the caller's group", "the caller's description", false);
+        try {
+            SparkRanks.run(spark.parallelize(List.of(1, 2), 2), (config, partition) -> config.rank());
+            assertEquals("the caller's group", spark.getLocalProperty("spark.jobGroup.id"));
+            assertEquals("the caller's description", spark.getLocalProperty("spark.job.description"));
+        } finally {
+            spark.clearJobGroup();
+        }
+    }
+
     @Test
     void twoJobsHaveTheirOwnJobIds() {
         JavaRDD<Integer> rdd = spark.parallelize(List.of(1, 2), 2);

@@ -130,10 +130,14 @@ final class JobSettings implements Serializable {
     }
 
     /**
-     * A port-like number that names this job's group for a transport that binds nothing (the
-     * in-process one groups ranks by coordinator address): rank 0 reports no port of its own then.
+     * A port-like number that names this job's group, in {@code attempt} of its stage, for a
+     * transport that binds nothing (the in-process one groups ranks by coordinator address): rank 0
+     * reports no port of its own then. Drawn from the job's random id, so two jobs of one JVM
+     * share a number only by a 1-in-65,535 chance (and then the in-process transport refuses the
+     * second one's ranks, saying so); another attempt gets another number, so a retry does not meet
+     * a task of the attempt before it.
      */
-    int groupNumber() {
-        return 1 + Math.floorMod(jobId.hashCode(), 65_535);
+    int groupNumber(int attempt) {
+        return 1 + Math.floorMod((jobId + "/" + attempt).hashCode(), 65_535);
     }
 }

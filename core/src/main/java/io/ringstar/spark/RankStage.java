@@ -62,7 +62,7 @@ final class RankStage<T, R extends Serializable>
                     // Nothing was bound (the in-process transport): the job's number names the group instead.
                     bound.close();
                     bound = null;
-                    address = host + ":" + job.groupNumber();
+                    address = host + ":" + job.groupNumber(context.stageAttemptNumber());
                 }
                 message = BOUND + address;
             } catch (RuntimeException e) {

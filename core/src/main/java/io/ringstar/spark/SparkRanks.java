@@ -44,11 +44,15 @@ import scala.reflect.ClassTag;
  * as its task ends, so its peers fail within seconds with a peer failure, not their timeout; the
  * job asks Spark to interrupt the tasks it kills, and it is cancelled rather than retried, since
  * the rank would throw again. The driver's {@link SparkRankException} names the rank and carries
- * its exception as the cause. A lost executor (killed, out of memory, its host gone) instead makes
+ * its exception as the cause. A lost executor (its process killed, its host gone) instead makes
  * Spark retry the whole stage, up to {@code spark.stage.maxConsecutiveAttempts} (4 by default)
  * times: the stage feeds a shuffle (into the one partition the driver collects), which is what
  * lets Spark retry a barrier stage at all. A retried task runs again from the start of its
  * partition; it reads {@link #stageAttempt()} to resume from its checkpoint instead.
+ *
+ * <p>The job runs under the job tag {@code ringstar-<job id>}, through which a rank's failure
+ * cancels it; the caller's job group (and cancelling it) is left alone, and the job description
+ * is set for the call and restored after it.
  *
  * <p>Blocks until every rank has returned, or the job failed. Every wait inside a rank is bounded by
  * the timeout; Spark's own waits are Spark's.
@@ -57,7 +61,6 @@ public final class SparkRanks {
     /** On a cluster that is not local, how long the driver waits for executors to offer enough task slots. */
     static final int SLOT_WAIT_SECONDS = 60;
     private static final String INTERRUPT_ON_CANCEL = "spark.job.interruptOnCancel";
-    private static final String JOB_GROUP = "spark.jobGroup.id";
     private static final String JOB_DESCRIPTION = "spark.job.description";
 
     private SparkRanks() {
@@ -85,26 +88,33 @@ public final class SparkRanks {
         Objects.requireNonNull(task, "task");
         SparkContext spark = data.context();
         int ranks = data.getNumPartitions();
-        requireRunnable(spark, ranks);
+        if (ranks == 0) {
+            throw new InvalidConfigException("data", "an RDD with no partitions", "each partition is a rank:"
+                    + " give it at least one");
+        }
+        // The options first: a misspelt one is refused at once, not after waiting for task slots.
         JobSettings job = JobSettings.of(ranks, spark.applicationId(), options);
+        requireRunnable(spark, ranks);
         ClassTag<RankStage.Output<R>> tag = ClassTag.apply(RankStage.Output.class);
         // The barrier stage feeds a shuffle (into one partition the driver collects), since Spark retries
         // a failed barrier shuffle-map stage as a whole but aborts a failed barrier result stage.
         RDD<RankStage.Output<R>> stage = data.rdd().barrier().mapPartitions(new RankStage<>(job, task), false, tag);
         JavaRDD<RankStage.Output<R>> gathered = JavaRDD.fromRDD(stage, tag).coalesce(1, true);
-        String[] properties = {TaskFailures.JOB_PROPERTY, JOB_GROUP, INTERRUPT_ON_CANCEL, JOB_DESCRIPTION};
+        String[] properties = {TaskFailures.JOB_PROPERTY, INTERRUPT_ON_CANCEL, JOB_DESCRIPTION};
         String[] saved = new String[properties.length];
         for (int i = 0; i < properties.length; i++) {
             saved[i] = spark.getLocalProperty(properties[i]);
         }
         spark.setLocalProperty(TaskFailures.JOB_PROPERTY, job.jobId());
-        spark.setLocalProperty(JOB_GROUP, job.jobId());
         // Spark kills the rest of a failed barrier stage; interrupted, their waits end now, not at the timeout.
         spark.setLocalProperty(INTERRUPT_ON_CANCEL, "true");
         spark.setLocalProperty(JOB_DESCRIPTION, "ringstar: " + ranks + " ranks over " + job.transport()
                 + " (job " + job.jobId() + ")");
-        TaskFailures failures = new TaskFailures(job.jobId(), () -> spark.cancelJobGroup(job.jobId()));
+        // A job tag, not a job group: the caller's own group (and its cancelling) stays theirs.
+        String jobTag = "ringstar-" + job.jobId().replace(',', '-');
+        TaskFailures failures = new TaskFailures(job.jobId(), () -> spark.cancelJobsWithTag(jobTag));
         spark.addSparkListener(failures);
+        spark.addJobTag(jobTag);
         try {
             List<RankStage.Output<R>> outputs = gathered.collect();
             List<R> results = new ArrayList<>(Collections.nCopies(ranks, null));
@@ -115,6 +125,7 @@ public final class SparkRanks {
         } catch (Exception stageFailure) {
             throw failures.explain(stageFailure, ranks);
         } finally {
+            spark.removeJobTag(jobTag);
             spark.removeSparkListener(failures);
             for (int i = 0; i < properties.length; i++) {
                 spark.setLocalProperty(properties[i], saved[i]);
@@ -144,21 +155,24 @@ public final class SparkRanks {
                     + " rank's task at once, which dynamic allocation does not promise: set"
                     + " spark.dynamicAllocation.enabled=false for this application");
         }
-        if (ranks == 0) {
-            throw new InvalidConfigException("data", "an RDD with no partitions", "each partition is a rank:"
-                    + " give it at least one");
-        }
-        ResourceProfile profile = spark.resourceProfileManager().defaultResourceProfile();
-        long deadline = System.nanoTime() + (spark.isLocal() ? 0 : Duration.ofSeconds(SLOT_WAIT_SECONDS).toNanos());
-        int slots = spark.maxNumConcurrentTasks(profile);
-        while (slots < ranks && System.nanoTime() < deadline) {
-            try {
-                Thread.sleep(200);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-            }
+        int slots;
+        try {
+            // Spark's own count (internal to Spark, public in its bytecode), as its barrier check uses.
+            ResourceProfile profile = spark.resourceProfileManager().defaultResourceProfile();
+            long deadline = System.nanoTime() + (spark.isLocal() ? 0 : Duration.ofSeconds(SLOT_WAIT_SECONDS).toNanos());
             slots = spark.maxNumConcurrentTasks(profile);
+            while (slots < ranks && System.nanoTime() < deadline) {
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+                slots = spark.maxNumConcurrentTasks(profile);
+            }
+        } catch (LinkageError otherSpark) {
+            // A Spark whose internals differ: its own barrier check (which retries, then fails) applies.
+            return;
         }
         if (slots < ranks) {
             throw new InvalidConfigException("data", ranks + " partitions", "a barrier stage runs every partition's"

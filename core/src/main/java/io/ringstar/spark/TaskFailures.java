@@ -3,7 +3,9 @@ package io.ringstar.spark;
 import io.ringstar.PeerFailureException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -36,8 +38,8 @@ final class TaskFailures extends SparkListener {
     private final Set<Integer> stages = ConcurrentHashMap.newKeySet();
     /** In the order Spark reported them. Guarded by itself. */
     private final List<Failure> failures = new ArrayList<>();
-    /** Guarded by {@link #failures}: tasks of the job that ended, however they ended. */
-    private int ended;
+    /** Guarded by {@link #failures}: by stage and attempt ("stage:attempt"), the tasks that ended, however. */
+    private final Map<String, Integer> ended = new HashMap<>();
 
     TaskFailures(String jobId, Runnable cancel) {
         this.jobId = jobId;
@@ -52,14 +54,14 @@ final class TaskFailures extends SparkListener {
     }
 
     @Override
-    public void onTaskEnd(SparkListenerTaskEnd ended) {
-        if (!stages.contains(ended.stageId())) {
+    public void onTaskEnd(SparkListenerTaskEnd taskEnd) {
+        if (!stages.contains(taskEnd.stageId())) {
             return;
         }
-        Failure failure = ended.reason() instanceof TaskFailedReason reason
-                ? new Failure(ended.taskInfo().index(), ended.stageAttemptId(), reason) : null;
+        Failure failure = taskEnd.reason() instanceof TaskFailedReason reason
+                ? new Failure(taskEnd.taskInfo().index(), taskEnd.stageId(), taskEnd.stageAttemptId(), reason) : null;
         synchronized (failures) {
-            this.ended++;
+            ended.merge(taskEnd.stageId() + ":" + taskEnd.stageAttemptId(), 1, Integer::sum);
             if (failure != null) {
                 failures.add(failure);
             }
@@ -82,7 +84,7 @@ final class TaskFailures extends SparkListener {
             // a rank's own failure, or for every task to have ended.
             long deadline = System.nanoTime() + EVENT_WAIT.toNanos();
             long left;
-            while (ended < worldSize && failures.stream().noneMatch(Failure::isOwn)
+            while (failures.stream().noneMatch(Failure::isOwn) && !allEnded(worldSize)
                     && (left = deadline - System.nanoTime()) > 0) {
                 try {
                     TimeUnit.NANOSECONDS.timedWait(failures, left);
@@ -109,8 +111,17 @@ final class TaskFailures extends SparkListener {
         return failure;
     }
 
-    /** One failed task of the job: its rank, the stage's attempt and Spark's reason. */
-    private record Failure(int rank, int stageAttempt, TaskFailedReason reason) {
+    /** Whether every task of the attempt that failed last has ended (a barrier stage has worldSize tasks). */
+    private boolean allEnded(int worldSize) {
+        if (failures.isEmpty()) {
+            return false;
+        }
+        Failure last = failures.get(failures.size() - 1);
+        return ended.getOrDefault(last.stage + ":" + last.stageAttempt, 0) >= worldSize;
+    }
+
+    /** One failed task of the job: its rank, its stage and the stage's attempt, and Spark's reason. */
+    private record Failure(int rank, int stage, int stageAttempt, TaskFailedReason reason) {
 
         /** The rank's exception, as Spark carried it back or as the executor described it; null if none. */
         Throwable cause() {
@@ -125,15 +136,28 @@ final class TaskFailures extends SparkListener {
                     : new RemoteRankException(failed.className(), failed.description(), failed.stackTrace());
         }
 
-        /** The rank failed of itself: not Spark killing it, nor a peer's failure reaching it. */
+        /**
+         * The rank failed of itself: not Spark killing it, nor a peer's failure reaching it (a
+         * {@link PeerFailureException} or an interruption anywhere in its cause chain), so that Spark's
+         * retry of the stage (after a lost executor) is not cancelled for a consequence of the loss.
+         */
         boolean isOwn() {
             if (reason instanceof TaskKilled || !(reason instanceof ExceptionFailure failed)) {
                 return false;
             }
-            String className = failed.className();
-            return !className.equals(PeerFailureException.class.getName())
-                    && !className.equals("org.apache.spark.TaskKilledException")
-                    && !className.equals(InterruptedException.class.getName());
+            if (failed.exception().isDefined()) {
+                for (Throwable t = failed.exception().get(); t != null; t = t.getCause() == t ? null : t.getCause()) {
+                    if (t instanceof PeerFailureException || t instanceof InterruptedException) {
+                        return false;
+                    }
+                }
+                return true;
+            }
+            // Spark could not send the exception itself: judge by what the executor wrote of it.
+            String text = failed.className() + " " + failed.description() + " " + failed.fullStackTrace();
+            return !text.contains(PeerFailureException.class.getName())
+                    && !text.contains("org.apache.spark.TaskKilledException")
+                    && !text.contains(InterruptedException.class.getName());
         }
     }
 }

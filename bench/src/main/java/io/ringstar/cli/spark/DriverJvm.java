@@ -222,6 +222,9 @@ public final class DriverJvm {
         }
     }
 
+    /** How long the copying of the child's output may go on after it exited. */
+    private static final long PUMP_DRAIN_MILLIS = 5_000;
+
     private static int run(List<String> command, Map<String, String> env, PrintStream out, PrintStream err)
             throws IOException {
         ProcessBuilder builder = new ProcessBuilder(command)
@@ -236,8 +239,9 @@ public final class DriverJvm {
         Thread errPump = pump(child.getErrorStream(), err, "err");
         try {
             int status = child.waitFor();
-            outPump.join();
-            errPump.join();
+            // Bounded: a process the child started may hold its output open after it exits; the pumps are daemons.
+            outPump.join(PUMP_DRAIN_MILLIS);
+            errPump.join(PUMP_DRAIN_MILLIS);
             return status;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -104,7 +104,8 @@ public final class RankScope implements AutoCloseable {
     }
 
     private boolean sameEndpoint(DistributedConfig wanted) {
-        return wanted.worldSize() == config.worldSize() && transportOptions(wanted).equals(transportOptions(config));
+        return wanted.worldSize() == config.worldSize() && wanted.timeout().equals(config.timeout())
+                && transportOptions(wanted).equals(transportOptions(config));
     }
 
     private static Map<String, String> transportOptions(DistributedConfig config) {
