@@ -10,7 +10,6 @@ import io.ringstar.internal.tensor.TensorMemory;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import org.apache.spark.BarrierTaskContext;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
@@ -24,7 +23,7 @@ import org.nd4j.linalg.factory.Nd4j;
  * <p>One transport serves the whole task: a {@link Communicator} borrows it for the agreement,
  * then the aggregator for the training.
  */
-final class FitTask implements RankTask<DataSet, RankOutcome> {
+final class FitTask implements RankTask<DataSet, RankOutcome>, ReadsWholePartition {
     private static final long serialVersionUID = 1L;
     private static final System.Logger LOG = System.getLogger(SparkDataParallel.class.getName());
 
@@ -54,10 +53,7 @@ final class FitTask implements RankTask<DataSet, RankOutcome> {
         List<DataSet> minibatches = new ArrayList<>();
         partition.forEachRemaining(minibatches::add);
         try (SparkNetwork net = SparkNetwork.read(kind, network)) {
-            // Computing a partition takes what the RDD needs, which may be longer than ringstar's timeout:
-            // the ranks meet at Spark's barrier (spark.barrier.sync.timeout) before their first collective.
-            // (It costs about a second: Spark polls for the barrier's end once a second.)
-            BarrierTaskContext.get().barrier();
+            // The partition was read before the ranks met at SparkRanks' barrier (ReadsWholePartition).
             try (Transport transport = Transports.open(config)) {
                 Start start = agree(config, transport, minibatches, attempt, net.params().length());
                 if (start.checkpoint() != null) {

@@ -6,6 +6,7 @@ import io.ringstar.Transports;
 import io.ringstar.internal.launch.RankScope;
 import io.ringstar.spi.BoundTransport;
 import java.io.Serializable;
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.BarrierTaskInfo;
@@ -49,6 +50,12 @@ final class RankStage<T, R extends Serializable>
         if (tasks.length != job.worldSize()) {
             throw new IllegalStateException("rank " + rank + ": the barrier stage has " + tasks.length
                     + " tasks, the job " + job.worldSize() + " partitions");
+        }
+        if (task instanceof ReadsWholePartition) {
+            // Before the barrier below: see ReadsWholePartition.
+            List<T> elements = new ArrayList<>();
+            partition.forEachRemaining(elements::add);
+            partition = elements.iterator();
         }
         BoundTransport bound = null;
         RuntimeException bindFailure = null;
