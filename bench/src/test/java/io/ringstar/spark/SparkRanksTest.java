@@ -264,6 +264,10 @@ class SparkRanksTest {
         assertTrue(transport.getMessage().contains("carrier-pigeon"), transport.getMessage());
         assertThrows(InvalidConfigException.class,
                 () -> SparkRanks.run(rdd, Map.of("timeout", "soon"), (config, partition) -> 0));
+        // A network option for the in-process transport is refused, not silently dropped.
+        InvalidConfigException jobId = assertThrows(InvalidConfigException.class,
+                () -> SparkRanks.run(rdd, Map.of("transport", "inproc", "jobId", "mine"), (config, partition) -> 0));
+        assertTrue(jobId.getMessage().contains("jobId"), jobId.getMessage());
     }
 
     @Test

@@ -67,15 +67,17 @@ final class JobSettings implements Serializable {
         // Also names the artifact to add when the transport is not on the class path.
         List<ConfigOption<?>> known = Transports.options(transport);
         boolean network = known.stream().anyMatch(option -> option.name().equals(NetworkOptions.SECRET_OPTION));
-        String jobId = options.computeIfAbsent(NetworkOptions.JOB_ID_OPTION, name -> newJobId(applicationId));
-        if (network && !options.containsKey(NetworkOptions.SECRET_OPTION)
-                && !options.containsKey(NetworkOptions.SECRET_FILE_OPTION)) {
-            // Every job authenticated with no set-up; Spark's RPC (spark.authenticate, encryption)
-            // protects the secret in transit.
-            options.put(NetworkOptions.SECRET_OPTION, randomHex(32));
-        }
-        if (!network) {
-            options.remove(NetworkOptions.JOB_ID_OPTION);
+        String jobId = options.getOrDefault(NetworkOptions.JOB_ID_OPTION, newJobId(applicationId));
+        if (network) {
+            // The drawn id and secret are options only of a network transport; for another, a user's
+            // jobId is refused below like any option it does not take.
+            options.put(NetworkOptions.JOB_ID_OPTION, jobId);
+            if (!options.containsKey(NetworkOptions.SECRET_OPTION)
+                    && !options.containsKey(NetworkOptions.SECRET_FILE_OPTION)) {
+                // Every job authenticated with no set-up; Spark's RPC (spark.authenticate, encryption)
+                // protects the secret in transit.
+                options.put(NetworkOptions.SECRET_OPTION, randomHex(32));
+            }
         }
         JobSettings settings = new JobSettings(worldSize, jobId, transport, timeout, options);
         OptionCatalog.ofClassPath().requireKnown(settings.config(0, "127.0.0.1:1"), known);

@@ -55,7 +55,9 @@ import scala.reflect.ClassTag;
  * is set for the call and restored after it.
  *
  * <p>Blocks until every rank has returned, or the job failed. Every wait inside a rank is bounded by
- * the timeout; Spark's own waits are Spark's.
+ * the timeout; Spark's own waits are Spark's: the ranks first meet at the barrier context's
+ * {@code allGather}, bounded by {@code spark.barrier.sync.timeout} (Spark's default is a year: set
+ * it on a cluster where a task may hang before it starts), and a failed task ends the stage at once.
  */
 public final class SparkRanks {
     /** On a cluster that is not local, how long the driver waits for executors to offer enough task slots. */
