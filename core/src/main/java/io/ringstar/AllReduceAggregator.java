@@ -5,6 +5,9 @@ import io.ringstar.internal.algorithm.RingAllReduce;
 import io.ringstar.internal.algorithm.RingBroadcast;
 import io.ringstar.internal.engine.CollectiveRequest;
 import io.ringstar.internal.engine.OutOfPlaceCollectives;
+import io.ringstar.observe.CollectiveListener;
+import io.ringstar.observe.CollectiveStatistics;
+import java.nio.file.Path;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
 /**
@@ -76,6 +79,21 @@ public final class AllReduceAggregator implements GradientAggregator {
      */
     public long bytesSent() {
         return collectives.bytesSent();
+    }
+
+    @Override
+    public CollectiveStatistics collectiveStatistics() {
+        return collectives.observer().statistics();
+    }
+
+    @Override
+    public Path dumpTrace(Path dir) {
+        return collectives.observer().dumpTrace(dir, "request");
+    }
+
+    @Override
+    public void addListener(CollectiveListener listener) {
+        collectives.observer().addListener(listener);
     }
 
     /** Closes the transport and frees the buffers. Idempotent. */

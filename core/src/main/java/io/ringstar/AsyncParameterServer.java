@@ -4,9 +4,17 @@ import io.ringstar.config.AggregatorOptions;
 import io.ringstar.internal.async.AsyncWorker;
 import io.ringstar.internal.async.ParameterPartition;
 import io.ringstar.internal.async.ShardServer;
+import io.ringstar.internal.engine.BorrowedTransport;
+import io.ringstar.internal.observe.CallObserver;
+import io.ringstar.internal.tensor.ElementType;
+import io.ringstar.internal.tensor.TensorLayout;
 import io.ringstar.internal.tensor.TensorMemory;
+import io.ringstar.observe.CollectiveListener;
+import io.ringstar.observe.CollectiveStatistics;
 import java.nio.ByteOrder;
+import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.function.Supplier;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
@@ -101,6 +109,10 @@ public final class AsyncParameterServer implements AutoCloseable {
     private final long[][] shapes;
     private final ShardServer server;
     private final AsyncWorker worker;
+    /** The flight recorder and statistics of this rank's pushes, pulls, finish and serve. */
+    private final CallObserver observer;
+    /** The parameters' layout, for the observer: every push and pull moves these tensors. */
+    private final TensorLayout layout;
     private boolean closed;
 
     /**
@@ -126,6 +138,8 @@ public final class AsyncParameterServer implements AutoCloseable {
                     + "servers");
         }
         this.shapes = Arrays.stream(shapes).map(long[]::clone).toArray(long[][]::new);
+        this.layout = TensorLayout.ofShapes(ElementType.FLOAT, this.shapes);
+        this.observer = new CallObserver(config, "async-server", BorrowedTransport.probeOf(transport), false);
         long total = Arrays.stream(shapes).mapToLong(AsyncWorker::elements).sum();
         if (config.rank() < servers) {
             this.server = new ShardServer(transport, servers, total, settings, OPERATION);
@@ -174,7 +188,7 @@ public final class AsyncParameterServer implements AutoCloseable {
         if (server == null) {
             throw new IllegalStateException(OPERATION + " on rank " + transport.rank() + ": serve on a worker rank");
         }
-        return server.serve(() -> range(initialParameters));
+        return observed("serve", () -> server.serve(() -> range(initialParameters)));
     }
 
     /**
@@ -185,7 +199,8 @@ public final class AsyncParameterServer implements AutoCloseable {
      * @throws IllegalStateException on a server rank or after {@link #finish()}
      */
     public ParameterSnapshot pull() {
-        return requireWorker("pull").pull();
+        AsyncWorker pulling = requireWorker("pull");
+        return observed("pull", pulling::pull);
     }
 
     /**
@@ -197,7 +212,8 @@ public final class AsyncParameterServer implements AutoCloseable {
      * @throws IllegalArgumentException if the gradients do not match the parameters' count or shapes
      */
     public ParameterSnapshot push(INDArray... gradients) {
-        return requireWorker("push").push(gradients);
+        AsyncWorker pushing = requireWorker("push");
+        return observed("push", () -> pushing.push(gradients));
     }
 
     /**
@@ -206,12 +222,37 @@ public final class AsyncParameterServer implements AutoCloseable {
      * worker pushed, pulled or finished), and fails after twice the timeout without word from a server.
      */
     public ParameterSnapshot finish() {
-        return requireWorker("finish").finish();
+        AsyncWorker finishing = requireWorker("finish");
+        return observed("finish", finishing::finish);
     }
 
     /** This server's counts so far, or on a worker those the servers reported with their latest replies. */
     public AsyncStatistics statistics() {
         return server != null ? server.statistics() : worker.statistics();
+    }
+
+    /**
+     * Per operation ({@code push}, {@code pull}, {@code finish}, {@code serve}), this rank's completed
+     * calls so far: calls, bytes, median and 99th percentile time, time waiting for peers. A snapshot;
+     * any thread. {@link #statistics()} keeps its own meaning (the servers' counts).
+     */
+    public CollectiveStatistics collectiveStatistics() {
+        return observer.statistics();
+    }
+
+    /**
+     * Writes this rank's flight recorder (its last {@code traceEntries} pushes, pulls and serves)
+     * into {@code dir}, made if missing, as one JSON file, and returns its path; any thread, any time.
+     *
+     * @throws java.io.UncheckedIOException if the file cannot be written
+     */
+    public Path dumpTrace(Path dir) {
+        return observer.dumpTrace(dir, "request");
+    }
+
+    /** Adds a listener that hears every push, pull, finish and serve of this rank (see {@link CollectiveListener}). */
+    public void addListener(CollectiveListener listener) {
+        observer.addListener(listener);
     }
 
     /**
@@ -230,6 +271,19 @@ public final class AsyncParameterServer implements AutoCloseable {
             worker.abandon();
         }
         transport.close();
+    }
+
+    /** Runs one call under the observer: recorded, timed, dumped if it fails the group. */
+    private <T> T observed(String operation, Supplier<T> call) {
+        long sequence = observer.start(0, operation, "async", -1, layout);
+        try {
+            T result = call.get();
+            observer.complete(sequence);
+            return result;
+        } catch (RuntimeException | Error e) {
+            observer.fail(sequence, e);
+            throw e;
+        }
     }
 
     private AsyncWorker requireWorker(String call) {

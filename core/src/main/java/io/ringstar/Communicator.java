@@ -9,8 +9,13 @@ import io.ringstar.internal.algorithm.StarReduce;
 import io.ringstar.internal.engine.CollectiveEngine;
 import io.ringstar.internal.engine.CollectiveQueue;
 import io.ringstar.internal.engine.CollectiveRequest;
+import io.ringstar.internal.protocol.MessageHeader;
 import io.ringstar.internal.tensor.ElementType;
 import io.ringstar.internal.tensor.TensorLayout;
+import io.ringstar.observe.CollectiveListener;
+import io.ringstar.observe.CollectiveStatistics;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.function.Supplier;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
@@ -79,6 +84,8 @@ public final class Communicator implements AutoCloseable {
     private static final String ALL_GATHER = "allGather";
     private static final String REDUCE_SCATTER = "reduceScatter";
     private static final String BARRIER = "barrier";
+    private static final String MONITORED_BARRIER = "monitoredBarrier";
+    private static final String RING = ALGORITHM_RING;
 
     private final CollectiveEngine engine;
     private final CollectiveQueue queue;
@@ -148,7 +155,7 @@ public final class Communicator implements AutoCloseable {
     public void allReduce(ReduceOp op, INDArray... tensors) {
         Deadline deadline = deadlineFromNow();
         TensorLayout layout = checkedLayout(ALL_REDUCE, op, tensors);
-        blocking(ALL_REDUCE, deadline, () -> runAllReduce(op, layout, tensors, deadline));
+        blocking(ALL_REDUCE, deadline, () -> runAllReduce(op, layout, tensors, deadline, 0));
     }
 
     /** {@link #allReduce} without waiting: the tensors belong to the collective until its handle is done. */
@@ -157,7 +164,8 @@ public final class Communicator implements AutoCloseable {
         TensorLayout layout = checkedLayout(ALL_REDUCE, op, tensors);
         // The collective keeps the tensors, not the caller's array, which the caller may reuse at once.
         INDArray[] kept = tensors.clone();
-        return queue.submit(ALL_REDUCE, deadline, () -> runAllReduce(op, layout, kept, deadline));
+        long issued = engine.issue(ALL_REDUCE, allReduceAlgorithm(layout), MessageHeader.NO_ROOT, layout);
+        return queue.submit(ALL_REDUCE, deadline, () -> runAllReduce(op, layout, kept, deadline, issued));
     }
 
     /**
@@ -169,7 +177,7 @@ public final class Communicator implements AutoCloseable {
         Deadline deadline = deadlineFromNow();
         TensorLayout layout = checkedLayout(BROADCAST, null, tensors);
         checkRoot(BROADCAST, root);
-        blocking(BROADCAST, deadline, () -> runBroadcast(root, layout, tensors, deadline));
+        blocking(BROADCAST, deadline, () -> runBroadcast(root, layout, tensors, deadline, 0));
     }
 
     /** {@link #broadcast} without waiting: the tensors belong to the collective until its handle is done. */
@@ -178,7 +186,8 @@ public final class Communicator implements AutoCloseable {
         TensorLayout layout = checkedLayout(BROADCAST, null, tensors);
         checkRoot(BROADCAST, root);
         INDArray[] kept = tensors.clone();
-        return queue.submit(BROADCAST, deadline, () -> runBroadcast(root, layout, kept, deadline));
+        long issued = engine.issue(BROADCAST, RING, root, layout);
+        return queue.submit(BROADCAST, deadline, () -> runBroadcast(root, layout, kept, deadline, issued));
     }
 
     /**
@@ -193,7 +202,7 @@ public final class Communicator implements AutoCloseable {
         checkRoot(REDUCE, root);
         blocking(REDUCE, deadline, () -> {
             engine.run(request.inPlace(REDUCE, DirectReduce::run, layout, tensors, deadline).op(op).root(root)
-                    .writeResults(rank() == root));
+                    .writeResults(rank() == root).algorithmName("direct"));
             return null;
         });
     }
@@ -250,6 +259,56 @@ public final class Communicator implements AutoCloseable {
     }
 
     /**
+     * A barrier that, when {@code timeout} passes before every rank arrived, throws on every rank
+     * that did arrive a {@link CollectiveTimeoutException} listing every rank that did not (as
+     * PyTorch's {@code monitored_barrier(wait_all_ranks=True)}), not only the first one waited
+     * for; then, as after any failed collective, the group is failed. In its place among the
+     * collectives, like {@link #barrier()}. Blocks at most {@code timeout}.
+     *
+     * @param timeout how long to wait for every rank; positive
+     * @throws CollectiveTimeoutException naming the ranks that did not arrive
+     */
+    public void monitoredBarrier(Duration timeout) {
+        if (timeout == null || timeout.isZero() || timeout.isNegative()) {
+            throw new IllegalArgumentException(MONITORED_BARRIER + " on rank " + rank() + ": the timeout must be "
+                    + "positive, was " + timeout);
+        }
+        Deadline deadline = Deadline.after(timeout);
+        blocking(MONITORED_BARRIER, deadline, () -> {
+            engine.run(request.monitoredBarrier(MONITORED_BARRIER, deadline));
+            return null;
+        });
+    }
+
+    /**
+     * Writes this rank's flight recorder (its last {@code traceEntries} collectives, see the
+     * README's "When a job stalls") into {@code dir}, made if missing, as one JSON file that
+     * {@code ringstar report hang} and {@code report timeline} read, and returns its path. Any
+     * thread, any time, also while a collective waits; does not block on the collectives.
+     *
+     * @throws java.io.UncheckedIOException if the file cannot be written
+     */
+    public Path dumpTrace(Path dir) {
+        return engine.observer().dumpTrace(dir, "request");
+    }
+
+    /**
+     * Per operation, this rank's completed collectives so far: calls, bytes, median and 99th
+     * percentile time, time waiting for peers. A snapshot; any thread.
+     */
+    public CollectiveStatistics collectiveStatistics() {
+        return engine.observer().statistics();
+    }
+
+    /**
+     * Adds a listener that hears every collective of this communicator issued, started, completed
+     * or failed, on the thread that issues or runs it (see {@link CollectiveListener}).
+     */
+    public void addListener(CollectiveListener listener) {
+        engine.observer().addListener(listener);
+    }
+
+    /**
      * Stops the communicator: closes the transport (collectives in flight fail fast with
      * {@link IllegalStateException}; peers see this rank gone), waits for the background thread
      * at most the configured timeout, and frees the buffers. Idempotent.
@@ -271,34 +330,39 @@ public final class Communicator implements AutoCloseable {
 
     // ---- running ----
 
-    private Object runAllReduce(ReduceOp op, TensorLayout layout, INDArray[] tensors, Deadline deadline) {
-        CollectiveEngine.Algorithm chosen = allReduceAlgorithm(layout);
+    private Object runAllReduce(ReduceOp op, TensorLayout layout, INDArray[] tensors, Deadline deadline,
+            long issued) {
+        String name = allReduceAlgorithm(layout);
+        CollectiveEngine.Algorithm chosen = name.equals(ALGORITHM_DOUBLING) ? RecursiveDoubling::run
+                : name.equals(ALGORITHM_STAR) ? StarReduce::run : RingAllReduce::run;
         engine.run(request.inPlace(ALL_REDUCE, chosen, layout, tensors, deadline).op(op)
-                .compressible(CollectiveRequest.Compressible.RING));
+                .compressible(CollectiveRequest.Compressible.RING).algorithmName(name).issued(issued));
         return null;
     }
 
-    private Object runBroadcast(int root, TensorLayout layout, INDArray[] tensors, Deadline deadline) {
-        engine.run(request.inPlace(BROADCAST, RingBroadcast::run, layout, tensors, deadline).root(root));
+    private Object runBroadcast(int root, TensorLayout layout, INDArray[] tensors, Deadline deadline, long issued) {
+        engine.run(request.inPlace(BROADCAST, RingBroadcast::run, layout, tensors, deadline).root(root)
+                .algorithmName(RING).issued(issued));
         return null;
     }
 
-    /** The algorithm for an all-reduce of {@code layout}: the option's, or by the largest type group's size. */
-    private CollectiveEngine.Algorithm allReduceAlgorithm(TensorLayout layout) {
+    /**
+     * The name of the algorithm for an all-reduce of {@code layout}: the option's, or by the largest
+     * type group's size.
+     */
+    private String allReduceAlgorithm(TensorLayout layout) {
         switch (algorithm) {
             case ALGORITHM_RING:
-                return RingAllReduce::run;
             case ALGORITHM_DOUBLING:
-                return RecursiveDoubling::run;
             case ALGORITHM_STAR:
-                return StarReduce::run;
+                return algorithm;
             default:
                 long largest = 0;
                 for (TensorLayout.Group group : layout.groups()) {
                     largest = Math.max(largest, group.elementCount() * group.type().bytes());
                 }
                 // Two ranks: the ring is one exchange already, with no fold.
-                return worldSize() > 2 && largest <= SMALL_MESSAGE_BYTES ? RecursiveDoubling::run : RingAllReduce::run;
+                return worldSize() > 2 && largest <= SMALL_MESSAGE_BYTES ? ALGORITHM_DOUBLING : ALGORITHM_RING;
         }
     }
 

@@ -1,5 +1,9 @@
 package io.ringstar;
 
+import io.ringstar.observe.CollectiveListener;
+import io.ringstar.observe.CollectiveStatistics;
+import java.nio.file.Path;
+import java.util.List;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
 /**
@@ -40,6 +44,37 @@ public interface GradientAggregator extends AutoCloseable {
 
     /** Number of ranks in the group. */
     int worldSize();
+
+    /**
+     * Per operation, this rank's completed calls so far: calls, bytes, median and 99th percentile
+     * time, time waiting for peers. A snapshot; any thread. By default none (an aggregator that
+     * does not observe its calls).
+     */
+    default CollectiveStatistics collectiveStatistics() {
+        return new CollectiveStatistics(rank(), List.of());
+    }
+
+    /**
+     * Writes this rank's flight recorder (its last {@code traceEntries} calls) into {@code dir},
+     * made if missing, as one JSON file that {@code ringstar report hang} reads, and returns its
+     * path; any thread, any time.
+     *
+     * @throws java.io.UncheckedIOException if the file cannot be written
+     * @throws UnsupportedOperationException if this aggregator keeps no flight recorder (the default)
+     */
+    default Path dumpTrace(Path dir) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " keeps no flight recorder");
+    }
+
+    /**
+     * Adds a listener that hears every call issued, started, completed or failed, on the thread
+     * that makes it (see {@link CollectiveListener}).
+     *
+     * @throws UnsupportedOperationException if this aggregator does not observe its calls (the default)
+     */
+    default void addListener(CollectiveListener listener) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " does not observe its calls");
+    }
 
     /** Releases the transport and buffers the aggregator owns. Idempotent. */
     @Override

@@ -9,11 +9,14 @@ import io.ringstar.internal.tensor.TensorLayout;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * The options that {@link ParameterServer}, {@link AllReduceAggregator} and {@link Communicator}
  * read, whatever the transport: the checksum, the chunk size, the bucket size, the
- * communicator's all-reduce algorithm, the star's number of servers and the compression. Every
+ * communicator's all-reduce algorithm, the star's number of servers and the compression; with
+ * {@link TraceOptions}' they are core's options. Every
  * configuration may carry them; {@link Transports#options(String)} lists them with the transport's own.
  */
 public final class AggregatorOptions {
@@ -85,9 +88,10 @@ public final class AggregatorOptions {
             .description("float/double SUM and AVG all-reduces sent as they are, in half precision (fp16, bf16) "
                     + "or as the top fraction F by magnitude with error feedback (topk:F); equal on every rank")
             .build();
-    /** Every option above, in the order help lists them. */
-    public static final List<ConfigOption<?>> ALL = List.of(CHECKSUM, CHUNK_BYTES, BUCKET_BYTES,
-            ALL_REDUCE_ALGORITHM, SERVERS, COMPRESSION);
+    /** Every option above, then the observability's ({@link TraceOptions#ALL}), in the order help lists them. */
+    public static final List<ConfigOption<?>> ALL = Stream.concat(
+            Stream.of(CHECKSUM, CHUNK_BYTES, BUCKET_BYTES, ALL_REDUCE_ALGORITHM, SERVERS, COMPRESSION),
+            TraceOptions.ALL.stream()).collect(Collectors.toUnmodifiableList());
 
     private AggregatorOptions() {
     }

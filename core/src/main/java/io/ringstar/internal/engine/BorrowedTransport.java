@@ -3,6 +3,7 @@ package io.ringstar.internal.engine;
 import io.ringstar.Deadline;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
+import io.ringstar.spi.TransportProbe;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 
@@ -12,6 +13,18 @@ public final class BorrowedTransport implements Transport {
 
     public BorrowedTransport(Transport owner) {
         this.owner = owner;
+    }
+
+    /**
+     * The hooks of {@code transport} ({@link TransportProbe}), looking through borrowed ones to their
+     * owner (the training loops lend their transport to each aggregator they make), or null.
+     */
+    public static TransportProbe probeOf(Transport transport) {
+        Transport inner = transport;
+        while (inner instanceof BorrowedTransport) {
+            inner = ((BorrowedTransport) inner).owner;
+        }
+        return inner instanceof TransportProbe ? (TransportProbe) inner : null;
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.ringstar.internal.engine;
 
 import io.ringstar.CollectiveException;
+import io.ringstar.CollectiveTimeoutException;
 import io.ringstar.Communicator;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
@@ -11,10 +12,12 @@ import io.ringstar.config.Compression;
 import io.ringstar.internal.algorithm.CollectiveCall;
 import io.ringstar.internal.algorithm.Failures;
 import io.ringstar.internal.algorithm.RecursiveDoubling;
+import io.ringstar.internal.observe.CallObserver;
 import io.ringstar.internal.tensor.ElementType;
 import io.ringstar.internal.tensor.TensorBucket;
 import io.ringstar.internal.tensor.TensorLayout;
 import io.ringstar.internal.tensor.TensorMemory;
+import io.ringstar.spi.TransportProbe;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
@@ -32,6 +35,8 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * array's own memory), numbers the collectives, bounds each by its deadline, tells the peers of a
  * failure and refuses every call after one, and carries the optional checksum
  * ({@link DistributedConfig#CHECKSUM_OPTION}). The algorithms themselves come with the request.
+ * Being the one path, it is also where each call is observed: its {@link CallObserver} hears
+ * every call's start and end (the flight recorder, statistics, JFR, stall warning, listeners).
  *
  * <p>Owns the transport and the buckets, and closes them in {@link #close()}. Not thread-safe.
  */
@@ -58,6 +63,9 @@ public final class CollectiveEngine implements AutoCloseable {
     /** What the collectives send through, counted ({@link #bytesSent()}). */
     private final SentBytes sent;
     private final WindowCompression compression;
+    /** The transport's hooks, or null for a transport without them. */
+    private final TransportProbe probe;
+    private final CallObserver observer;
     /** The last call's layout, kept while calls pass the same shapes (see {@link TensorLayout#matches}). */
     private TensorLayout lastLayout;
     /** The last source worked on in place, and the view of its bytes, kept while the same array comes back. */
@@ -99,6 +107,21 @@ public final class CollectiveEngine implements AutoCloseable {
         for (ElementType type : ElementType.values()) {
             buckets.put(type, new TensorBucket(type));
         }
+        this.probe = BorrowedTransport.probeOf(transport);
+        this.observer = new CallObserver(config, owner, probe);
+    }
+
+    /** What watches this engine's calls: the flight recorder, statistics, listeners and dumps. */
+    public CallObserver observer() {
+        return observer;
+    }
+
+    /**
+     * Numbers a non-blocking call as it is issued, before it is queued, and records it; the request
+     * that runs it later carries the number ({@link CollectiveRequest#issued}).
+     */
+    public long issue(String operation, String algorithmName, int root, TensorLayout layout) {
+        return observer.issue(operation, algorithmName, root, layout);
     }
 
     public int rank() {
@@ -180,6 +203,8 @@ public final class CollectiveEngine implements AutoCloseable {
         // Nothing to move (a barrier, no tensors), but the ranks still meet, so a rank that passed tensors is caught.
         List<TensorLayout.Group> groups = layout == null || layout.groups().isEmpty() ? NO_GROUPS : layout.groups();
         boolean windowed = request.kind() == CollectiveRequest.Kind.IN_LAYOUT;
+        long callSequence = observer.start(request.issuedSequence(), request.operation(), request.algorithmName(),
+                request.root(), layout);
         try {
             // Indexed, not for-each: an iterator per call is an allocation the steady state avoids.
             for (int g = 0; g < groups.size(); g++) {
@@ -205,7 +230,9 @@ public final class CollectiveEngine implements AutoCloseable {
                     }
                 }
             }
+            observer.complete(callSequence);
         } catch (RuntimeException | Error e) {
+            observer.fail(callSequence, e);
             if (request.newResults()) {
                 // The caller never sees these arrays; free them now rather than leave them to a collector.
                 for (INDArray result : request.results()) {
@@ -243,6 +270,7 @@ public final class CollectiveEngine implements AutoCloseable {
                 case REDUCE_SCATTER -> GatherScatter.reduceScatter(collective, request, buckets.get(type),
                         maxChunkElements(type));
                 case BARRIER -> RecursiveDoubling.barrier(collective);
+                case MONITORED_BARRIER -> monitoredBarrier(request);
                 default -> throw new IllegalStateException("no collective of kind " + request.kind());
             }
         } catch (RuntimeException e) {
@@ -312,6 +340,22 @@ public final class CollectiveEngine implements AutoCloseable {
         return started;
     }
 
+    /**
+     * The transport's barrier, bounded by the request's deadline: its timeout names every rank that
+     * did not arrive. A transport without {@link TransportProbe} has only its own timeout.
+     */
+    private void monitoredBarrier(CollectiveRequest request) {
+        try {
+            if (probe != null) {
+                probe.barrier(request.deadline());
+            } else {
+                transport.barrier();
+            }
+        } catch (CollectiveTimeoutException e) {
+            throw new CollectiveTimeoutException(request.operation(), rank, e.peerRank(), e.detail(), e);
+        }
+    }
+
     /** The compression of this engine's all-reduces; tests of its residuals reach it from this package. */
     WindowCompression compression() {
         return compression;
@@ -325,7 +369,7 @@ public final class CollectiveEngine implements AutoCloseable {
             failure = new CollectiveException(operation, rank, CollectiveException.NO_RANK,
                     "unexpected failure: " + e, e);
         }
-        call.abortPeers(failure);
+        tellPeers();
         return failure;
     }
 
@@ -335,8 +379,19 @@ public final class CollectiveEngine implements AutoCloseable {
      */
     private Error failed(String operation, Error e) {
         failure = new CollectiveException(operation, rank, CollectiveException.NO_RANK, "unexpected error: " + e, e);
-        call.abortPeers(failure);
+        tellPeers();
         return e;
+    }
+
+    /**
+     * Tells the peers of {@link #failure}: the abort notice to the calls that wait for this rank,
+     * and a failure report beside the messages for a peer in no call, whose reader sees it at once.
+     */
+    private void tellPeers() {
+        call.abortPeers(failure);
+        if (probe != null) {
+            probe.reportFailure(rank);
+        }
     }
 
     /**

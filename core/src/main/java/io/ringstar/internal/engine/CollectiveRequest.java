@@ -32,7 +32,12 @@ public final class CollectiveRequest {
         /** One tensor in, one new 1-D array of this rank's part of the reduction out. */
         REDUCE_SCATTER,
         /** No tensors: the ranks only meet. */
-        BARRIER
+        BARRIER,
+        /**
+         * No tensors: the ranks meet through the transport's barrier, which, when its deadline
+         * passes, names every rank that did not arrive ({@link io.ringstar.spi.TransportProbe#barrier}).
+         */
+        MONITORED_BARRIER
     }
 
     /** Whether and how option compression may apply to a collective's windows. */
@@ -57,6 +62,8 @@ public final class CollectiveRequest {
     private boolean newResults;
     private boolean writeResults;
     private Deadline deadline;
+    private String algorithmName;
+    private long issuedSequence;
 
     /**
      * Describes a call whose results are its tensors, worked on in place, with no op, no root, no
@@ -97,7 +104,29 @@ public final class CollectiveRequest {
 
     /** Describes a barrier: no tensors, no layout. */
     public CollectiveRequest barrier(String name, Deadline until) {
-        return reset(name, Kind.BARRIER, null, null, until).tensors(null, null, false);
+        return reset(name, Kind.BARRIER, null, null, until).tensors(null, null, false).algorithmName("doubling");
+    }
+
+    /** Describes a monitored barrier ({@link Kind#MONITORED_BARRIER}): no tensors, no layout. */
+    public CollectiveRequest monitoredBarrier(String name, Deadline until) {
+        return reset(name, Kind.MONITORED_BARRIER, null, null, until).tensors(null, null, false)
+                .algorithmName("transport");
+    }
+
+    /**
+     * The algorithm's name for the flight recorder and the statistics ({@code ring}, {@code star},
+     * ...); by default {@code ring} for the gather and scatter, {@code doubling} for the barrier,
+     * and for an {@link Kind#IN_LAYOUT} call whatever the caller names (else {@code unnamed}).
+     */
+    public CollectiveRequest algorithmName(String name) {
+        this.algorithmName = name;
+        return this;
+    }
+
+    /** The number a non-blocking call got when it was issued ({@link CollectiveEngine#issue}); 0 by default. */
+    public CollectiveRequest issued(long sequence) {
+        this.issuedSequence = sequence;
+        return this;
     }
 
     /** The reduce op, checked in every header; null (the default) for a collective that reduces nothing. */
@@ -184,6 +213,16 @@ public final class CollectiveRequest {
         return deadline;
     }
 
+    /** The algorithm's name (see {@link #algorithmName(String)}). */
+    public String algorithmName() {
+        return algorithmName;
+    }
+
+    /** The call's number from its issue, or 0 for a call numbered when it starts. */
+    public long issuedSequence() {
+        return issuedSequence;
+    }
+
     private CollectiveRequest reset(String name, Kind what, CollectiveEngine.Algorithm run, TensorLayout tensorLayout,
             Deadline until) {
         this.operation = name;
@@ -195,6 +234,8 @@ public final class CollectiveRequest {
         this.op = null;
         this.root = MessageHeader.NO_ROOT;
         this.writeResults = true;
+        this.algorithmName = what == Kind.IN_LAYOUT ? "unnamed" : "ring";
+        this.issuedSequence = 0;
         return this;
     }
 

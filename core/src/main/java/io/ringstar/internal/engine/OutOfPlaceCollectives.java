@@ -5,6 +5,7 @@ import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.ReduceOp;
 import io.ringstar.Transport;
+import io.ringstar.internal.observe.CallObserver;
 import io.ringstar.internal.tensor.TensorLayout;
 import java.time.Duration;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -27,6 +28,8 @@ public final class OutOfPlaceCollectives implements AutoCloseable {
     private final CollectiveEngine.Algorithm reduce;
     private final CollectiveEngine.Algorithm broadcast;
     private final CollectiveRequest.Compressible compressible;
+    /** The name the flight recorder gives both calls' algorithm: the star's or the ring's. */
+    private final String algorithmName;
     /** The one request of this object's calls, refilled per call, so that a call allocates none. */
     private final CollectiveRequest request = new CollectiveRequest();
 
@@ -47,13 +50,14 @@ public final class OutOfPlaceCollectives implements AutoCloseable {
         this.reduce = reduce;
         this.broadcast = broadcast;
         this.compressible = compressible;
+        this.algorithmName = compressible == CollectiveRequest.Compressible.STAR ? "star" : "ring";
     }
 
     /** Rank 0's {@code params}, as new arrays, on every rank. */
     public INDArray[] broadcastParams(INDArray... params) {
         INDArray[] results = start(BROADCAST, params);
         engine.run(request.newResults(BROADCAST, broadcast, layout(BROADCAST, params), params, results,
-                Deadline.after(timeout)).root(0));
+                Deadline.after(timeout)).root(0).algorithmName(algorithmName));
         return results;
     }
 
@@ -61,7 +65,7 @@ public final class OutOfPlaceCollectives implements AutoCloseable {
     public INDArray[] reduceGradients(INDArray... grads) {
         INDArray[] results = start(REDUCE, grads);
         engine.run(request.newResults(REDUCE, reduce, layout(REDUCE, grads), grads, results, Deadline.after(timeout))
-                .op(ReduceOp.AVG).compressible(compressible));
+                .op(ReduceOp.AVG).compressible(compressible).algorithmName(algorithmName));
         return results;
     }
 
@@ -83,6 +87,11 @@ public final class OutOfPlaceCollectives implements AutoCloseable {
     /** Bytes of every message sent so far: headers and payloads (see {@link CollectiveEngine#bytesSent()}). */
     public long bytesSent() {
         return engine.bytesSent();
+    }
+
+    /** What watches the calls: flight recorder, statistics, listeners, dumps. */
+    public CallObserver observer() {
+        return engine.observer();
     }
 
     /** Closes the transport and frees the buffers. Idempotent. */

@@ -95,6 +95,32 @@ public final class TensorLayout {
     }
 
     /**
+     * The layout of tensors of one element type with the given shapes, without the tensors: for
+     * callers that know their shapes from the start (the async parameter server's parameters).
+     */
+    public static TensorLayout ofShapes(ElementType type, long[][] shapes) {
+        int count = shapes.length;
+        long[][] copies = new long[count][];
+        ElementType[] types = new ElementType[count];
+        int[] tensorIndices = new int[count];
+        long[] elementOffsets = new long[count];
+        long total = 0;
+        for (int i = 0; i < count; i++) {
+            copies[i] = shapes[i].clone();
+            types[i] = type;
+            tensorIndices[i] = i;
+            elementOffsets[i] = total;
+            long elements = 1;
+            for (long size : copies[i]) {
+                elements *= size;
+            }
+            total += elements;
+        }
+        List<Group> groups = count == 0 ? List.of() : List.of(new Group(type, tensorIndices, elementOffsets, total));
+        return new TensorLayout(copies, types, groups, fingerprint(copies, types));
+    }
+
+    /**
      * Whether {@code tensors} have exactly this layout: the same count, and each the same element
      * type and shape. Allocates nothing, so a caller that passes the same shapes every step (the
      * usual case) can keep one layout.
