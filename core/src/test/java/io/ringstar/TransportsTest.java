@@ -108,7 +108,7 @@ class TransportsTest {
                 () -> Transports.requireKnownOptions(typo, List.of(threads)));
         assertEquals("configure: option ioThread = 2 (from the configuration's options): no such option for transport"
                 + " netty; the known ones are allReduceAlgorithm, bucketBytes, checksum, chunkBytes, compression,"
-                + " ioThreads, servers; did you mean ioThreads?",
+                + " ioThreads, servers, stallWarning, traceDir, traceEntries; did you mean ioThreads?",
                 e.getMessage());
         DistributedConfig secret = DistributedConfig.builder().option("secrett", "hunter2").build();
         InvalidConfigException hidden = assertThrows(InvalidConfigException.class,
