@@ -124,8 +124,9 @@ class InProcessTransportProviderTest {
         InvalidConfigException e = assertThrows(InvalidConfigException.class, () -> Transports.open(withJobId));
         assertEquals("option jobId", e.field());
         assertEquals("no such option for transport inproc; the known ones are allReduceAlgorithm, bucketBytes, "
-                + "checksum, chunkBytes, compression, servers", e.requirement());
-        assertEquals(List.of("checksum", "chunkBytes", "bucketBytes", "allReduceAlgorithm", "servers", "compression"),
+                + "checksum, chunkBytes, compression, servers, stallWarning, traceDir, traceEntries", e.requirement());
+        assertEquals(List.of("checksum", "chunkBytes", "bucketBytes", "allReduceAlgorithm", "servers", "compression",
+                "traceEntries", "traceDir", "stallWarning"),
                 Transports.options("inproc").stream().map(io.ringstar.config.ConfigOption::name).toList());
         try (Transport alone = Transports.open(withJobId.toBuilder().option("jobId", null).option("checksum", "crc32c")
                 .build())) {
