@@ -90,6 +90,12 @@ final class FlightRecorder {
         }
     }
 
+    /** When {@code sequence} was issued, or {@code fallback} if it is not (or no longer) recorded. */
+    synchronized long issuedAt(long sequence, long fallback) {
+        int slot = slotOf(sequence);
+        return slot < 0 ? fallback : issued[slot];
+    }
+
     /** A call completed or failed ({@code error} then says why, and {@code peer} is the peer it waited for or -1). */
     synchronized void ended(long sequence, CollectiveState state, long nanos, long waitNanos, int peer, String error) {
         int slot = slotOf(sequence);

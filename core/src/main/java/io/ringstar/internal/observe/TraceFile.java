@@ -15,8 +15,10 @@ import java.util.TreeMap;
  * Writes a flight recorder's entries as one self-describing JSON file, format {@value #FORMAT}
  * version {@value #VERSION}, which {@code ringstar report hang} and {@code report timeline} read.
  * The README ("When a job stalls") documents every field. Written to a temporary file and moved
- * into place, so a reader never sees half a dump; a later dump of the same rank and owner replaces
- * it. No JSON library: core has none, and the format is a handful of numbers and strings.
+ * into place, so a reader never sees half a dump; a later dump of the same rank and job replaces
+ * it. {@code owner} names what made the calls: {@code aggregator}, {@code communicator},
+ * {@code async-server}, joined with {@code +} when several shared the rank's transport. No JSON
+ * library: core has none, and the format is a handful of numbers and strings.
  */
 final class TraceFile {
     static final String FORMAT = "ringstar-trace";
@@ -30,15 +32,14 @@ final class TraceFile {
     private TraceFile() {
     }
 
-    /** The file a rank's dump goes to in {@code dir}: {@code ringstar-<job>-rank<R>-<owner>.json}. */
-    static Path path(Path dir, String jobId, int rank, String owner) {
-        return dir.resolve("ringstar-" + jobId.replaceAll("[^A-Za-z0-9._-]", "_") + "-rank" + rank + "-" + owner
-                + ".json");
+    /** The file a rank's dump goes to in {@code dir}: {@code ringstar-<job>-rank<R>.json}. */
+    static Path path(Path dir, String jobId, int rank) {
+        return dir.resolve("ringstar-" + jobId.replaceAll("[^A-Za-z0-9._-]", "_") + "-rank" + rank + ".json");
     }
 
     /** Writes the dump into {@code dir} (made if missing) and returns its path. */
     static Path write(Path dir, Header header, FlightRecorder.Snapshot snapshot) {
-        Path target = path(dir, header.jobId(), header.rank(), header.owner());
+        Path target = path(dir, header.jobId(), header.rank());
         String json = render(header, snapshot);
         try {
             Files.createDirectories(dir);
