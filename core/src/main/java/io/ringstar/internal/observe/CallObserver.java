@@ -216,9 +216,11 @@ public final class CallObserver implements TransportProbe.WaitWatcher, Transport
     }
 
     private CollectiveEvent event(long sequence, CollectiveState state, long ended, long waited, Throwable error) {
+        // An issued call has not started, even a blocking one that starts at once (CollectiveEvent#startedNanos).
+        long started = state == CollectiveState.ISSUED ? 0 : currentStart;
         return new CollectiveEvent(rank, worldSize, sequence, currentOperation, currentAlgorithm, currentRoot,
                 TraceFile.elements(currentLayout), tensorsOf(currentLayout), currentBytes, state, currentIssued,
-                currentStart, ended, waited, error);
+                started, ended, waited, error);
     }
 
     private void tell(CollectiveEvent event) {
