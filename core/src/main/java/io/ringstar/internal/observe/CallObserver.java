@@ -14,7 +14,9 @@ import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -48,6 +50,11 @@ public final class CallObserver implements TransportProbe.WaitWatcher, Transport
     private final Path traceDir;
     private final StallWarning stall;
     private final List<CollectiveListener> listeners = new CopyOnWriteArrayList<>();
+    /**
+     * When each non-blocking call issued while a listener listened was issued, until it starts (on
+     * another thread): its later events carry that time. Empty, and never touched, without listeners.
+     */
+    private final Map<Long, Long> issuedAt = new ConcurrentHashMap<>();
     private final AtomicLong issuedCalls = new AtomicLong();
     private final AtomicBoolean dumpedOnFailure = new AtomicBoolean();
     private final AtomicBoolean dumpedOnNotice = new AtomicBoolean();
@@ -116,6 +123,7 @@ public final class CallObserver implements TransportProbe.WaitWatcher, Transport
         long now = System.nanoTime();
         recorder.add(sequence, operation, algorithm, root, layout, bytesOf(layout), now, 0);
         if (!listeners.isEmpty()) {
+            issuedAt.put(sequence, now);
             tell(new CollectiveEvent(rank, worldSize, sequence, operation, algorithm, root,
                     TraceFile.elements(layout), tensorsOf(layout), bytesOf(layout), CollectiveState.ISSUED, now, 0, 0,
                     0, null));
@@ -134,7 +142,8 @@ public final class CallObserver implements TransportProbe.WaitWatcher, Transport
         if (issued > 0) {
             sequence = issued;
             recorder.started(sequence, now);
-            currentIssued = now;
+            Long issuedNanos = issuedAt.isEmpty() ? null : issuedAt.remove(issued);
+            currentIssued = issuedNanos != null ? issuedNanos : now;
         } else {
             sequence = issuedCalls.incrementAndGet();
             recorder.add(sequence, operation, algorithm, root, layout, callBytes, now, now);
