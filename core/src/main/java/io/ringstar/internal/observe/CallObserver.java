@@ -104,7 +104,10 @@ public final class CallObserver {
         }
         if (!listeners.isEmpty()) {
             if (issued == 0) {
-                tell(event(sequence, CollectiveState.ISSUED, 0, 0, null));
+                // An issued event has not started, as CollectiveEvent says, even when the start follows at once.
+                tell(new CollectiveEvent(rank, worldSize, sequence, operation, algorithm, root,
+                        TraceFile.elements(layout), tensorsOf(layout), bytes, CollectiveState.ISSUED, now, 0, 0, 0,
+                        null));
             }
             tell(event(sequence, CollectiveState.STARTED, 0, 0, null));
         }

@@ -83,6 +83,7 @@ final class StallWarning {
         List<Integer> waitingToo = new ArrayList<>();
         List<Integer> silent = new ArrayList<>();
         List<String> other = new ArrayList<>();
+        boolean anyFailed = false;
         for (int peer = 0; peer < worldSize; peer++) {
             if (peer == rank) {
                 continue;
@@ -121,7 +122,10 @@ final class StallWarning {
                                 + age + " ago)");
                     }
                 }
-                default -> other.add("rank " + peer + " has failed (in or after #" + theirs + ")");
+                default -> {
+                    anyFailed = true;
+                    other.add("rank " + peer + " has failed (in or after #" + theirs + ")");
+                }
             }
         }
         StringBuilder text = new StringBuilder(operation).append(" #").append(sequence).append(" on rank ")
@@ -140,7 +144,8 @@ final class StallWarning {
             text.append("; ").append(ranks(waitingToo)).append(waitingToo.size() == 1 ? " is" : " are")
                     .append(" waiting too");
         }
-        if (lateRanks.isEmpty() && silent.isEmpty()) {
+        // A failed rank will never complete the call: that is no slow transfer.
+        if (lateRanks.isEmpty() && silent.isEmpty() && !anyFailed) {
             text.append("; every rank has reached it (a slow transfer, not a missing rank)");
         }
         text.append(". Late: ").append(lateRanks.isEmpty() ? "none" : ranks(lateRanks))
