@@ -102,7 +102,7 @@ final class HangReport {
             List<Skipped> skipped) {
         Map<String, List<Integer>> waiting = new LinkedHashMap<>();
         List<Integer> waitingRanks = new ArrayList<>();
-        List<Integer> completed = new ArrayList<>();
+        Map<String, List<Integer>> completed = new LinkedHashMap<>();
         List<TraceDump> reached = new ArrayList<>();
         List<String> behind = new ArrayList<>();
         List<Integer> gaps = new ArrayList<>();
@@ -113,7 +113,7 @@ final class HangReport {
             }
             reached.add(dump);
             if (entry.state() == State.COMPLETED) {
-                completed.add(dump.rank());
+                completed.computeIfAbsent(afterwards(dump, sequence), after -> new ArrayList<>()).add(dump.rank());
             } else {
                 waitingRanks.add(dump.rank());
                 waiting.computeIfAbsent(waitingDetail(entry), detail -> new ArrayList<>()).add(dump.rank());
@@ -136,9 +136,7 @@ final class HangReport {
                     waiting.size() == 1 ? detail : list(ranks) + ": " + detail));
             clauses.add(ranks(waitingRanks) + " waiting (" + String.join("; ", details) + ")");
         }
-        if (!completed.isEmpty()) {
-            clauses.add(ranks(completed) + " completed it");
-        }
+        completed.forEach((after, ranks) -> clauses.add(ranks(ranks) + " completed it" + after));
         clauses.addAll(behind);
         if (!gaps.isEmpty()) {
             clauses.add(ranks(gaps) + (gaps.size() == 1 ? " has" : " have") + " no record of it, but of later calls");
@@ -148,6 +146,20 @@ final class HangReport {
         }
         String operation = operationAt(dumps, sequence);
         return (operation == null ? "" : operation + " ") + "#" + sequence + ": " + String.join("; ", clauses);
+    }
+
+    /**
+     * Where a rank that completed call {@code sequence} went next: the first later call it did not
+     * complete, with how it waits there, or how far it completed calls.
+     */
+    private static String afterwards(TraceDump dump, long sequence) {
+        for (Entry entry : dump.entries()) {
+            if (entry.sequence() > sequence && entry.state() != State.COMPLETED) {
+                return ", then #" + entry.sequence() + " " + entry.operation() + " (" + waitingDetail(entry) + ")";
+            }
+        }
+        return dump.lastRecorded() > sequence ? " and every later call it recorded, up to #" + dump.lastRecorded()
+                : "";
     }
 
     /** How a rank that started, was issued or failed a call waits in it: its error's class and the peer it names. */
@@ -334,8 +346,8 @@ final class HangReport {
         byFailure.forEach((key, failing) -> {
             Entry entry = firstFailure.get(key);
             List<Integer> ranks = failing.stream().map(TraceDump::rank).toList();
-            lines.add(ranks(ranks) + " failed #" + entry.sequence() + " " + entry.operation() + ": "
-                    + clipped(entry.error()) + (ranks.size() > 1 ? " (rank " + ranks.get(0) + "'s error)" : ""));
+            lines.add(ranks(ranks) + " failed #" + entry.sequence() + " " + entry.operation()
+                    + (ranks.size() > 1 ? "; rank " + ranks.get(0) + "'s error: " : ": ") + clipped(entry.error()));
         });
         if (!failingLater.isEmpty()) {
             lines.add(ranks(failingLater) + " failed later calls too");

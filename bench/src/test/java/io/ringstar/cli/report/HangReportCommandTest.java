@@ -49,8 +49,8 @@ class HangReportCommandTest {
                 reduceGradients #18: ranks 0, 1, 3 waiting (CollectiveTimeoutException, waiting on rank 2); \
                 rank 2 never started it; its last completed call was #17 broadcastParams, 5.1 s before the others' \
                 timeouts
-                ranks 0, 1, 3 failed #18 reduceGradients: CollectiveTimeoutException: reduceGradients on rank 0 \
-                timed out after 5 s waiting for rank 2 (rank 0's error)
+                ranks 0, 1, 3 failed #18 reduceGradients; rank 0's error: CollectiveTimeoutException: \
+                reduceGradients on rank 0 timed out after 5 s waiting for rank 2
                 """, outcome.out());
     }
 
@@ -69,8 +69,8 @@ class HangReportCommandTest {
                 job ringstar (aggregator), 4 ranks, dumps from ranks 0, 1, 3
                 reduceGradients #18: ranks 0, 1, 3 waiting (0, 1: CollectiveTimeoutException, waiting on rank 2; \
                 3: waiting on rank 0); rank 2 has no dump (crashed, or never failed)
-                ranks 0, 1 failed #18 reduceGradients: CollectiveTimeoutException: reduceGradients on rank 0 \
-                timed out after 5 s waiting for rank 2 (rank 0's error)
+                ranks 0, 1 failed #18 reduceGradients; rank 0's error: CollectiveTimeoutException: \
+                reduceGradients on rank 0 timed out after 5 s waiting for rank 2
                 """, outcome.out());
     }
 
@@ -98,9 +98,30 @@ class HangReportCommandTest {
                 #5: rank 1 called broadcast (root 1, FLOAT 10) where ranks 0, 2 called broadcast (root 0, FLOAT 10)
                 #6: rank 2 called broadcastParams (FLOAT 10) where ranks 0, 1 called reduceGradients (FLOAT 10, \
                 2 tensors)
-                ranks 0, 1 failed #6 reduceGradients: CollectiveTimeoutException: reduceGradients on rank 0 timed \
-                out after 5 s waiting for rank 2 (rank 0's error)
+                ranks 0, 1 failed #6 reduceGradients; rank 0's error: CollectiveTimeoutException: \
+                reduceGradients on rank 0 timed out after 5 s waiting for rank 2
                 """, outcome.out());
+    }
+
+    @Test
+    void aRankThatCompletedTheDivergingCallIsFollowedToWhereItWaits() {
+        for (int rank = 0; rank < 3; rank++) {
+            Dump dump = dump(rank, 3, 3_000).completed(1, 1, 0);
+            Call broadcast = dump.call(2, "broadcast").root(0).data("{\"FLOAT\": 10}", 1);
+            if (rank == 0) {
+                // The root's broadcast ends once it has sent; the others never received.
+                broadcast.ran(100, 110);
+                dump.call(3, "allReduce").running(120, 1);
+            } else {
+                broadcast.running(100, 0);
+            }
+            dump.writeTo(dir);
+        }
+
+        String out = report("hang", dir.toString()).out();
+
+        assertTrue(out.contains("\nbroadcast #2: ranks 1, 2 waiting (waiting on rank 0); rank 0 completed it, then #3 "
+                + "allReduce (waiting on rank 1)\n"), out);
     }
 
     @Test
