@@ -71,7 +71,7 @@ final class HangReport {
         if (last < first) {
             lines.add("no call recorded" + (missing.isEmpty() ? "" : "; " + missingClause(job, missing, skipped)));
         } else {
-            long diverged = divergence(dumps, first, last);
+            long diverged = divergence(dumps, first);
             if (diverged < 0) {
                 lines.add((missing.isEmpty() ? "every rank" : "every rank with a dump") + " completed every call, #"
                         + first + " to #" + last
@@ -79,15 +79,31 @@ final class HangReport {
             } else {
                 lines.add(divergenceLine(job, dumps, diverged, missing, skipped));
             }
-            lines.addAll(mismatches(dumps, first, last));
+            lines.addAll(mismatches(dumps, first));
         }
         lines.addAll(errors(dumps));
         return lines;
     }
 
-    /** The first sequence number in [first, last] that some dumped rank did not complete, or -1. */
-    private static long divergence(List<TraceDump> dumps, long first, long last) {
-        for (long sequence = first; sequence <= last; sequence++) {
+    /**
+     * The sequence numbers from {@code first} on that some dump recorded, in order: the numbers to
+     * compare, whatever gaps a damaged dump may have between them.
+     */
+    private static TreeSet<Long> recorded(List<TraceDump> dumps, long first) {
+        TreeSet<Long> sequences = new TreeSet<>();
+        for (TraceDump dump : dumps) {
+            for (Entry entry : dump.entries()) {
+                if (entry.sequence() >= first) {
+                    sequences.add(entry.sequence());
+                }
+            }
+        }
+        return sequences;
+    }
+
+    /** The first sequence number from {@code first} on that some dumped rank did not complete, or -1. */
+    private static long divergence(List<TraceDump> dumps, long first) {
+        for (long sequence : recorded(dumps, first)) {
             for (TraceDump dump : dumps) {
                 Entry entry = at(dump, sequence);
                 if (entry == null || entry.state() != State.COMPLETED) {
@@ -174,7 +190,7 @@ final class HangReport {
 
     /**
      * A rank that never reached the call: where it was instead (a call it had not completed), its last
-     * completed call, and how long before the others' ends of the diverging call that completed.
+     * completed call, and how long that ended before the diverging call ended on the ranks that reached it.
      */
     private static String behindClause(TraceDump dump, long sequence, List<TraceDump> reached) {
         StringBuilder clause = new StringBuilder("rank " + dump.rank() + " never started it");
@@ -277,11 +293,11 @@ final class HangReport {
      * At each sequence number from {@code first} that several ranks recorded, the ranks whose call
      * differs from the most ranks' (operation, root, element counts or tensors), with both calls.
      */
-    private static List<String> mismatches(List<TraceDump> dumps, long first, long last) {
+    private static List<String> mismatches(List<TraceDump> dumps, long first) {
         List<String> lines = new ArrayList<>();
         int more = 0;
         long lastMore = 0;
-        for (long sequence = first; sequence <= last; sequence++) {
+        for (long sequence : recorded(dumps, first)) {
             Map<String, List<Integer>> bySignature = new LinkedHashMap<>();
             Map<String, Entry> calls = new LinkedHashMap<>();
             for (TraceDump dump : dumps) {

@@ -199,12 +199,12 @@ record TraceDumps(List<Job> jobs, List<Skipped> skipped) {
 
     /** One file's dump; {@code file} is its name, for the dump and the messages. */
     private static TraceDump parse(String file, byte[] bytes) throws BadDump {
-        String text;
-        try {
-            text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
-        } catch (CharacterCodingException e) {
-            throw new BadDump("not a ringstar trace: not UTF-8 text");
+        String text = utf8(bytes, bytes.length);
+        if (text == null) {
+            // A cut through a character of several bytes is a truncation too, not a wrong encoding.
+            String head = utf8(bytes, completeLength(bytes));
+            throw new BadDump("not a ringstar trace: " + (head != null && unclosed(head)
+                    ? "truncated at byte " + bytes.length : "not UTF-8 text"));
         }
         if (text.isBlank()) {
             throw new BadDump("not a ringstar trace: " + (bytes.length == 0 ? "empty file" : "only white space"));
@@ -234,6 +234,34 @@ record TraceDumps(List<Job> jobs, List<Skipped> skipped) {
                 string(top, "", "host", false), optionalWhole(top, "", "pid"), string(top, "", "reason", false),
                 required(clock, "clock.", "epochMillis"), required(clock, "clock.", "nanoTime"),
                 dropped == null ? 0 : dropped, optionalWhole(top, "", "lastDroppedSequence"), entries(top));
+    }
+
+    /**
+     * The length of {@code bytes} without a last UTF-8 character that is cut short (a lead byte
+     * followed by fewer continuation bytes than it announces), or the whole length.
+     */
+    private static int completeLength(byte[] bytes) {
+        int lead = bytes.length - 1;
+        while (lead >= 0 && lead > bytes.length - 4 && (bytes[lead] & 0xC0) == 0x80) {
+            lead--;
+        }
+        if (lead < 0) {
+            return bytes.length;
+        }
+        int b = bytes[lead] & 0xFF;
+        int announced = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
+        return announced > bytes.length - lead ? lead : bytes.length;
+    }
+
+    /** The first {@code length} bytes as UTF-8, or null when they are not UTF-8. */
+    private static String utf8(byte[] bytes, int length) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes, 0, length))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            return null;
+        }
     }
 
     /** The text as JSON, strictly (no comments, no single quotes), and all of it. */

@@ -9,6 +9,7 @@ import io.ringstar.cli.report.TraceFixtures.Dump;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -76,6 +77,9 @@ class TraceDumpsTest {
         assertEquals("not a ringstar trace: empty file", problemOf(""));
         assertEquals("not a ringstar trace: only white space", problemOf(" \n"));
         assertEquals("not a ringstar trace: not UTF-8 text", problemOf(new byte[] {'{', (byte) 0xC3, '}'}));
+        byte[] cutInACharacter = "{\"host\": \"b\u00f6x".getBytes(StandardCharsets.UTF_8);
+        assertEquals("not a ringstar trace: truncated at byte 12",
+                problemOf(Arrays.copyOf(cutInACharacter, 12)));
         assertEquals("not a ringstar trace: JSON, but not an object", problemOf("[1, 2]"));
         assertEquals("not a ringstar trace: no \"format\" field", problemOf("{\"version\": 1}"));
         assertEquals("not a ringstar trace: truncated at byte 5", problemOf("{\"a\":"));
