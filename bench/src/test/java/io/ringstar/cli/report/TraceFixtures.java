@@ -149,7 +149,6 @@ final class TraceFixtures {
     static final class Call {
         private final long sequence;
         private final String operation;
-        private String algorithm = "ring";
         private Integer root;
         private String elements = "{\"FLOAT\": 10}";
         private int tensors = 2;
@@ -218,19 +217,14 @@ final class TraceFixtures {
             return this;
         }
 
-        Call algorithm(String name) {
-            algorithm = name;
-            return this;
-        }
-
         String json(Dump dump) {
             long startedNanos = started == null ? 0 : dump.nanos(started);
             long issuedNanos = issued != null ? dump.nanos(issued) : startedNanos;
             long endedNanos = ended == null ? 0 : dump.nanos(ended);
-            return String.format(Locale.ROOT, "{\"sequence\": %d, \"operation\": %s, \"algorithm\": %s, \"root\": %s, "
-                    + "\"elements\": %s, \"tensors\": %d, \"bytes\": %d, \"state\": \"%s\", \"issuedNanos\": %d, "
-                    + "\"startedNanos\": %d, \"endedNanos\": %d, \"waitNanos\": 12000, \"waitingOn\": %s, "
-                    + "\"error\": %s}", sequence, quoted(operation), quoted(algorithm), root, elements, tensors,
+            return String.format(Locale.ROOT, "{\"sequence\": %d, \"operation\": %s, \"algorithm\": \"ring\", "
+                    + "\"root\": %s, \"elements\": %s, \"tensors\": %d, \"bytes\": %d, \"state\": \"%s\", "
+                    + "\"issuedNanos\": %d, \"startedNanos\": %d, \"endedNanos\": %d, \"waitNanos\": 12000, "
+                    + "\"waitingOn\": %s, \"error\": %s}", sequence, quoted(operation), root, elements, tensors,
                     40L * tensors, state, issuedNanos, startedNanos, endedNanos, waitingOn, quoted(error));
         }
     }
