@@ -16,7 +16,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "report", mixinStandardHelpOptions = true,
         description = "Tables, ratios and crossing points of the benchmark scripts' result files, in Markdown.",
         subcommands = {BenchmarksReportCommand.class, CompareMpiReportCommand.class, ClusterReportCommand.class,
-            MergeCommand.class, WrongRowsCommand.class},
+            MergeCommand.class, WrongRowsCommand.class, HangReportCommand.class, TimelineCommand.class},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"0:done", "1:a file is missing or malformed, or has wrong rows (wrong)", "2:usage error"})
 public final class ReportCommand implements Callable<Integer> {
