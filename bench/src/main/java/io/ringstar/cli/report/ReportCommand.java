@@ -10,9 +10,9 @@ import picocli.CommandLine.Spec;
  * {@code ringstar report}: the benchmark scripts' tables from their result files, one subcommand per
  * job ({@code benchmarks}, {@code compare-mpi}, {@code cluster}, and {@code merge} and {@code wrong}
  * for the CSV files the scripts assemble), and from the ranks' trace dumps where a job hung
- * ({@code hang}) and its timeline as a Chrome trace ({@code timeline}). Reads files only; measures nothing. Exit status 0 done,
- * 1 a file is missing or malformed (the message names it and the line) or a checked row is wrong,
- * 2 a usage error.
+ * ({@code hang}) and its timeline as a Chrome trace ({@code timeline}). Reads files only; measures
+ * nothing. Exit status 0 done, 1 a file is missing or malformed (the message names it and the line)
+ * or a checked row is wrong, 2 a usage error.
  */
 @Command(name = "report", mixinStandardHelpOptions = true,
         description = {"Tables, ratios and crossing points of the benchmark scripts' result files, in Markdown;",

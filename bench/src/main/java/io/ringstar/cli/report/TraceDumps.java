@@ -33,16 +33,17 @@ import java.util.stream.Stream;
 
 /**
  * The trace dumps of a directory: every {@code *.json} file in it (not in its subdirectories) that is a
- * ringstar trace of a version this reader knows, grouped by job and owner, and every other file
+ * ringstar trace of a version this reader knows, grouped by job, and every other file
  * with what is wrong with it. A bad file never stops the reading of the others: after a hang the
  * dumps that did get written are what there is.
  *
- * <p>The format is core's flight recorder's ({@code ringstar-<jobId>-rank<R>-<owner>.json}, version
+ * <p>The format is core's flight recorder's ({@code ringstar-<jobId>-rank<R>.json}, one per rank's
+ * transport, whatever communicators and aggregators shared it; version
  * {@value #VERSION}). Unknown fields are ignored, as the format asks, so a writer may add some
  * without a new version; a known field of the wrong type, or entries out of sequence order, reject
  * the file, naming the field.
  *
- * @param jobs the readable dumps, by job id and then owner, each job's dumps by rank
+ * @param jobs the readable dumps, by job id, each job's dumps by rank
  * @param skipped the files not read, and the dumps left out for a newer one of the same rank, in file name order
  */
 record TraceDumps(List<Job> jobs, List<Skipped> skipped) {
@@ -51,7 +52,7 @@ record TraceDumps(List<Job> jobs, List<Skipped> skipped) {
     /** The format version this reader knows. */
     static final int VERSION = 1;
     /** The writer's file names; the job id in them is sanitised, and so matches only that sanitised. */
-    private static final Pattern FILE_NAME = Pattern.compile("ringstar-(.*)-rank(\\d+)-([a-z-]+)\\.json");
+    private static final Pattern FILE_NAME = Pattern.compile("ringstar-(.*)-rank(\\d+)\\.json");
     private static final Pattern GSON_POSITION =
             Pattern.compile("(.*?) at line (\\d+) column (\\d+).*", Pattern.DOTALL);
     private static final int SHOWN_VALUE_CHARS = 40;
@@ -70,7 +71,7 @@ record TraceDumps(List<Job> jobs, List<Skipped> skipped) {
     }
 
     /**
-     * The dumps of one owner of one job, at most one per rank.
+     * The dumps of one job, at most one per rank; {@code owner} lists what made the calls.
      *
      * @param worldSize the largest world size its dumps give (they agree unless a job id was reused)
      * @param worldSizes every world size its dumps give, normally one
@@ -86,10 +87,10 @@ record TraceDumps(List<Job> jobs, List<Skipped> skipped) {
             return List.copyOf(byRank.values());
         }
 
-        /** Whether {@code file} is by its name the dump of {@code rank} of this job and owner. */
+        /** Whether {@code file} is by its name the dump of {@code rank} of this job (one file per rank and job). */
         boolean names(String file, int rank) {
             Matcher name = FILE_NAME.matcher(file);
-            return name.matches() && name.group(1).equals(sanitised(jobId)) && name.group(3).equals(owner)
+            return name.matches() && name.group(1).equals(sanitised(jobId))
                     && name.group(2).equals(Integer.toString(rank));
         }
     }
@@ -137,12 +138,14 @@ record TraceDumps(List<Job> jobs, List<Skipped> skipped) {
         return group(dumps, skipped);
     }
 
-    /** The dumps grouped by job and owner; of two dumps of one rank the newer is kept. */
+    /**
+     * The dumps grouped by job (one sequence of calls per rank, whatever made them: ranks of one job
+     * whose owners differ still compare); of two dumps of one rank the newer is kept.
+     */
     private static TraceDumps group(List<TraceDump> dumps, List<Skipped> skipped) {
-        Map<String, Map<String, Map<Integer, TraceDump>>> byJob = new TreeMap<>();
+        Map<String, Map<Integer, TraceDump>> byJob = new TreeMap<>();
         for (TraceDump dump : dumps) {
-            Map<Integer, TraceDump> ranks = byJob.computeIfAbsent(dump.jobId(), id -> new TreeMap<>())
-                    .computeIfAbsent(dump.owner(), owner -> new TreeMap<>());
+            Map<Integer, TraceDump> ranks = byJob.computeIfAbsent(dump.jobId(), id -> new TreeMap<>());
             TraceDump other = ranks.get(dump.rank());
             if (other == null) {
                 ranks.put(dump.rank(), dump);
@@ -157,10 +160,12 @@ record TraceDumps(List<Job> jobs, List<Skipped> skipped) {
                     + left.owner() + " of job " + left.jobId() + ") than " + kept.file()));
         }
         List<Job> jobs = new ArrayList<>();
-        byJob.forEach((jobId, owners) -> owners.forEach((owner, ranks) -> {
+        byJob.forEach((jobId, ranks) -> {
             List<Integer> sizes = ranks.values().stream().map(TraceDump::worldSize).distinct().sorted().toList();
-            jobs.add(new Job(jobId, owner, sizes.get(sizes.size() - 1), sizes, ranks));
-        }));
+            String owners = ranks.values().stream().map(TraceDump::owner).distinct().sorted()
+                    .collect(java.util.stream.Collectors.joining(", "));
+            jobs.add(new Job(jobId, owners, sizes.get(sizes.size() - 1), sizes, ranks));
+        });
         skipped.sort(Comparator.comparing(Skipped::file));
         return new TraceDumps(jobs, skipped);
     }

@@ -170,13 +170,13 @@ class HangReportCommandTest {
                 hello, world
                 ringstar report hang: other.json: not a ringstar trace: "format" is "chrome-trace", not \
                 "ringstar-trace"
-                ringstar report hang: ringstar-ringstar-rank2-aggregator.json: not a ringstar trace: truncated at \
+                ringstar report hang: ringstar-ringstar-rank2.json: not a ringstar trace: truncated at \
                 byte 812
                 """, outcome.err());
         assertEquals("""
                 job ringstar (aggregator), 3 ranks, dumps from ranks 0, 1
                 every rank with a dump completed every call, #1 to #17; rank 2's dump is unreadable \
-                (ringstar-ringstar-rank2-aggregator.json)
+                (ringstar-ringstar-rank2.json)
                 """, outcome.out());
     }
 

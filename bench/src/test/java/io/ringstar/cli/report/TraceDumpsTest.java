@@ -142,12 +142,12 @@ class TraceDumpsTest {
     @Test
     void aJobsFileNamesAreMatchedWithTheJobIdSanitisedAsTheWriterDoes() throws Exception {
         Dump dump = dump(0, 2, 1_000).job("my job/1", "communicator");
-        assertEquals("ringstar-my_job_1-rank0-communicator.json", dump.fileName());
+        assertEquals("ringstar-my_job_1-rank0.json", dump.fileName());
         dump.completed(1, 1, 0).writeTo(dir);
         TraceDumps.Job job = TraceDumps.read(dir).jobs().get(0);
-        assertTrue(job.names("ringstar-my_job_1-rank1-communicator.json", 1));
-        assertFalse(job.names("ringstar-my_job_1-rank1-aggregator.json", 1));
-        assertFalse(job.names("ringstar-my_job_1-rank1-communicator.json", 0));
+        assertTrue(job.names("ringstar-my_job_1-rank1.json", 1));
+        assertFalse(job.names("ringstar-other-rank1.json", 1));
+        assertFalse(job.names("ringstar-my_job_1-rank1.json", 0));
     }
 
     @Test

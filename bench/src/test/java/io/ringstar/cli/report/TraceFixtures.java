@@ -109,7 +109,7 @@ final class TraceFixtures {
 
         /** The writer's file name for this dump. */
         String fileName() {
-            return "ringstar-" + jobId.replaceAll("[^A-Za-z0-9._-]", "_") + "-rank" + rank + "-" + owner + ".json";
+            return "ringstar-" + jobId.replaceAll("[^A-Za-z0-9._-]", "_") + "-rank" + rank + ".json";
         }
 
         /** Writes the dump into {@code dir} under the writer's file name and returns the file. */
