@@ -234,8 +234,9 @@ class MainTest {
                 "--timeout", "30");
         assertEquals(0, status, out() + err());
         assertTrue(out().contains("# config: world size 3 as threads of this process"), out());
-        // Four progress lines per algorithm, printed by rank 0 alone.
-        assertEquals(8, out().lines().filter(line -> line.matches("step +\\d+/40 .*comm +\\d+%")).count(), out());
+        // Four progress lines per algorithm, printed by rank 0 alone, with the reduceGradients calls' statistics.
+        assertEquals(8, out().lines().filter(line -> line.matches("step +\\d+/40 .*comm +\\d+%  reduceGradients"
+                + " p50 [0-9.]+ ms p99 [0-9.]+ ms waiting +\\d+%")).count(), out());
         String ps = doneLine("ps sync, 3 ranks");
         String ring = doneLine("ring sync, 3 ranks");
         // Both start from the same parameters and average the same gradients, so they end at the same loss.
