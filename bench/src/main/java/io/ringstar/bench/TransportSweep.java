@@ -223,6 +223,8 @@ final class TransportSweep implements AutoCloseable {
                 call(aggregator, local, operation, input);
             }
             transports.get(local).barrier();
+            // Timed here, not read from collectiveStatistics(): a row's time per call is the slowest rank's
+            // for each call in turn (below), which per-rank percentiles since the opening cannot give.
             long[] nanos = new long[iters];
             long before = System.nanoTime();
             for (int i = 0; i < iters; i++) {

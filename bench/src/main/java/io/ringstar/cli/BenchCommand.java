@@ -1,5 +1,6 @@
 package io.ringstar.cli;
 
+import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.bench.BenchRun;
 import io.ringstar.bench.BenchSettings;
@@ -101,7 +102,7 @@ import picocli.CommandLine.Spec;
 public final class BenchCommand implements Command {
     private static final int WORLD_SIZE = CommandDefaults.WORLD_SIZE;
     private static final Duration TIMEOUT = CommandDefaults.TIMEOUT;
-        private static final String TRANSPORT = "--" + ConfigSources.TRANSPORT;
+    private static final String TRANSPORT = "--" + ConfigSources.TRANSPORT;
     /** Every flag of the command, with its leading {@code --}. */
     public static final List<String> FLAGS = Stream.concat(Stream.of(Algorithm.FLAG, BenchSettings.OP,
             BenchSettings.TYPE, BenchSettings.MIN_BYTES, BenchSettings.MAX_BYTES, BenchSettings.ITERS,
@@ -200,6 +201,11 @@ public final class BenchCommand implements Command {
     @Override
     public void check() throws UsageException {
         settings();
+    }
+
+    @Override
+    public Optional<DistributedConfig> rankConfig() throws UsageException {
+        return Optional.of(settings().placements().get(0).config());
     }
 
     /** What the flags and the environment chose, checked before any connection. */

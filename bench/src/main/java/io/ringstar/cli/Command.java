@@ -1,6 +1,8 @@
 package io.ringstar.cli;
 
+import io.ringstar.DistributedConfig;
 import java.io.PrintStream;
+import java.util.Optional;
 import picocli.CommandLine.Model.CommandSpec;
 
 /**
@@ -27,6 +29,18 @@ public interface Command {
      * @throws UsageException for what {@link #run} would refuse as a usage error
      */
     default void check() throws UsageException {
+    }
+
+    /**
+     * The configuration of the rank this command would run, from its flags and environment as
+     * {@link #run} reads them, without starting, connecting or reading anything else; empty for a
+     * command that runs no ranks (the default). The launcher reads its ranks' trace directory and
+     * job id from it.
+     *
+     * @throws UsageException for what {@link #run} would refuse as a usage error
+     */
+    default Optional<DistributedConfig> rankConfig() throws UsageException {
+        return Optional.empty();
     }
 
     /**

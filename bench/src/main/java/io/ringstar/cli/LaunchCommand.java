@@ -1,6 +1,11 @@
 package io.ringstar.cli;
 
+import io.ringstar.DistributedConfig;
+import io.ringstar.InvalidConfigException;
 import io.ringstar.cli.launch.Launcher;
+import io.ringstar.cli.launch.TraceDumps;
+import io.ringstar.config.NetworkOptions;
+import io.ringstar.config.TraceOptions;
 import io.ringstar.spi.LoopbackPorts;
 import java.io.PrintStream;
 import java.net.URISyntaxException;
@@ -9,8 +14,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
@@ -27,14 +34,16 @@ import picocli.CommandLine.Spec;
  * {@code MASTER_PORT} in its environment, which ringstar's own commands (and any program that reads
  * torchrun's variables) take as their place in the group. Every line a rank prints comes out
  * prefixed with {@code [rank r]}. When a rank exits with a non-zero status, the others are stopped
- * and the launcher exits with that status, naming the rank and showing its last lines; Ctrl-C stops
- * them all. A command that is one of this jar's ({@code bench}, {@code train}) runs this jar again
- * with the same Java.
+ * and the launcher exits with that status, naming the rank and showing its last lines, then where
+ * the ranks' trace dumps went ({@link TraceDumps}: {@value #TRACE_DIR} here, or the command's own
+ * trace directory) or how to keep them next time; Ctrl-C stops them all. A command that is one of
+ * this jar's ({@code bench}, {@code train}) runs this jar again with the same Java.
  */
 @CommandLine.Command(name = "launch", sortOptions = false,
         header = "start N ranks of a command on this machine, prefix their output, stop all when one fails",
         synopsisHeading = "%nUsage: ",
-        customSynopsis = "ringstar launch --nproc N [--transport T] [--max-time SECONDS] -- <command> [flags]",
+        customSynopsis = "ringstar launch --nproc N [--transport T] [--trace-dir DIR] [--max-time SECONDS] -- <command>"
+                + " [flags]",
         description = {"", "Starts N processes on this machine, one per rank, and waits for them. Each gets RANK,",
             "WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1 and a free MASTER_PORT",
             "(torchrun's variables), and OMP_NUM_THREADS=1 unless it is set. <command> is one of this",
@@ -47,10 +56,19 @@ import picocli.CommandLine.Spec;
             "SIGKILL 5 s later), and the launcher exits with the status of the rank that failed first",
             "after naming it and printing its last 20 lines. Ctrl-C stops every rank the same way.",
             "",
+            "Trace dumps: when the ranks have a trace directory (--trace-dir here, which sets RINGSTAR_TRACE_DIR",
+            "for them; or the command's own --trace-dir, --option traceDir=DIR or RINGSTAR_TRACE_DIR), each rank",
+            "writes its last collectives there when it fails. After a rank failed, the others get up to 2 s to",
+            "write theirs before they are stopped, and the launcher lists the job's dumps and the command that",
+            "reads them (ringstar report hang DIR). A command not of this jar is seen through RINGSTAR_TRACE_DIR only.",
+            "",
             "Example: ringstar launch --nproc 3 -- bench --max-bytes 1M"})
 public final class LaunchCommand implements Command {
     static final String NPROC = "--nproc";
     static final String MAX_TIME = "--max-time";
+    /** The flag of core's option traceDir ({@link TraceOptions#TRACE_DIR}), which launch passes on as its variable. */
+    static final String TRACE_DIR = "--trace-dir";
+    static final String TRACE_DIR_VARIABLE = "RINGSTAR_TRACE_DIR";
     /** This jar's commands that a rank may run; {@code launch} itself is not one of them. */
     static final Set<String> JAR_COMMANDS = Set.of("bench", "train");
     static final int LARGEST_NPROC = 256;
@@ -70,6 +88,9 @@ public final class LaunchCommand implements Command {
     @Option(names = "--transport", paramLabel = "T", description = "sets RINGSTAR_TRANSPORT for the ranks (default:"
             + " theirs, netty)")
     private String transport;
+    @Option(names = TRACE_DIR, paramLabel = "DIR", description = "sets " + TRACE_DIR_VARIABLE + " for the ranks: each"
+            + " writes its trace dump there when it fails, and launch lists them (default: the command's own, if any)")
+    private String traceDir;
     @Option(names = MAX_TIME, paramLabel = "SECONDS", description = "stop every rank after this long (default 86400,"
             + " one day)")
     private Integer maxTime;
@@ -83,8 +104,12 @@ public final class LaunchCommand implements Command {
         this.env = Map.copyOf(env);
     }
 
-    /** What the command line asked for. */
-    record Settings(int nproc, String transport, Duration maxTime, List<String> command) {
+    /**
+     * What the command line asked for.
+     *
+     * @param traceDir {@value #TRACE_DIR} as given, or {@code null}
+     */
+    record Settings(int nproc, String transport, String traceDir, Duration maxTime, List<String> command) {
     }
 
     /** The flags, checked. */
@@ -101,24 +126,61 @@ public final class LaunchCommand implements Command {
         }
         int ranks = FlagValues.integer(NPROC, nproc, 0, 1, LARGEST_NPROC);
         int maxSeconds = FlagValues.integer(MAX_TIME, maxTime, 86_400, 1, Integer.MAX_VALUE);
-        return new Settings(ranks, transport, Duration.ofSeconds(maxSeconds), List.copyOf(command));
+        if (traceDir != null) {
+            try {
+                TraceOptions.TRACE_DIR.parse(traceDir, TRACE_DIR);
+            } catch (InvalidConfigException e) {
+                throw new UsageException(e.getMessage());
+            }
+        }
+        return new Settings(ranks, transport, traceDir, Duration.ofSeconds(maxSeconds), List.copyOf(command));
     }
 
     @Override
     public int run(PrintStream out, PrintStream err) throws UsageException {
         Settings settings = settings();
         List<String> commandLine = commandLine(settings.command(), env.getOrDefault(JAVA_OPTS, ""));
-        Launcher launcher = new Launcher(settings.nproc(), settings.transport(), settings.maxTime(), commandLine, env);
+        Map<String, String> ranksEnv = new HashMap<>(env);
+        if (settings.traceDir() != null) {
+            // As given: the ranks run in this directory, and a rank's own --trace-dir then agrees with it.
+            ranksEnv.put(TRACE_DIR_VARIABLE, settings.traceDir());
+        }
+        Launcher launcher = new Launcher(settings.nproc(), settings.transport(), settings.maxTime(), commandLine,
+                ranksEnv, null);
         int port = LoopbackPorts.free();
+        Map<String, String> rankZero = launcher.rankEnvironment(0, port);
         if (JAR_COMMANDS.contains(settings.command().get(0))) {
             // Every rank would refuse a bad flag or variable alike: said once, before any rank starts.
-            int status = Main.standard(launcher.rankEnvironment(0, port)).check(
-                    settings.command().toArray(String[]::new), err);
+            int status = Main.standard(rankZero).check(settings.command().toArray(String[]::new), err);
             if (status != 0) {
                 return status;
             }
         }
-        return launcher.run(port, out, err);
+        return launcher.withTraceDumps(traceDumps(settings.command(), rankZero).orElse(null)).run(port, out, err);
+    }
+
+    /**
+     * Where the ranks of {@code command} write their trace dumps, seen with rank 0's environment:
+     * for this jar's commands, the trace directory and job id their own configuration resolves
+     * (flag, {@code --option traceDir=DIR} or variable); for any other program, the variable
+     * {@value #TRACE_DIR_VARIABLE} alone, and any job id. Empty when the ranks write none.
+     */
+    static Optional<TraceDumps> traceDumps(List<String> command, Map<String, String> rankZero) {
+        if (JAR_COMMANDS.contains(command.get(0))) {
+            Optional<DistributedConfig> config = Main.standard(rankZero).rankConfig(command.toArray(String[]::new));
+            return config.flatMap(c -> TraceOptions.TRACE_DIR.ifSet(c).map(dir -> new TraceDumps(dir,
+                    c.option(NetworkOptions.JOB_ID_OPTION).orElse(NetworkOptions.DEFAULT_JOB_ID))));
+        }
+        String dir = rankZero.get(TRACE_DIR_VARIABLE);
+        if (dir == null || dir.isBlank()) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(new TraceDumps(TraceOptions.TRACE_DIR.parse(dir, TRACE_DIR_VARIABLE), null));
+        } catch (InvalidConfigException e) {
+            // The program reads the variable as it likes; a value that names no path leaves no dumps to list.
+            return Optional.empty();
+        }
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.ringstar.cli;
 
+import io.ringstar.DistributedConfig;
 import io.ringstar.cli.report.ReportCommand;
 import io.ringstar.ranks.RankFailureException;
 import java.io.PrintStream;
@@ -7,6 +8,7 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
 import picocli.CommandLine;
@@ -104,11 +106,7 @@ public final class Main {
         if (helpStatus != null) {
             return helpStatus;
         }
-        ParseResult leaf = parsed;
-        while (leaf.hasSubcommand()) {
-            leaf = leaf.subcommand();
-        }
-        CommandSpec spec = leaf.commandSpec();
+        CommandSpec spec = leaf(parsed).commandSpec();
         Object command = spec.userObject();
         if (!(command instanceof Command) && !(command instanceof Callable<?>)) {
             err.println(PROGRAM + ": no command given");
@@ -154,10 +152,7 @@ public final class Main {
         } catch (CommandLine.ParameterException e) {
             return UsageErrors.report(e, args);
         }
-        ParseResult leaf = parsed;
-        while (leaf.hasSubcommand()) {
-            leaf = leaf.subcommand();
-        }
+        ParseResult leaf = leaf(parsed);
         if (leaf.isUsageHelpRequested()) {
             return 0;
         }
@@ -169,6 +164,40 @@ public final class Main {
             }
         }
         return 0;
+    }
+
+    /**
+     * The configuration of the rank that one command line of this program would run, as its
+     * command resolves it from its flags and this program's environment ({@link Command#rankConfig}),
+     * without running it: empty for a command that runs no ranks, a request for help, or a line
+     * that would not run ({@link #check} says why). The launcher reads its ranks' trace directory
+     * and job id from it.
+     */
+    public Optional<DistributedConfig> rankConfig(String[] args) {
+        ParseResult parsed;
+        try {
+            parsed = commandLine(commands.apply(env)).parseArgs(args);
+        } catch (CommandLine.ParameterException e) {
+            return Optional.empty();
+        }
+        ParseResult leaf = leaf(parsed);
+        if (leaf.isUsageHelpRequested() || !(leaf.commandSpec().userObject() instanceof Command command)) {
+            return Optional.empty();
+        }
+        try {
+            return command.rankConfig();
+        } catch (UsageException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** The innermost command a parse result names. */
+    private static ParseResult leaf(ParseResult parsed) {
+        ParseResult leaf = parsed;
+        while (leaf.hasSubcommand()) {
+            leaf = leaf.subcommand();
+        }
+        return leaf;
     }
 
     /** The program itself: it only chooses a command. */

@@ -167,6 +167,12 @@ public final class TrainCommand implements Command {
     }
 
     @Override
+    public Optional<DistributedConfig> rankConfig() throws UsageException {
+        // A Spark run's ranks are Spark's tasks, configured by the driver, never a launcher's processes.
+        return spark != null ? Optional.empty() : Optional.of(placement().config());
+    }
+
+    @Override
     public int run(PrintStream out, PrintStream err) throws UsageException {
         if (spark != null) {
             return runOnSpark(out, err);

@@ -30,8 +30,10 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  *
  * <h2>Output</h2>
  * The first worker (rank {@code servers}) reports: a progress line every {@code --log-every} of its
- * steps (its batch loss, the held-out accuracy of the parameters it just got, their version and the
- * servers' staleness counts so far) and the summary, taken on the final parameters that
+ * steps (its batch loss, the held-out accuracy of the parameters it just got, the share of its time
+ * spent in {@code push} so far and the pushes' figures from the server's
+ * {@link AsyncParameterServer#collectiveStatistics()}, the parameters' version and the servers'
+ * staleness counts so far) and the summary, taken on the final parameters that
  * {@link AsyncParameterServer#finish()} returns once every worker is done. Its held-out evaluation
  * runs between two of its pushes, so it counts against the servers' timeout ({@code --timeout}) as
  * the gradient's computation does: a server fails naming this worker if the two together take
@@ -121,7 +123,9 @@ final class AsyncTrainingRun {
                     : "train: --resume: no checkpoint of the servers; starting ps from step 0");
         }
         float[] curve = new float[settings.steps()];
-        long commNanos = 0;
+        // The pushes' time comes from the server's statistics, read at each progress line; the steps are timed here.
+        CollectiveWindow pushes = new CollectiveWindow(ps::collectiveStatistics, CollectiveWindow.PUSH);
+        long pushNanos = 0;
         long busyNanos = 0;
         long windowStart = System.nanoTime();
         try {
@@ -135,7 +139,6 @@ final class AsyncTrainingRun {
                 Network.LossAndGradients result = network.lossAndGradients(current.parameters(), x, y);
                 TensorMemory.close(x, y);
                 curve[step] = (float) result.loss();
-                long commStart = System.nanoTime();
                 ParameterSnapshot fresh;
                 try {
                     fresh = ps.push(result.gradients());
@@ -143,7 +146,6 @@ final class AsyncTrainingRun {
                     TensorMemory.close(result.gradients());
                 }
                 long now = System.nanoTime();
-                commNanos += now - commStart;
                 busyNanos += now - stepStart;
                 TensorMemory.close(current.parameters());
                 current = fresh;
@@ -153,10 +155,12 @@ final class AsyncTrainingRun {
                     // Between two pushes: this and the next gradient must fit in the servers' timeout (see above).
                     double accuracy = network.accuracy(current.parameters(), heldOutX, heldOut.labels());
                     AsyncStatistics counts = ps.statistics();
+                    CollectiveWindow.Figures figures = pushes.next();
+                    pushNanos += figures.nanos();
                     Trainer.printProgress(out, done, settings.steps(), curve[step], accuracy,
-                            (now - windowStart) / 1e6 / inWindow, Trainer.share(commNanos, busyNanos),
-                            String.format(Locale.ROOT, "  version %d  max lead %d  held back %d", current.version(),
-                                    counts.maxLead(), counts.heldBack()));
+                            (now - windowStart) / 1e6 / inWindow, Trainer.share(pushNanos, busyNanos),
+                            figures.describe() + String.format(Locale.ROOT, "  version %d  max lead %d  held back %d",
+                                    current.version(), counts.maxLead(), counts.heldBack()));
                     windowStart = System.nanoTime();
                 }
             }
@@ -171,8 +175,9 @@ final class AsyncTrainingRun {
             }
             float[][] values = Trainer.toFloats(current.parameters());
             AsyncStatistics counts = ps.statistics();
+            long allPushes = CollectiveWindow.totalNanos(ps.collectiveStatistics(), CollectiveWindow.PUSH);
             TrainSummary summary = new TrainSummary(settings.steps(), curve[curve.length - 1], accuracy, elapsed,
-                    Trainer.share(commNanos, busyNanos), curve, heldOut.size(), Algorithm.PS.label(), "async",
+                    Trainer.share(allPushes, busyNanos), curve, heldOut.size(), Algorithm.PS.label(), "async",
                     config.worldSize(), counts.maxLead(), counts.maxGradientAge(), counts.heldBack(),
                     TrainSummary.digest(values), firstStep);
             if (reporter) {

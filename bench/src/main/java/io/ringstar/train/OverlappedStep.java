@@ -6,6 +6,7 @@ import io.ringstar.GradientBuckets;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
 import io.ringstar.internal.tensor.TensorMemory;
+import io.ringstar.observe.CollectiveStatistics;
 import io.ringstar.train.model.Network;
 import io.ringstar.transport.inproc.InProcessTransport;
 import org.nd4j.linalg.api.buffer.DataType;
@@ -95,6 +96,11 @@ final class OverlappedStep implements AutoCloseable {
     /** How long the last step's forward and backward pass took, with the buckets' averages running beside it. */
     long computeNanos() {
         return computeNanos;
+    }
+
+    /** The communicator's statistics: its all-reduces, one per bucket and step. */
+    CollectiveStatistics statistics() {
+        return communicator.collectiveStatistics();
     }
 
     /** How long the last step waited in {@link GradientBuckets#awaitAll()}: the communication not hidden. */

@@ -81,9 +81,14 @@ final class SyncTraining {
             Start begin = startingPoint(rank, world, network, aggregator, curve);
             params = begin.params();
             int firstStep = begin.step();
-            long commNanos = 0;
+            // The calls' own figures come from the statistics, read at each progress line; the step, the
+            // backward pass and overlap's wait for the buckets are nobody's statistics, so they are timed here.
+            CollectiveWindow collective = overlapped != null
+                    ? new CollectiveWindow(overlapped::statistics, CollectiveWindow.ALL_REDUCE)
+                    : new CollectiveWindow(aggregator::collectiveStatistics, CollectiveWindow.REDUCE_GRADIENTS);
+            long overlapWaitNanos = 0;
             long stepNanos = 0;
-            long windowComm = 0;
+            long windowOverlapWait = 0;
             long windowStep = 0;
             long windowBackward = 0;
             // Rank 0's progress line at the last step (it always prints one) measures the final
@@ -96,11 +101,11 @@ final class SyncTraining {
                 int from = schedule.offset(step) + rank * shard;
                 INDArray x = train.features(order, from, from + shard);
                 INDArray y = train.oneHot(order, from, from + shard);
-                long comm;
                 if (overlapped != null) {
                     curve[step] = (float) overlapped.step(params, x, y);
                     TensorMemory.close(x, y);
-                    comm = overlapped.waitNanos();
+                    overlapWaitNanos += overlapped.waitNanos();
+                    windowOverlapWait += overlapped.waitNanos();
                     windowBackward += overlapped.computeNanos();
                     INDArray[] averaged = overlapped.gradients();
                     for (int i = 0; i < params.length; i++) {
@@ -113,9 +118,7 @@ final class SyncTraining {
                     INDArray[] outgoing = new INDArray[params.length + 1];
                     System.arraycopy(result.gradients(), 0, outgoing, 0, params.length);
                     outgoing[params.length] = Nd4j.scalar(result.loss());
-                    long commStart = System.nanoTime();
                     INDArray[] averaged = aggregator.reduceGradients(outgoing);
-                    comm = System.nanoTime() - commStart;
                     TensorMemory.close(outgoing);
                     for (int i = 0; i < params.length; i++) {
                         params[i].subi(averaged[i].muli(settings.learningRate()));
@@ -124,9 +127,7 @@ final class SyncTraining {
                     TensorMemory.close(averaged);
                 }
                 long took = System.nanoTime() - stepStart;
-                commNanos += comm;
                 stepNanos += took;
-                windowComm += comm;
                 windowStep += took;
                 boolean last = step + 1 == settings.steps();
                 if (rank == 0 && checkpoints.due(step + 1)) {
@@ -139,12 +140,17 @@ final class SyncTraining {
                     if (last) {
                         lastStepAccuracy = accuracy;
                     }
+                    CollectiveWindow.Figures figures = collective.next();
+                    // comm: the reduceGradients calls' time; with overlap, the wait for the buckets after the
+                    // backward pass, as their all-reduces run beside it.
+                    long comm = overlapped == null ? figures.nanos() : windowOverlapWait;
+                    String backward = overlapped == null ? "" : String.format(Locale.ROOT, "  forward+backward %.2f ms",
+                            windowBackward / 1e6 / stepsInWindow);
                     Trainer.printProgress(out, step + 1, settings.steps(), curve[step], accuracy,
-                            windowStep / 1e6 / stepsInWindow, Trainer.share(windowComm, windowStep),
-                            overlapped == null ? "" : String.format(Locale.ROOT, "  forward+backward %.2f ms",
-                                    windowBackward / 1e6 / stepsInWindow));
+                            windowStep / 1e6 / stepsInWindow, Trainer.share(comm, windowStep),
+                            figures.describe() + backward);
                     windowBackward = 0;
-                    windowComm = 0;
+                    windowOverlapWait = 0;
                     windowStep = 0;
                 }
             }
@@ -157,6 +163,8 @@ final class SyncTraining {
                 TensorMemory.close(x);
             }
             float[][] values = Trainer.toFloats(params);
+            long commNanos = overlapped != null ? overlapWaitNanos
+                    : CollectiveWindow.totalNanos(aggregator.collectiveStatistics(), CollectiveWindow.REDUCE_GRADIENTS);
             TrainSummary summary = new TrainSummary(settings.steps(), curve[curve.length - 1], accuracy,
                     elapsed, Trainer.share(commNanos, stepNanos), curve, heldOut.size(),
                     overlap.enabled() ? "comm" : algorithm.label(), overlap.enabled() ? "sync overlap" : "sync",

@@ -60,14 +60,21 @@ import org.nd4j.linalg.factory.Nd4j;
  * wait for, and it trains synchronously.
  *
  * <h2>Progress lines</h2>
- * {@code step s/S  loss L  held-out acc A%  step T ms  comm C%}: {@code L} is the training loss of
- * step {@code s} (sync: of the global batch; async: of the first worker's slice of it), {@code A}
- * the accuracy of the current parameters on the held-out samples, {@code T} the
- * mean wall time per step since the previous line and {@code C} the share of that time spent in
- * the aggregator (sync, rank 0's own time over the same steps) or, async, the workers' time from
- * sending a gradient to holding the reply, over the run so far. Evaluation is not counted in
- * either. Async lines add the parameter version (gradients applied) and the servers' largest lead
- * of a worker over the slowest and replies held back so far.
+ * {@code step s/S  loss L  held-out acc A%  step T ms  comm C%  OP p50 P ms p99 Q ms waiting W%}:
+ * {@code L} is the training loss of step {@code s} (sync: of the global batch; async: of the first
+ * worker's slice of it), {@code A} the accuracy of the current parameters on the held-out samples,
+ * {@code T} the mean wall time per step since the previous line and {@code C} the share of that
+ * time spent in the aggregator's {@code reduceGradients} (sync, rank 0's own calls over the same
+ * steps) or, async, in the worker's {@code push} (from sending a gradient to holding the reply,
+ * over the run so far); with {@code --overlap}, the wait for the buckets after the backward pass.
+ * The calls' time comes from the aggregator's, communicator's or server's
+ * {@code collectiveStatistics()}, read once per line; the steps are timed here. {@code OP} is that
+ * operation ({@code reduceGradients}, {@code push}, or {@code allReduce}, one per bucket, with
+ * overlap), {@code P} and {@code Q} the median and 99th percentile of one call since the start, and
+ * {@code W} the share of the calls' time since the previous line spent waiting for peers; a group
+ * of one rank, which keeps no statistics, has no such part. Evaluation is not counted in any of
+ * them. Async lines add the parameter version (gradients applied) and the servers' largest lead of
+ * a worker over the slowest and replies held back so far; overlap lines the backward pass's time.
  *
  * <h2>Threads, blocking, output</h2>
  * {@link #run} blocks until this rank's training is done; every wait on another rank is bounded

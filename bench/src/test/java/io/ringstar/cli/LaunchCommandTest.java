@@ -1,13 +1,23 @@
 package io.ringstar.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ringstar.cli.launch.TraceDumps;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /** {@code ringstar launch} with small shell commands as ranks: environment, prefixes, failures. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -60,16 +70,62 @@ class LaunchCommandTest {
     }
 
     @Test
-    void aFailingRankStopsTheOthersAndIsNamedWithItsLastLines() {
+    void aFailingRankStopsTheOthersAndIsNamedWithItsLastLines(@TempDir Path traces) throws IOException {
+        // The ranks stand in for ringstar's: rank 1 writes its dump and fails, the others write theirs a
+        // little later, as ranks that hear of a peer's failure do, and would then run on.
+        Path stale = traces.resolve("ringstar-ringstar-rank2-communicator.json");
+        Files.writeString(stale, "{}");
+        Files.setLastModifiedTime(stale, FileTime.from(Instant.now().minus(Duration.ofHours(1))));
         long start = System.nanoTime();
-        int status = launch(path(), "launch", "--nproc", "3", "--", "sh", "-c",
-                "if [ \"$RANK\" = 1 ]; then echo preparing; sleep 0.3; echo 'rank one gives up' >&2; exit 3; fi;"
-                        + " exec sleep 60");
+        int status = launch(path(), "launch", "--nproc", "3", "--trace-dir", traces.toString(), "--", "sh", "-c",
+                "dump() { echo '{}' > \"$RINGSTAR_TRACE_DIR/ringstar-ringstar-rank$RANK-aggregator.json\"; };"
+                        + " if [ \"$RANK\" = 1 ]; then echo preparing; sleep 0.3; dump; echo 'rank one gives up' >&2;"
+                        + " exit 3; fi;"
+                        + " while [ ! -e \"$RINGSTAR_TRACE_DIR/ringstar-ringstar-rank1-aggregator.json\" ];"
+                        + " do sleep 0.01; done; sleep 0.3; dump; exec sleep 60");
         long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
         assertEquals(3, status, out() + err());
         assertTrue(seconds < 20, "the sleeping ranks were stopped, not waited for: " + seconds + " s");
         assertTrue(err().contains("rank 1 exited with status 3; stopping ranks [0, 2]"), err());
         assertTrue(err().contains("  preparing") && err().contains("  rank one gives up"), err());
+        // After the failure's lines: the directory, this job's dumps (not an earlier job's), how to read them.
+        String dir = traces.toAbsolutePath().toString();
+        String expected = "ringstar launch: trace dumps in " + dir + " (3 files):\n"
+                + "  ringstar-ringstar-rank0-aggregator.json\n"
+                + "  ringstar-ringstar-rank1-aggregator.json\n"
+                + "  ringstar-ringstar-rank2-aggregator.json\n"
+                + "ringstar launch: read them with: ringstar report hang " + dir + "\n";
+        assertTrue(err().contains(expected), err());
+        assertTrue(err().indexOf(expected) > err().indexOf("  rank one gives up"), err());
+        assertFalse(err().contains("--trace-dir DIR"), err());
+    }
+
+    @Test
+    void theTraceDirectoryComesFromTheRanksOwnConfiguration() {
+        Map<String, String> rankZero = Map.of("RANK", "0", "WORLD_SIZE", "3", "MASTER_ADDR", "127.0.0.1",
+                "MASTER_PORT", "29500", "PATH", "/usr/bin:/bin");
+        Path here = Path.of("traces").toAbsolutePath();
+        assertEquals(Optional.empty(), LaunchCommand.traceDumps(List.of("train"), rankZero));
+        assertEquals(Optional.of(new TraceDumps(here, "ringstar")),
+                LaunchCommand.traceDumps(List.of("train", "--trace-dir", "traces"), rankZero));
+        assertEquals(Optional.of(new TraceDumps(here, "job-7")), LaunchCommand.traceDumps(List.of("bench",
+                "--option", "traceDir=traces", "--option", "jobId=job-7"), rankZero));
+        Map<String, String> withVariable = new java.util.HashMap<>(rankZero);
+        withVariable.put("RINGSTAR_TRACE_DIR", "/tmp/ringstar-traces");
+        assertEquals(Optional.of(new TraceDumps(Path.of("/tmp/ringstar-traces"), "ringstar")),
+                LaunchCommand.traceDumps(List.of("train", "--steps", "5"), withVariable));
+        // Any other program: the variable alone, and the launcher cannot know its job id.
+        assertEquals(Optional.of(new TraceDumps(Path.of("/tmp/ringstar-traces"), null)),
+                LaunchCommand.traceDumps(List.of("sh", "-c", "true"), withVariable));
+        assertEquals(Optional.empty(), LaunchCommand.traceDumps(List.of("sh", "-c", "true"), rankZero));
+    }
+
+    @Test
+    void launchsTraceDirectoryMustAgreeWithTheCommandsOwn() {
+        assertEquals(2, launch(path(), "launch", "--nproc", "2", "--trace-dir", "/tmp/a", "--", "train",
+                "--trace-dir", "/tmp/b"));
+        assertTrue(err().contains("/tmp/a") && err().contains("/tmp/b") && err().contains("disagree"), err());
+        assertFalse(err().contains("ringstar launch: 2 ranks"), "no rank started: " + err());
     }
 
     @Test
@@ -86,6 +142,9 @@ class LaunchCommandTest {
         java.nio.file.Files.deleteIfExists(pidFile);
         assertEquals(3, status, out() + err());
         assertTrue(err().contains("rank 1 exited with status 3"), err());
+        // No trace directory anywhere: the report ends with how to keep the ranks' dumps next time.
+        assertTrue(err().contains("ringstar launch: the ranks kept no trace dumps; give --trace-dir DIR"), err());
+        assertTrue(err().contains("ringstar report hang DIR"), err());
     }
 
     @Test

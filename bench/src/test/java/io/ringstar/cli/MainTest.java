@@ -5,11 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ringstar.DistributedConfig;
+import io.ringstar.Transports;
 import io.ringstar.bench.BenchSettings;
 import io.ringstar.config.ByteSize;
+import io.ringstar.config.TraceOptions;
 import io.ringstar.spi.LoopbackPorts;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -50,6 +54,30 @@ class MainTest {
     void commandHelpDescribesTheFlags() {
         assertEquals(0, run("bench", "--help"));
         assertTrue(out().contains("--max-bytes") && out().contains("OMP_NUM_THREADS"), out());
+    }
+
+    @Test
+    void everyDeclaredOptionsFlagIsTakenByTrainAndBench() {
+        List<String> flags = Transports.options().stream().flatMap(option -> option.flag().stream()).toList();
+        assertTrue(flags.containsAll(List.of("trace-dir", "stall-warning")), flags.toString());
+        for (String command : List.of("train", "bench")) {
+            output.reset();
+            assertEquals(0, run(command, "--help"));
+            for (String flag : flags) {
+                assertTrue(out().contains("--" + flag + "="), command + " --help lists --" + flag + ":\n" + out());
+            }
+            // Taken as the rank's configuration, from the flags or from the options' variables.
+            Optional<DistributedConfig> config = Main.standard(Map.of()).rankConfig(new String[] {command,
+                "--trace-dir", "traces", "--stall-warning", "off"});
+            assertEquals(Optional.of("traces"), config.flatMap(c -> c.option(TraceOptions.TRACE_DIR_OPTION)));
+            assertEquals(Optional.of("off"), config.flatMap(c -> c.option(TraceOptions.STALL_WARNING_OPTION)));
+            config = Main.standard(Map.of("RINGSTAR_TRACE_DIR", "/tmp/t", "RINGSTAR_STALL_WARNING", "5s"))
+                    .rankConfig(new String[] {command});
+            assertEquals(Optional.of("/tmp/t"), config.flatMap(c -> c.option(TraceOptions.TRACE_DIR_OPTION)));
+            assertEquals(Optional.of("5s"), config.flatMap(c -> c.option(TraceOptions.STALL_WARNING_OPTION)));
+            assertEquals(2, run(command, "--stall-warning", "soon"));
+            assertTrue(err().contains("soon"), err());
+        }
     }
 
     @Test
@@ -206,8 +234,9 @@ class MainTest {
                 "--timeout", "30");
         assertEquals(0, status, out() + err());
         assertTrue(out().contains("# config: world size 3 as threads of this process"), out());
-        // Four progress lines per algorithm, printed by rank 0 alone.
-        assertEquals(8, out().lines().filter(line -> line.matches("step +\\d+/40 .*comm +\\d+%")).count(), out());
+        // Four progress lines per algorithm, printed by rank 0 alone, with the reduceGradients calls' statistics.
+        assertEquals(8, out().lines().filter(line -> line.matches("step +\\d+/40 .*comm +\\d+%  reduceGradients"
+                + " p50 [0-9.]+ ms p99 [0-9.]+ ms waiting +\\d+%")).count(), out());
         String ps = doneLine("ps sync, 3 ranks");
         String ring = doneLine("ring sync, 3 ranks");
         // Both start from the same parameters and average the same gradients, so they end at the same loss.

@@ -60,6 +60,10 @@ class AsyncTrainingTest {
         }
         String text = printed.toString(StandardCharsets.UTF_8);
         assertEquals(3, text.split("\nstep ", -1).length - 1, text);
+        // The pushes' figures come from the async server's collectiveStatistics.
+        assertEquals(3, text.lines().filter(line -> line.matches("step +\\d+/150 .*  comm +\\d+%  push p50 [0-9.]+ ms"
+                + " p99 [0-9.]+ ms waiting +\\d+%  version \\d+  max lead \\d+  held back \\d+")).count(), text);
+        assertTrue(reporter.communicationShare() > 0 && reporter.communicationShare() <= 1, text);
         assertTrue(text.contains("train done: ps async, 4 ranks"), text);
     }
 

@@ -55,6 +55,9 @@ class OverlapTrainingTest {
         String text = printed.toString(StandardCharsets.UTF_8);
         assertTrue(text.matches("(?s).*overlap: [2-9] buckets .*"), text);
         assertTrue(text.contains("train done: comm sync overlap, " + ranks + " ranks"), text);
+        // comm is the wait after the backward pass; the figures beside it are the buckets' all-reduces'.
+        assertEquals(4, text.lines().filter(line -> line.matches("step +\\d+/40 .*  comm +\\d+%  allReduce p50"
+                + " [0-9.]+ ms p99 [0-9.]+ ms waiting +\\d+%  forward\\+backward [0-9.]+ ms")).count(), text);
     }
 
     @Test

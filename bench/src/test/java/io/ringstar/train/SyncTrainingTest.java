@@ -91,6 +91,14 @@ class SyncTrainingTest {
         assertEquals(1, count(text, "train: "), text);
         assertEquals(4, count(text, "\nstep "), text);
         assertEquals(1, count(text, "train done: " + algorithm + " sync, " + ranks + " ranks"), text);
+        // Each line's communication figures come from the aggregator's statistics of its reduceGradients calls.
+        assertEquals(4, text.lines().filter(line -> line.matches("step +\\d+/40  loss [0-9.]+  held-out acc +[0-9.]+%"
+                + "  step +[0-9.]+ ms  comm +\\d+%  reduceGradients p50 [0-9.]+ ms p99 [0-9.]+ ms waiting +\\d+%"))
+                .count(), text);
+        for (int rank = 0; rank < ranks; rank++) {
+            double share = result.rank(rank).summary().communicationShare();
+            assertTrue(share > 0 && share <= 1, "rank " + rank + ": communication share " + share);
+        }
     }
 
     @Test

@@ -8,6 +8,8 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * Starts the ranks of one job on this machine, the way torchrun does, and watches them: each rank
@@ -16,14 +18,26 @@ import java.util.Map;
  * others are stopped and the job ends with that status, naming the rank and showing its last lines.
  * Ctrl-C (the JVM's shutdown) stops them all too.
  *
+ * <p>When a rank fails and the ranks have a trace directory ({@link TraceDumps}), the ranks still
+ * running get up to {@link #DUMP_WAIT} to write their trace dumps before they are stopped, and the
+ * report of the failure ends with where the dumps are and the command that reads them; without a
+ * trace directory it ends with how to get dumps next time.
+ *
  * @param nproc how many ranks to start
  * @param transport the value of {@code RINGSTAR_TRANSPORT} for the ranks, or {@code null} to leave theirs
  * @param maxTime how long the ranks may run before every one is stopped
  * @param commandLine what each rank runs, program first
  * @param env the environment the ranks inherit, other launchers' rank variables included (they are removed)
+ * @param traceDumps where the ranks write their trace dumps, or {@code null} when they write none
  */
 public record Launcher(int nproc, String transport, Duration maxTime, List<String> commandLine,
-        Map<String, String> env) {
+        Map<String, String> env, TraceDumps traceDumps) {
+    /**
+     * How long the ranks still running may take to write their trace dumps once another failed:
+     * each writes its dump as soon as it hears of the failure, within milliseconds, unless its
+     * machine is busy; a rank that never formed its group writes none, and is not waited for longer.
+     */
+    public static final Duration DUMP_WAIT = Duration.ofSeconds(2);
     /** How long the output of ranks that have ended may take to come through, all ranks together. */
     private static final Duration OUTPUT_WAIT = Duration.ofSeconds(2);
     private static final long POLL_MILLIS = 20;
@@ -46,6 +60,8 @@ public record Launcher(int nproc, String transport, Duration maxTime, List<Strin
      *     a rank could not be started, the time ran out, or this thread was interrupted
      */
     public int run(int port, PrintStream out, PrintStream err) {
+        // Dumps older than this are an earlier job's: a job of the same id overwrites them rank by rank.
+        long startMillis = System.currentTimeMillis();
         err.println("ringstar launch: " + nproc + " ranks, MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port
                 + (transport == null ? "" : " RINGSTAR_TRANSPORT=" + transport) + ": " + String.join(" ",
                         commandLine));
@@ -57,7 +73,7 @@ public record Launcher(int nproc, String transport, Duration maxTime, List<Strin
             for (int rank = 0; rank < nproc; rank++) {
                 ranks.add(RankProcess.start(rank, commandLine, rankEnvironment(rank, port), out, err));
             }
-            return watch(ranks, maxTime, err);
+            return watch(ranks, startMillis, err);
         } catch (IOException e) {
             err.println("ringstar launch: could not start rank " + ranks.size() + " (" + String.join(" ", commandLine)
                     + "): " + e.getMessage());
@@ -72,6 +88,11 @@ public record Launcher(int nproc, String transport, Duration maxTime, List<Strin
                 // The hook is running or has run: Ctrl-C came while the ranks were stopping.
             }
         }
+    }
+
+    /** This launcher, with the ranks writing their trace dumps where {@code dumps} says ({@code null}: nowhere). */
+    public Launcher withTraceDumps(TraceDumps dumps) {
+        return new Launcher(nproc, transport, maxTime, commandLine, env, dumps);
     }
 
     /** Torchrun's variables for one rank, on top of {@link #env} without other launchers' ranks. */
@@ -92,7 +113,7 @@ public record Launcher(int nproc, String transport, Duration maxTime, List<Strin
     }
 
     /** Waits until every rank has exited with 0, one has failed, or {@code maxTime} has passed. */
-    private static int watch(List<RankProcess> ranks, Duration maxTime, PrintStream err) {
+    private int watch(List<RankProcess> ranks, long startMillis, PrintStream err) {
         long deadline = System.nanoTime() + maxTime.toNanos();
         while (true) {
             boolean allDone = true;
@@ -109,12 +130,23 @@ public record Launcher(int nproc, String transport, Duration maxTime, List<Strin
             if (firstFailed != null) {
                 RankProcess rank = firstFailed;
                 int status = rank.process.exitValue();
+                if (traceDumps != null) {
+                    // A rank stopped now would lose the dump it is about to write; one that exited has written its own.
+                    Set<Integer> running = ranks.stream().filter(r -> r.process.isAlive()).map(r -> r.rank)
+                            .collect(Collectors.toSet());
+                    traceDumps.await(running, nproc, startMillis, DUMP_WAIT);
+                }
                 List<Integer> stopped = ranks.stream().filter(r -> r.process.isAlive()).map(r -> r.rank).toList();
                 RankProcess.stopAll(ranks);
                 rank.awaitOutput(System.nanoTime() + OUTPUT_WAIT.toNanos());
                 err.println("ringstar launch: rank " + rank.rank + " exited with status " + status
                         + (stopped.isEmpty() ? "" : "; stopping ranks " + stopped) + ". Its last lines:");
                 rank.lastLines().forEach(line -> err.println("  " + line));
+                if (traceDumps != null) {
+                    traceDumps.report(nproc, startMillis, err);
+                } else {
+                    TraceDumps.suggest(err);
+                }
                 return status;
             }
             if (allDone) {

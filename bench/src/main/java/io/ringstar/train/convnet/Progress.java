@@ -63,6 +63,11 @@ final class Progress {
         return (System.nanoTime() - start - evaluationNanos) / 1e9;
     }
 
+    /** Whether {@link #stepDone} prints a line after step {@code done} (1-based): on a reporting rank, when due. */
+    boolean printsAfter(int done) {
+        return out != null && (done % every == 0 || done == steps);
+    }
+
     /**
      * After step {@code done} (1-based): counts {@code commNanos} of communication in it and, on a
      * reporting rank, when due, evaluates and prints {@code loss}, the accuracy, the mean step time
@@ -70,7 +75,7 @@ final class Progress {
      */
     void stepDone(int done, long commNanos, double loss, MultiLayerNetwork network, HeldOut heldOut, String extra) {
         windowComm += commNanos;
-        if (out == null || (done % every != 0 && done != steps)) {
+        if (!printsAfter(done)) {
             return;
         }
         long now = System.nanoTime();

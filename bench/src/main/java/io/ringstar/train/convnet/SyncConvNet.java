@@ -23,6 +23,9 @@ import org.nd4j.linalg.dataset.api.iterator.DataSetIterator;
  * that of its own part of the batch.
  */
 final class SyncConvNet {
+    /** The aggregators' gradient average, as their statistics name it. */
+    private static final String REDUCE_GRADIENTS = "reduceGradients";
+
     private final TrainSettings settings;
     private final ConvNetRun run;
     private final ImageData data;
@@ -48,28 +51,36 @@ final class SyncConvNet {
         GlobalBatches global = new GlobalBatches(data.train(), settings.batchSize(), settings.seed(),
                 settings.steps());
         Progress progress = new Progress(reporter ? out : null, run.label(), settings.steps(), settings.logEvery());
-        try (TimedAggregator aggregator = new TimedAggregator(aggregator());
+        try (GradientAggregator aggregator = aggregator();
                 HeldOut heldOut = new HeldOut(data.heldOut())) {
             DataParallel.attach(network, aggregator);
             DataSetIterator batches = DataParallel.shard(global, rank, config.worldSize());
             progress.start(network, heldOut);
             long start = System.nanoTime();
             double loss = Double.NaN;
+            long reported = 0;
             for (int step = 0; step < settings.steps(); step++) {
-                long commBefore = aggregator.reduceNanos();
                 DataSet part = batches.next();
                 network.fit(part);
                 loss = network.score();
                 part.getFeatures().close();
                 part.getLabels().close();
-                progress.stepDone(step + 1, aggregator.reduceNanos() - commBefore, loss, network, heldOut, "");
+                // The reduceGradients calls' time since the last line, from the aggregator's statistics: read
+                // only for a line, as a snapshot allocates.
+                long comm = 0;
+                if (progress.printsAfter(step + 1)) {
+                    long now = reduceNanos(aggregator);
+                    comm = now - reported;
+                    reported = now;
+                }
+                progress.stepDone(step + 1, comm, loss, network, heldOut, "");
             }
             Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
             AccuracyCurve curve = progress.curve();
             double accuracy = reporter ? curve.accuracy()[curve.accuracy().length - 1] : heldOut.accuracy(network);
             float[] parameters = network.params().dup().data().asFloat();
             TrainSummary summary = new TrainSummary(settings.steps(), loss, accuracy, elapsed,
-                    Math.min(1, aggregator.reduceNanos() / (double) Math.max(1, elapsed.toNanos())), new float[0],
+                    Math.min(1, reduceNanos(aggregator) / (double) Math.max(1, elapsed.toNanos())), new float[0],
                     heldOut.size(), run.algorithm().label(), "sync", config.worldSize(), -1, -1, -1,
                     TrainSummary.digest(new float[][] {parameters}), 0);
             if (reporter) {
@@ -79,6 +90,14 @@ final class SyncConvNet {
         } finally {
             network.close();
         }
+    }
+
+    /**
+     * The time of every {@code reduceGradients} call so far (DataParallel's, one per step), from the
+     * aggregator's statistics; 0 for a group of one, whose aggregator keeps none.
+     */
+    private static long reduceNanos(GradientAggregator aggregator) {
+        return aggregator.collectiveStatistics().operation(REDUCE_GRADIENTS).map(o -> o.total().toNanos()).orElse(0L);
     }
 
     private GradientAggregator aggregator() {
