@@ -3,7 +3,7 @@ package io.ringstar.cli;
 import io.ringstar.DistributedConfig;
 import io.ringstar.InvalidConfigException;
 import io.ringstar.cli.launch.Launcher;
-import io.ringstar.cli.launch.TraceDumps;
+import io.ringstar.cli.launch.TraceDirectory;
 import io.ringstar.config.NetworkOptions;
 import io.ringstar.config.TraceOptions;
 import io.ringstar.spi.LoopbackPorts;
@@ -35,7 +35,7 @@ import picocli.CommandLine.Spec;
  * torchrun's variables) take as their place in the group. Every line a rank prints comes out
  * prefixed with {@code [rank r]}. When a rank exits with a non-zero status, the others are stopped
  * and the launcher exits with that status, naming the rank and showing its last lines, then where
- * the ranks' trace dumps went ({@link TraceDumps}: {@value #TRACE_DIR} here, or the command's own
+ * the ranks' trace dumps went ({@link TraceDirectory}: {@value #TRACE_DIR} here, or the command's own
  * trace directory) or how to keep them next time; Ctrl-C stops them all. A command that is one of
  * this jar's ({@code bench}, {@code train}) runs this jar again with the same Java.
  */
@@ -165,10 +165,10 @@ public final class LaunchCommand implements Command {
      * (flag, {@code --option traceDir=DIR} or variable); for any other program, the variable
      * {@value #TRACE_DIR_VARIABLE} alone, and any job id. Empty when the ranks write none.
      */
-    static Optional<TraceDumps> traceDumps(List<String> command, Map<String, String> rankZero) {
+    static Optional<TraceDirectory> traceDumps(List<String> command, Map<String, String> rankZero) {
         if (JAR_COMMANDS.contains(command.get(0))) {
             Optional<DistributedConfig> config = Main.standard(rankZero).rankConfig(command.toArray(String[]::new));
-            return config.flatMap(c -> TraceOptions.TRACE_DIR.ifSet(c).map(dir -> new TraceDumps(dir,
+            return config.flatMap(c -> TraceOptions.TRACE_DIR.ifSet(c).map(dir -> new TraceDirectory(dir,
                     c.option(NetworkOptions.JOB_ID_OPTION).orElse(NetworkOptions.DEFAULT_JOB_ID))));
         }
         String dir = rankZero.get(TRACE_DIR_VARIABLE);
@@ -176,7 +176,7 @@ public final class LaunchCommand implements Command {
             return Optional.empty();
         }
         try {
-            return Optional.of(new TraceDumps(TraceOptions.TRACE_DIR.parse(dir, TRACE_DIR_VARIABLE), null));
+            return Optional.of(new TraceDirectory(TraceOptions.TRACE_DIR.parse(dir, TRACE_DIR_VARIABLE), null));
         } catch (InvalidConfigException e) {
             // The program reads the variable as it likes; a value that names no path leaves no dumps to list.
             return Optional.empty();

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.ringstar.cli.launch.TraceDumps;
+import io.ringstar.cli.launch.TraceDirectory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -73,15 +73,15 @@ class LaunchCommandTest {
     void aFailingRankStopsTheOthersAndIsNamedWithItsLastLines(@TempDir Path traces) throws IOException {
         // The ranks stand in for ringstar's: rank 1 writes its dump and fails, the others write theirs a
         // little later, as ranks that hear of a peer's failure do, and would then run on.
-        Path stale = traces.resolve("ringstar-ringstar-rank2-communicator.json");
+        Path stale = traces.resolve("ringstar-ringstar-rank2.json");
         Files.writeString(stale, "{}");
         Files.setLastModifiedTime(stale, FileTime.from(Instant.now().minus(Duration.ofHours(1))));
         long start = System.nanoTime();
         int status = launch(path(), "launch", "--nproc", "3", "--trace-dir", traces.toString(), "--", "sh", "-c",
-                "dump() { echo '{}' > \"$RINGSTAR_TRACE_DIR/ringstar-ringstar-rank$RANK-aggregator.json\"; };"
+                "dump() { echo '{}' > \"$RINGSTAR_TRACE_DIR/ringstar-ringstar-rank$RANK.json\"; };"
                         + " if [ \"$RANK\" = 1 ]; then echo preparing; sleep 0.3; dump; echo 'rank one gives up' >&2;"
                         + " exit 3; fi;"
-                        + " while [ ! -e \"$RINGSTAR_TRACE_DIR/ringstar-ringstar-rank1-aggregator.json\" ];"
+                        + " while [ ! -e \"$RINGSTAR_TRACE_DIR/ringstar-ringstar-rank1.json\" ];"
                         + " do sleep 0.01; done; sleep 0.3; dump; exec sleep 60");
         long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
         assertEquals(3, status, out() + err());
@@ -91,9 +91,9 @@ class LaunchCommandTest {
         // After the failure's lines: the directory, this job's dumps (not an earlier job's), how to read them.
         String dir = traces.toAbsolutePath().toString();
         String expected = "ringstar launch: trace dumps in " + dir + " (3 files):\n"
-                + "  ringstar-ringstar-rank0-aggregator.json\n"
-                + "  ringstar-ringstar-rank1-aggregator.json\n"
-                + "  ringstar-ringstar-rank2-aggregator.json\n"
+                + "  ringstar-ringstar-rank0.json\n"
+                + "  ringstar-ringstar-rank1.json\n"
+                + "  ringstar-ringstar-rank2.json\n"
                 + "ringstar launch: read them with: ringstar report hang " + dir + "\n";
         assertTrue(err().contains(expected), err());
         assertTrue(err().indexOf(expected) > err().indexOf("  rank one gives up"), err());
@@ -106,16 +106,16 @@ class LaunchCommandTest {
                 "MASTER_PORT", "29500", "PATH", "/usr/bin:/bin");
         Path here = Path.of("traces").toAbsolutePath();
         assertEquals(Optional.empty(), LaunchCommand.traceDumps(List.of("train"), rankZero));
-        assertEquals(Optional.of(new TraceDumps(here, "ringstar")),
+        assertEquals(Optional.of(new TraceDirectory(here, "ringstar")),
                 LaunchCommand.traceDumps(List.of("train", "--trace-dir", "traces"), rankZero));
-        assertEquals(Optional.of(new TraceDumps(here, "job-7")), LaunchCommand.traceDumps(List.of("bench",
+        assertEquals(Optional.of(new TraceDirectory(here, "job-7")), LaunchCommand.traceDumps(List.of("bench",
                 "--option", "traceDir=traces", "--option", "jobId=job-7"), rankZero));
         Map<String, String> withVariable = new java.util.HashMap<>(rankZero);
         withVariable.put("RINGSTAR_TRACE_DIR", "/tmp/ringstar-traces");
-        assertEquals(Optional.of(new TraceDumps(Path.of("/tmp/ringstar-traces"), "ringstar")),
+        assertEquals(Optional.of(new TraceDirectory(Path.of("/tmp/ringstar-traces"), "ringstar")),
                 LaunchCommand.traceDumps(List.of("train", "--steps", "5"), withVariable));
         // Any other program: the variable alone, and the launcher cannot know its job id.
-        assertEquals(Optional.of(new TraceDumps(Path.of("/tmp/ringstar-traces"), null)),
+        assertEquals(Optional.of(new TraceDirectory(Path.of("/tmp/ringstar-traces"), null)),
                 LaunchCommand.traceDumps(List.of("sh", "-c", "true"), withVariable));
         assertEquals(Optional.empty(), LaunchCommand.traceDumps(List.of("sh", "-c", "true"), rankZero));
     }

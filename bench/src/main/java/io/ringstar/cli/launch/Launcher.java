@@ -18,7 +18,7 @@ import java.util.stream.Collectors;
  * others are stopped and the job ends with that status, naming the rank and showing its last lines.
  * Ctrl-C (the JVM's shutdown) stops them all too.
  *
- * <p>When a rank fails and the ranks have a trace directory ({@link TraceDumps}), the ranks still
+ * <p>When a rank fails and the ranks have a trace directory ({@link TraceDirectory}), the ranks still
  * running get up to {@link #DUMP_WAIT} to write their trace dumps before they are stopped, and the
  * report of the failure ends with where the dumps are and the command that reads them; without a
  * trace directory it ends with how to get dumps next time.
@@ -31,7 +31,7 @@ import java.util.stream.Collectors;
  * @param traceDumps where the ranks write their trace dumps, or {@code null} when they write none
  */
 public record Launcher(int nproc, String transport, Duration maxTime, List<String> commandLine,
-        Map<String, String> env, TraceDumps traceDumps) {
+        Map<String, String> env, TraceDirectory traceDumps) {
     /**
      * How long the ranks still running may take to write their trace dumps once another failed:
      * each writes its dump as soon as it hears of the failure, within milliseconds, unless its
@@ -91,7 +91,7 @@ public record Launcher(int nproc, String transport, Duration maxTime, List<Strin
     }
 
     /** This launcher, with the ranks writing their trace dumps where {@code dumps} says ({@code null}: nowhere). */
-    public Launcher withTraceDumps(TraceDumps dumps) {
+    public Launcher withTraceDumps(TraceDirectory dumps) {
         return new Launcher(nproc, transport, maxTime, commandLine, env, dumps);
     }
 
@@ -145,7 +145,7 @@ public record Launcher(int nproc, String transport, Duration maxTime, List<Strin
                 if (traceDumps != null) {
                     traceDumps.report(nproc, startMillis, err);
                 } else {
-                    TraceDumps.suggest(err);
+                    TraceDirectory.suggest(err);
                 }
                 return status;
             }

@@ -9,6 +9,7 @@ import com.google.gson.JsonPrimitive;
 import com.google.gson.Strictness;
 import com.google.gson.stream.JsonReader;
 import com.google.gson.stream.JsonToken;
+import io.ringstar.observe.TraceFiles;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringReader;
@@ -48,11 +49,9 @@ import java.util.stream.Stream;
  */
 record TraceDumps(List<Job> jobs, List<Skipped> skipped) {
     /** The value of a dump's {@code format} field. */
-    static final String FORMAT = "ringstar-trace";
+    static final String FORMAT = TraceFiles.FORMAT;
     /** The format version this reader knows. */
-    static final int VERSION = 1;
-    /** The writer's file names; the job id in them is sanitised, and so matches only that sanitised. */
-    private static final Pattern FILE_NAME = Pattern.compile("ringstar-(.*)-rank(\\d+)\\.json");
+    static final int VERSION = TraceFiles.VERSION;
     private static final Pattern GSON_POSITION =
             Pattern.compile("(.*?) at line (\\d+) column (\\d+).*", Pattern.DOTALL);
     private static final int SHOWN_VALUE_CHARS = 40;
@@ -89,9 +88,7 @@ record TraceDumps(List<Job> jobs, List<Skipped> skipped) {
 
         /** Whether {@code file} is by its name the dump of {@code rank} of this job (one file per rank and job). */
         boolean names(String file, int rank) {
-            Matcher name = FILE_NAME.matcher(file);
-            return name.matches() && name.group(1).equals(sanitised(jobId))
-                    && name.group(2).equals(Integer.toString(rank));
+            return TraceFiles.rankOf(file, jobId).equals(java.util.OptionalInt.of(rank));
         }
     }
 
@@ -195,11 +192,6 @@ record TraceDumps(List<Job> jobs, List<Skipped> skipped) {
     /** The readable dumps, by job, owner and rank. */
     List<TraceDump> all() {
         return jobs.stream().flatMap(job -> job.dumps().stream()).toList();
-    }
-
-    /** The job id as the writer puts it in a file name: characters other than [A-Za-z0-9._-] become '_'. */
-    static String sanitised(String jobId) {
-        return jobId.replaceAll("[^A-Za-z0-9._-]", "_");
     }
 
     /** One file's dump; {@code file} is its name, for the dump and the messages. */

@@ -1,6 +1,7 @@
 package io.ringstar.internal.observe;
 
 import io.ringstar.internal.tensor.TensorLayout;
+import io.ringstar.observe.TraceFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -21,8 +22,8 @@ import java.util.TreeMap;
  * library: core has none, and the format is a handful of numbers and strings.
  */
 final class TraceFile {
-    static final String FORMAT = "ringstar-trace";
-    static final int VERSION = 1;
+    static final String FORMAT = TraceFiles.FORMAT;
+    static final int VERSION = TraceFiles.VERSION;
 
     /** Who wrote it: the dump's header fields. */
     record Header(String jobId, String owner, int rank, int worldSize, String host, long pid, String reason,
@@ -34,7 +35,7 @@ final class TraceFile {
 
     /** The file a rank's dump goes to in {@code dir}: {@code ringstar-<job>-rank<R>.json}. */
     static Path path(Path dir, String jobId, int rank) {
-        return dir.resolve("ringstar-" + jobId.replaceAll("[^A-Za-z0-9._-]", "_") + "-rank" + rank + ".json");
+        return dir.resolve(TraceFiles.fileName(jobId, rank));
     }
 
     /** Writes the dump into {@code dir} (made if missing) and returns its path. */

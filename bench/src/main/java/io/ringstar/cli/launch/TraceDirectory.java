@@ -1,5 +1,6 @@
 package io.ringstar.cli.launch;
 
+import io.ringstar.observe.TraceFiles;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -13,13 +14,11 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Where the ranks of one job write their trace dumps (core's option {@code traceDir}), and which
- * files there are this job's. A rank writes {@code ringstar-<jobId>-rank<R>-<owner>.json} (one per
- * communicator, aggregator or async server it holds) on its first failure, and a later job of the
+ * files there are this job's. A rank writes {@code ringstar-<jobId>-rank<R>.json} ({@link TraceFiles})
+ * on its first failure, and a later job of the
  * same id and rank overwrites it; so a file counts only if it was written since the launch began,
  * and, when the job id is known, only if it carries that id. The format is the README's ("When a
  * job stalls"); {@code ringstar report hang DIR} reads it.
@@ -28,15 +27,13 @@ import java.util.regex.Pattern;
  * @param jobId the job's id (option {@code jobId}), or {@code null} when the launcher cannot know it
  *     (a command that is not this jar's): then a dump of any id counts
  */
-public record TraceDumps(Path directory, String jobId) {
+public record TraceDirectory(Path directory, String jobId) {
     /** The command that reads the dumps, as the README and the ranks' own log line give it. */
     public static final String READ_COMMAND = "ringstar report hang";
-    /** A dump's name, as core's trace file writes it: job id (sanitised), rank, owner. */
-    private static final Pattern NAME = Pattern.compile("ringstar-(.+)-rank(\\d+)-([A-Za-z-]+)\\.json");
     private static final long POLL_MILLIS = 50;
 
     /** Makes {@code directory} absolute. */
-    public TraceDumps {
+    public TraceDirectory {
         directory = directory.toAbsolutePath().normalize();
     }
 
@@ -128,19 +125,6 @@ public record TraceDumps(Path directory, String jobId) {
 
     /** The rank in a dump's name, or -1 for a name that is no dump of this job. */
     private int rankOf(Path file) {
-        Matcher name = NAME.matcher(file.getFileName().toString());
-        if (!name.matches() || (jobId != null && !name.group(1).equals(sanitised(jobId)))) {
-            return -1;
-        }
-        try {
-            return Integer.parseInt(name.group(2));
-        } catch (NumberFormatException e) {
-            return -1;
-        }
-    }
-
-    /** The job id as it appears in a dump's name: characters other than [A-Za-z0-9._-] become '_'. */
-    static String sanitised(String jobId) {
-        return jobId.replaceAll("[^A-Za-z0-9._-]", "_");
+        return TraceFiles.rankOf(file.getFileName().toString(), jobId).orElse(-1);
     }
 }
