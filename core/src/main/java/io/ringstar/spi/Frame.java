@@ -45,7 +45,19 @@ public final class Frame {
     public static final int BARRIER = 2;
     /** The sender closes its transport; nothing follows. */
     public static final int GOODBYE = 3;
-    /** Types from here up belong to one transport (the transport's channel handles them). */
+    /**
+     * The sender asks for this rank's status ({@link TransportProbe#askStatus}); value unused (0). The
+     * transport answers with {@link #STATUS_REPLY} by itself, at its next safe point.
+     */
+    public static final int STATUS_QUERY = 4;
+    /** The answer to a {@link #STATUS_QUERY}; value is the sender's packed status, opaque to the transport. */
+    public static final int STATUS_REPLY = 5;
+    /** The group failed ({@link TransportProbe#reportFailure}); value is the rank it failed on first. */
+    public static final int FAILURE_REPORT = 6;
+    /**
+     * Types from here up belong to one transport (the transport's channel handles them); those below
+     * are the skeleton's, which every transport carries alike.
+     */
     public static final int FIRST_TRANSPORT_TYPE = 16;
 
     private Frame() {
@@ -89,6 +101,9 @@ public final class Frame {
             case DATA -> "DATA";
             case BARRIER -> "BARRIER";
             case GOODBYE -> "GOODBYE";
+            case STATUS_QUERY -> "STATUS_QUERY";
+            case STATUS_REPLY -> "STATUS_REPLY";
+            case FAILURE_REPORT -> "FAILURE_REPORT";
             default -> "type " + type;
         };
     }

@@ -11,8 +11,9 @@ import java.nio.ByteBuffer;
  * said goodbye, the first failure), and the I/O the transport supplies by extending this class:
  * {@link #writeFrame} and {@link #closeChannel}.
  *
- * <p>Threads: the inbox and the barrier epoch are touched only by the holder of the transport's
- * I/O lock; the failure and the goodbye are volatile, set by whoever notices and read by anyone.
+ * <p>Threads: the inbox, the barrier epoch and a status reply owed to the peer are touched only by
+ * the holder of the transport's I/O lock; the failure, the goodbye and the peer's last status reply
+ * are volatile, set by whoever notices and read by anyone.
  */
 public abstract class PeerChannel implements Inbox.Listener {
     protected final PeerTransport transport;
@@ -32,6 +33,12 @@ public abstract class PeerChannel implements Inbox.Listener {
     private String writing = "send";
     /** The thread that waits for this peer while parked outside the I/O lock, for {@link #wakeWaiter}. */
     volatile Thread waiter;
+    /** The peer asked for this rank's status and has no answer yet. Under the I/O lock. */
+    boolean replyOwed;
+    /** The peer's last status reply ({@link TransportProbe#NO_ANSWER} before one); written before {@link #statusAt}. */
+    private volatile long status = TransportProbe.NO_ANSWER;
+    /** When {@link #status} arrived, by {@link System#nanoTime()}. */
+    private volatile long statusAt;
 
     /**
      * @param initialInboxBytes the inbox storage's first size
@@ -94,7 +101,11 @@ public abstract class PeerChannel implements Inbox.Listener {
 
     // ---- state, for the transport's I/O code ----
 
-    /** Marks the peer gone; the first reason wins. Waiting and later calls fail with it. */
+    /**
+     * Marks the peer gone; the first reason wins. Waiting and later calls fail with it. The first
+     * failure is also told to the transport's {@link TransportProbe.PeerEvents}, unless the peer said
+     * goodbye first (its stream ending after that is no failure) or this transport is closing.
+     */
     public final void fail(String reason, Throwable cause) {
         synchronized (this) {
             if (failure != null) {
@@ -103,7 +114,11 @@ public abstract class PeerChannel implements Inbox.Listener {
             failureCause = cause;
             failure = reason;
         }
-        transport.engine.wakeAll();
+        ProgressEngine engine = transport.engine;
+        engine.wakeAll();
+        if (!peerClosed && !engine.closed) {
+            engine.exchange.peerFailed(peer, reason);
+        }
     }
 
     /** Why the peer is gone, or null while it is there. */
@@ -154,6 +169,14 @@ public abstract class PeerChannel implements Inbox.Listener {
                 peerClosed = true;
                 onGoodbye();
             }
+            case Frame.STATUS_QUERY -> {
+                // Answered at the next safe point, not here: this is inside progress, where a write
+                // could nest into the frame another caller is writing.
+                replyOwed = true;
+                transport.engine.repliesOwed = true;
+            }
+            case Frame.STATUS_REPLY -> storeStatus(value, System.nanoTime());
+            case Frame.FAILURE_REPORT -> transport.engine.exchange.failureReported(peer, (int) value);
             default -> {
                 if (type >= Frame.FIRST_TRANSPORT_TYPE) {
                     onTransportRecord(type, value);
@@ -173,6 +196,20 @@ public abstract class PeerChannel implements Inbox.Listener {
 
     final long barrierEpoch() {
         return barrierEpoch;
+    }
+
+    /** Keeps {@code value} as the peer's status, answered at {@code arrivedAt} ({@link System#nanoTime()}). */
+    final void storeStatus(long value, long arrivedAt) {
+        // The value first: a reader that sees the new time then reads this value or a later one.
+        status = value;
+        statusAt = arrivedAt;
+    }
+
+    /** The peer's last status if it arrived at or after {@code askedAt}, else {@link TransportProbe#NO_ANSWER}. */
+    final long statusSince(long askedAt) {
+        long at = statusAt;
+        long value = status;
+        return at - askedAt >= 0 ? value : TransportProbe.NO_ANSWER;
     }
 
     final void send(int type, long value, ByteBuffer header, ByteBuffer payload, Deadline deadline, String operation) {

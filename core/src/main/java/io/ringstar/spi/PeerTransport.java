@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.LongSupplier;
 
 /**
  * The skeleton of a transport with one {@link PeerChannel} per peer, written once for Netty,
@@ -52,8 +53,18 @@ import java.util.Objects;
  * it stops, twice that while this rank is itself sending to it (so that two ranks that both send
  * before they receive do not hold each other back), and a message already begun is always read to
  * its end; past that the peer's sends wait, at most until their deadline.
+ *
+ * <p><b>Observed.</b> Every transport built here is a {@link TransportProbe}. Its status queries,
+ * replies and failure reports are {@link Frame} records like the barrier's, so every transport
+ * carries them; a query is answered by whoever holds the I/O lock at a safe point (the background
+ * reader after each of its rounds, a waiting caller in its waiting rounds), never from inside
+ * {@link #progress}, and never on a channel in the middle of a frame. A transport whose records
+ * cannot be answered so (in-process: no background reader, and peers that write on their own
+ * threads) reads its peers' status directly instead ({@link #statusWithoutAsking}). Receives and
+ * barriers count their waits from their first waiting round to their end; one that does not wait
+ * costs nothing more.
  */
-public abstract class PeerTransport implements Transport {
+public abstract class PeerTransport implements Transport, TransportProbe {
     /** {@code waitSpin} value: spin unless the host has more of the group's busy threads than cores. */
     public static final String WAIT_SPIN_AUTO = "auto";
     /** {@code waitSpin} value: always spin first (ranks pinned to cores of their own, say). */
@@ -117,6 +128,17 @@ public abstract class PeerTransport implements Transport {
      */
     protected boolean parksOutsideIo() {
         return false;
+    }
+
+    /**
+     * The status {@code peer} answers with, read without a record, or {@link #NO_ANSWER} (the
+     * default) to ask it with a {@link Frame#STATUS_QUERY} record. For a transport whose records
+     * nobody would answer: an in-process one, whose peers' transports are in this JVM and whose
+     * {@link #statusToAnswer} it may read. Called by {@link #askStatus} on the asking thread,
+     * possibly with this transport's I/O lock held: must be quick and must not block.
+     */
+    protected long statusWithoutAsking(int peer) {
+        return NO_ANSWER;
     }
 
     /** Whether to run the background thread that reads between calls. */
@@ -206,6 +228,9 @@ public abstract class PeerTransport implements Transport {
         Inbox inbox = channel.inbox;
         engine.enter("recv", srcRank, deadline);
         boolean whole = false;
+        // Set at the first waiting round only: a receive that finds its message costs no more.
+        boolean waited = false;
+        long waitBegan = 0;
         try {
             inbox.attach(handler);
             long waitStart = System.nanoTime();
@@ -229,21 +254,36 @@ public abstract class PeerTransport implements Transport {
                             ? "no message from rank " + srcRank : "the rest of a message from rank " + srcRank
                             + " did not come") + " within the timeout of " + deadline.timeout());
                 }
-                if (engine.awaitRound(waitStart, deadline, channel, handler) > 0) {
+                if (!waited) {
+                    waited = true;
+                    waitBegan = System.nanoTime();
+                    engine.waitingOn = srcRank;
+                }
+                if (engine.awaitRound(waitStart, deadline, channel, handler, true) > 0) {
                     waitStart = System.nanoTime();
                 }
             }
         } finally {
             inbox.detach(!whole);
             channel.onTaken();
+            if (waited) {
+                engine.endWait(waitBegan, true);
+            }
             engine.exit();
         }
     }
 
     @Override
     public final void barrier() {
-        Deadline deadline = Deadline.after(timeout);
+        barrier(Deadline.after(timeout));
+    }
+
+    @Override
+    public final void barrier(Deadline deadline) {
+        Objects.requireNonNull(deadline, "deadline");
         engine.enter("barrier", CollectiveException.NO_RANK, deadline);
+        boolean waited = false;
+        long waitBegan = 0;
         try {
             PeerChannel[] channels = engine.channels;
             long epoch = ++barrierEpoch;
@@ -272,13 +312,20 @@ public abstract class PeerTransport implements Transport {
                 engine.checkNotClosed("barrier");
                 if (deadline.passed()) {
                     throw new CollectiveTimeoutException("barrier", rank, missing.get(0), "ranks " + missing
-                            + " did not reach the barrier within " + timeout);
+                            + " did not reach the barrier within " + deadline.timeout());
                 }
-                if (engine.awaitRound(waitStart, deadline, null, null) > 0) {
+                if (!waited) {
+                    waited = true;
+                    waitBegan = System.nanoTime();
+                }
+                if (engine.awaitRound(waitStart, deadline, null, null, true) > 0) {
                     waitStart = System.nanoTime();
                 }
             }
         } finally {
+            if (waited) {
+                engine.endWait(waitBegan, false);
+            }
             engine.exit();
         }
     }
@@ -306,7 +353,89 @@ public abstract class PeerTransport implements Transport {
         CloseSequence.run(this, wasStarted, reader);
     }
 
+    // ---- the TransportProbe contract ----
+
+    @Override
+    public final long waitedNanos() {
+        return engine.waitedNanos.get();
+    }
+
+    @Override
+    public final int waitingOn() {
+        return engine.waitingOn;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>An in-process peer calls it on its own asking thread ({@link #statusWithoutAsking}), with
+     * that thread's I/O lock held, not this one's.
+     */
+    @Override
+    public final void answerStatusWith(LongSupplier status) {
+        engine.exchange.answerWith(status);
+    }
+
+    @Override
+    public final void watchWaits(WaitWatcher watcher) {
+        engine.watcher = watcher;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Each query waits at most a second for its peer to take it. After {@link #close()}, asks
+     * nobody. Not to be called from a {@link MessageHandler}, which runs inside this transport's I/O.
+     */
+    @Override
+    public final long askStatus() {
+        return engine.exchange.ask();
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws IllegalArgumentException if {@code peer} is not another rank of this group
+     */
+    @Override
+    public final long statusOf(int peer, long askedAtNanos) {
+        TransportChecks.checkPeer("statusOf", rank, worldSize, peer);
+        PeerChannel channel = engine.channels[peer];
+        return channel == null ? NO_ANSWER : channel.statusSince(askedAtNanos);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Waits at most two seconds for the I/O lock and two for each peer; {@code originRank} is
+     * passed on as given. After {@link #close()}, reports nothing.
+     */
+    @Override
+    public final void reportFailure(int originRank) {
+        engine.exchange.report(originRank);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>A peer that said goodbye before its connection ended did not fail, and failures noticed
+     * while this transport closes are not told.
+     */
+    @Override
+    public final void listen(PeerEvents listener) {
+        engine.exchange.listen(listener);
+    }
+
     // ---- for transports ----
+
+    /**
+     * What this rank answers a status query with now: the value of the supplier given to
+     * {@link #answerStatusWith}, or {@link #NO_STATUS}. For {@link #statusWithoutAsking}, which may
+     * read it of a peer's transport in the same JVM.
+     */
+    protected final long statusToAnswer() {
+        return engine.exchange.statusToAnswer();
+    }
 
     /** The channel to {@code peer}; for transports' own code. */
     protected final PeerChannel channelOf(int peer) {

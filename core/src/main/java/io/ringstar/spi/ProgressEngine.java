@@ -6,6 +6,7 @@ import io.ringstar.Deadline;
 import io.ringstar.Transport.MessageHandler;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -14,6 +15,10 @@ import java.util.concurrent.locks.LockSupport;
  * closed state, and the background reader between calls. One per transport, held in its final
  * field {@code engine} and made by its constructor; the I/O itself is the transport's
  * ({@link PeerTransport#progress}, {@link PeerTransport#poll}, {@link PeerTransport#wakeUp}).
+ *
+ * <p>Its waits also serve the {@link TransportProbe}: they write the status replies owed to peers at
+ * their safe points (through its {@link StatusExchange}), call the wait watcher once they block, and
+ * count how long receives and barriers waited.
  *
  * <p>An object of its own rather than the transport's superclass (as it was): a call reaches this
  * state through one more final field. Measured when the change was made (with the {@link Inbox}
@@ -49,6 +54,19 @@ final class ProgressEngine {
     private int spins;
     /** Set once, by the transport's start, before any call. */
     volatile WaitSchedule schedule = WaitSchedule.UNSTARTED;
+    /**
+     * Some channel owes its peer a status reply ({@link PeerChannel#replyOwed}). Under the I/O lock; a
+     * field of this object, so that the spinning wait reads it without a second hop.
+     */
+    boolean repliesOwed;
+    /** The status queries and replies, failure reports and peer events of this transport. */
+    final StatusExchange exchange = new StatusExchange(this);
+    /** Heard by every blocking round of a receive's or barrier's wait; null for none. */
+    volatile TransportProbe.WaitWatcher watcher;
+    /** Nanoseconds receives and barriers have waited, summed at the end of each wait. */
+    final AtomicLong waitedNanos = new AtomicLong();
+    /** The peer a receive waits for now, or -1. */
+    volatile int waitingOn = -1;
 
     ProgressEngine(PeerTransport owner, String name, int rank, int worldSize) {
         this.owner = owner;
@@ -59,8 +77,20 @@ final class ProgressEngine {
 
     // ---- waiting ----
 
-    /** See {@link PeerTransport#awaitRound}. */
+    /** See {@link PeerTransport#awaitRound}: a wait of the transport's own I/O, which no watcher hears of. */
     int awaitRound(long waitStart, Deadline deadline, PeerChannel waitingOn, MessageHandler handler) {
+        return awaitRound(waitStart, deadline, waitingOn, handler, false);
+    }
+
+    /**
+     * One round of waiting (see {@link PeerTransport#awaitRound}). Owed status replies go out here,
+     * before the round's I/O: in the spinning phase only on its rounds that look at every peer (the
+     * rounds that look at one peer read nothing more), and in the later phases on every round. In
+     * the blocking phase of a {@code watched} wait, a receive's or a barrier's, the
+     * {@link #watcher} hears of it before the round blocks.
+     */
+    int awaitRound(long waitStart, Deadline deadline, PeerChannel waitingOn, MessageHandler handler,
+            boolean watched) {
         if (closed && closing != Thread.currentThread()) {
             throw new IllegalStateException("a call on rank " + rank + " was waiting when the transport closed");
         }
@@ -71,17 +101,67 @@ final class ProgressEngine {
         }
         PeerTransport transport = owner;
         if (transport.parksOutsideIo()) {
-            return awaitOutsideIo(waited, deadline, waitingOn, handler);
+            return awaitOutsideIo(waited, deadline, waitingOn, handler, watched);
         }
         if (waited < schedule.spinNanos()) {
-            return waitingOn != null && (++spins & (WaitSchedule.SPINS_PER_FULL_ROUND - 1)) != 0
-                    ? transport.poll(waitingOn) : transport.progress(0);
+            if (waitingOn != null && (++spins & (WaitSchedule.SPINS_PER_FULL_ROUND - 1)) != 0) {
+                return transport.poll(waitingOn);
+            }
+            if (repliesOwed) {
+                outOfBand(waitingOn, handler, null);
+            }
+            return transport.progress(0);
         }
         if (waited < WaitSchedule.YIELD_NANOS) {
+            if (repliesOwed) {
+                outOfBand(waitingOn, handler, null);
+            }
             Thread.yield();
             return transport.progress(0);
         }
+        TransportProbe.WaitWatcher watching = watched ? watcher : null;
+        if (repliesOwed || watching != null) {
+            outOfBand(waitingOn, handler, watching);
+            if (waitingOn != null && waitingOn.inbox.completed() >= 0) {
+                // The message came whole while the handler was attached again: no need to block.
+                return 0;
+            }
+        }
         return transport.progress(WaitSchedule.blockNanos(waited, deadline));
+    }
+
+    /**
+     * Writes the owed status replies and calls {@code watching} (if not null), with the awaited
+     * inbox detached from {@code handler} meanwhile: a write that waits for its peer may let
+     * another thread drive the I/O, which must not call the receiver's handler.
+     */
+    private void outOfBand(PeerChannel waitingOn, MessageHandler handler, TransportProbe.WaitWatcher watching) {
+        if (waitingOn != null) {
+            waitingOn.inbox.detach(false);
+        }
+        try {
+            if (repliesOwed) {
+                exchange.answerOwed();
+            }
+            if (watching != null) {
+                watching.waiting(owner);
+            }
+        } finally {
+            if (waitingOn != null && handler != null) {
+                waitingOn.inbox.attach(handler);
+            }
+        }
+    }
+
+    /**
+     * Accounts for a wait of a receive or barrier that began at {@code began} ({@link System#nanoTime()})
+     * and ends now; a receive's also stops naming its peer.
+     */
+    void endWait(long began, boolean receive) {
+        waitedNanos.addAndGet(System.nanoTime() - began);
+        if (receive) {
+            waitingOn = -1;
+        }
     }
 
     /**
@@ -89,26 +169,37 @@ final class ProgressEngine {
      * lock: every phase of the wait happens outside the lock (holding it while spinning would only
      * keep those peers out), and a parked waiter is woken by the peer that writes.
      */
-    private int awaitOutsideIo(long waited, Deadline deadline, PeerChannel waitingOn, MessageHandler handler) {
+    private int awaitOutsideIo(long waited, Deadline deadline, PeerChannel waitingOn, MessageHandler handler,
+            boolean watched) {
         Thread self = Thread.currentThread();
         PeerChannel[] registered = waitingOn != null ? null : channels;
         setWaiter(waitingOn, registered, self);
         if (waitingOn != null) {
             waitingOn.inbox.detach(false);
         }
-        int holds = io.releaseAll();
         try {
-            if (waited < schedule.spinNanos()) {
-                for (int i = 0; i < SPINS_OUTSIDE_IO; i++) {
-                    Thread.onSpinWait();
+            if (watched && waited >= WaitSchedule.YIELD_NANOS) {
+                TransportProbe.WaitWatcher watching = watcher;
+                if (watching != null) {
+                    // Before parking, with the lock still held, as the watcher's contract says.
+                    watching.waiting(owner);
                 }
-            } else if (waited < WaitSchedule.YIELD_NANOS) {
-                Thread.yield();
-            } else if (!closed) {
-                LockSupport.parkNanos(this, WaitSchedule.blockNanos(waited, deadline));
+            }
+            int holds = io.releaseAll();
+            try {
+                if (waited < schedule.spinNanos()) {
+                    for (int i = 0; i < SPINS_OUTSIDE_IO; i++) {
+                        Thread.onSpinWait();
+                    }
+                } else if (waited < WaitSchedule.YIELD_NANOS) {
+                    Thread.yield();
+                } else if (!closed) {
+                    LockSupport.parkNanos(this, WaitSchedule.blockNanos(waited, deadline));
+                }
+            } finally {
+                io.retake(holds);
             }
         } finally {
-            io.retake(holds);
             setWaiter(waitingOn, registered, null);
             if (waitingOn != null && handler != null) {
                 waitingOn.inbox.attach(handler);
@@ -177,6 +268,28 @@ final class ProgressEngine {
             wakeReader();
             io.acquire();
         }
+    }
+
+    /**
+     * Takes the I/O lock as {@link #lockIo} does, but waits at most {@code nanos} for it; false if it
+     * did not get it (then nothing is to be released). Release with {@link #exit}.
+     */
+    boolean lockBriefly(long nanos) {
+        calls.incrementAndGet();
+        if (io.tryLock()) {
+            return true;
+        }
+        wakeReader();
+        boolean locked = false;
+        try {
+            locked = io.tryLock(nanos, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (!locked) {
+            calls.decrementAndGet();
+        }
+        return locked;
     }
 
     /** Makes whoever drives the I/O between calls let go of it soon: a blocked progress, the background reader. */

@@ -3,7 +3,8 @@
  * module registers a {@link io.ringstar.spi.TransportProvider} with {@link java.util.ServiceLoader} and
  * usually extends {@link io.ringstar.spi.PeerTransport}, the skeleton the three shipped transports
  * share (checks, deadlines, barriers, the first failure, close order, the
- * {@link io.ringstar.spi.WaitSchedule} of every wait), with one
+ * {@link io.ringstar.spi.WaitSchedule} of every wait, the {@link io.ringstar.spi.TransportProbe} hooks
+ * that observability uses), with one
  * {@link io.ringstar.spi.PeerChannel} per peer, an {@link io.ringstar.spi.Inbox} of what came in, and the
  * {@link io.ringstar.spi.Frame} codec of the byte stream. The network transports share
  * {@code NetworkOptions} and the handshake's proofs ({@code HandshakeProofs}).

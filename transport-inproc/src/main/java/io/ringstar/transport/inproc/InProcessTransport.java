@@ -24,7 +24,8 @@ import java.util.List;
  * their waits on it fail with {@link io.ringstar.PeerFailureException}, as a dead process's would.
  * Waiting spins (unless the group has more ranks than the JVM has cores), yields and then parks
  * until a peer's send or goodbye wakes it (see {@link PeerTransport}); there is no background
- * thread.
+ * thread. A status query ({@link io.ringstar.spi.TransportProbe#askStatus}) reads the peers' status
+ * directly, with no record.
  */
 public final class InProcessTransport extends PeerTransport {
     /** The name {@link io.ringstar.Transports#open} finds this transport by. */
@@ -103,6 +104,17 @@ public final class InProcessTransport extends PeerTransport {
 
     void unlockForPeer() {
         unlockIo();
+    }
+
+    /**
+     * Reads the peer's status straight from its transport: a status query record would wait for an
+     * answer nobody gives, since this transport has no background reader and its peers write into
+     * its inboxes on their own threads, never at a safe point of its own.
+     */
+    @Override
+    protected long statusWithoutAsking(int peer) {
+        InProcessTransport other = group.member(peer);
+        return other == null || other.isClosed() ? NO_ANSWER : other.statusToAnswer();
     }
 
     @Override
