@@ -238,7 +238,9 @@ class InProcessObservabilityTest {
                     assertEquals(call, new Call(event.operation(), event.algorithm(), event.root(), event.elements(),
                             event.tensors(), event.bytes()), what);
                     assertEquals(issued.issuedNanos(), event.issuedNanos(), "one issue time per call: " + what);
-                    assertEquals(0, event.waitNanos(), "no transport probe, no wait measured: " + what);
+                    long ran = event.endedNanos() == 0 ? 0 : event.endedNanos() - event.startedNanos();
+                    assertTrue(event.waitNanos() >= 0 && event.waitNanos() <= ran,
+                            "a call waits for its peers at most as long as it runs: " + what);
                 }
                 assertEquals(0, issued.startedNanos(), "an issued event has not started: " + issued);
                 assertEquals(0, issued.endedNanos());
@@ -578,8 +580,10 @@ class InProcessObservabilityTest {
                 assertEquals(algorithms[call], event.getString("algorithm"), what);
                 assertEquals(bytes[call], event.getLong("bytes"), what);
                 assertEquals(WORLD, event.getInt("worldSize"), what);
-                assertEquals(0, event.getLong("waitNanos"), what);
                 assertFalse(event.getDuration().isNegative(), what);
+                assertTrue(event.getLong("waitNanos") >= 0
+                        && event.getLong("waitNanos") <= event.getDuration().toNanos() + 1_000_000,
+                        "waits at most as long as the call (JFR's clock may differ by its resolution): " + what);
             }
         }
     }
