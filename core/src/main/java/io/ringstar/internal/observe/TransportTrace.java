@@ -6,6 +6,7 @@ import io.ringstar.config.TraceOptions;
 import io.ringstar.internal.tensor.TensorLayout;
 import io.ringstar.observe.CollectiveState;
 import io.ringstar.spi.TransportProbe;
+import java.lang.ref.WeakReference;
 import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -39,7 +40,11 @@ final class TransportTrace implements TransportProbe.WaitWatcher, TransportProbe
     private final int worldSize;
     private final String jobId;
     private final Duration timeout;
-    private final TransportProbe probe;
+    /**
+     * The transport, weakly: the registry's value must not hold its key, or no transport would ever
+     * be collected (the transport holds this trace through its hooks, which is fine).
+     */
+    private final WeakReference<TransportProbe> probe;
     private final FlightRecorder recorder;
     private final Path traceDir;
     private final StallWarning stall;
@@ -62,7 +67,7 @@ final class TransportTrace implements TransportProbe.WaitWatcher, TransportProbe
         this.worldSize = config.worldSize();
         this.jobId = config.option(NetworkOptions.JOB_ID_OPTION).orElse(NetworkOptions.DEFAULT_JOB_ID);
         this.timeout = config.timeout();
-        this.probe = probe;
+        this.probe = new WeakReference<>(probe);
         this.owners = owner;
         this.recorder = new FlightRecorder(TraceOptions.TRACE_ENTRIES.value(config));
         this.traceDir = TraceOptions.TRACE_DIR.ifSet(config).orElse(null);
@@ -171,7 +176,8 @@ final class TransportTrace implements TransportProbe.WaitWatcher, TransportProbe
     }
 
     private long waitedNanos() {
-        return probe == null ? 0 : probe.waitedNanos();
+        TransportProbe transport = probe.get();
+        return transport == null ? 0 : transport.waitedNanos();
     }
 
     // ---- what the peers ask, and what they tell ----
@@ -238,7 +244,8 @@ final class TransportTrace implements TransportProbe.WaitWatcher, TransportProbe
     Path dump(Path dir, String reason) {
         long running = currentSequence;
         long waited = running != 0 ? waitedSinceStart() : 0;
-        int waitingOn = running != 0 && probe != null ? probe.waitingOn() : -1;
+        TransportProbe transport = probe.get();
+        int waitingOn = running != 0 && transport != null ? transport.waitingOn() : -1;
         FlightRecorder.Snapshot snapshot = recorder.snapshot(waited, waitingOn);
         TraceFile.Header header = new TraceFile.Header(jobId, owners, rank, worldSize, host(),
                 ProcessHandle.current().pid(), reason, System.currentTimeMillis(), System.nanoTime(),
