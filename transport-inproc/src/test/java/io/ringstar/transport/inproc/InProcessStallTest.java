@@ -56,6 +56,10 @@ import org.nd4j.linalg.factory.Nd4j;
  * <p>Thresholds and pauses are short (the stall warning at {@value #STALL_WARNING_MILLIS} ms, a
  * pause of {@value #PAUSE_MILLIS} ms) with a margin for a loaded 2-core machine; a group's own
  * timeout is far longer, except where a test wants it to pass.
+ *
+ * <p>Not here: a late rank that is still inside an earlier call. Every collective needs each
+ * rank's data or notice, so its peers cannot get past a call it has not done its part of; the
+ * warning's wording for it is {@code StallWarningTest}'s.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class InProcessStallTest {
