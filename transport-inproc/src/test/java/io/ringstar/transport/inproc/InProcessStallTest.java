@@ -20,6 +20,8 @@ import io.ringstar.ReduceOp;
 import io.ringstar.Transport;
 import io.ringstar.config.TraceOptions;
 import io.ringstar.internal.tensor.TensorMemory;
+import io.ringstar.observe.CollectiveEvent;
+import io.ringstar.observe.CollectiveListener;
 import io.ringstar.testing.Ranks;
 import io.ringstar.testing.TraceDumps;
 import java.nio.file.Files;
@@ -31,6 +33,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Handler;
 import java.util.logging.Level;
@@ -47,8 +50,9 @@ import org.nd4j.linalg.factory.Nd4j;
 
 /**
  * What a waiting group says of a rank that stopped calling, on in-process groups: the stall
- * warning of every waiting rank names the paused rank, and it alone, as late, whatever the world
- * size and all-reduce algorithm, and the job still ends with exact results; a monitored barrier
+ * warning of every waiting rank names the paused rank as late, and no other rank that was not
+ * (checked against the ranks' own clocks), whatever the world size and all-reduce algorithm, and
+ * the job still ends with exact results; a monitored barrier
  * names every rank that never came, on every rank that did; a rank in no call writes its trace
  * dump when a peer reports the group's failure; and a dump on request shows a waiting call as
  * started, with the peer it waits for and how long it has waited so far.
@@ -57,9 +61,10 @@ import org.nd4j.linalg.factory.Nd4j;
  * pause of {@value #PAUSE_MILLIS} ms) with a margin for a loaded 2-core machine; a group's own
  * timeout is far longer, except where a test wants it to pass.
  *
- * <p>Not here: a late rank that is still inside an earlier call. Every collective needs each
- * rank's data or notice, so its peers cannot get past a call it has not done its part of; the
- * warning's wording for it is {@code StallWarningTest}'s.
+ * <p>Not made here: a late rank still inside an earlier call. Every collective needs each rank's
+ * data or notice, so its peers get past a call it is still in only while it finishes the call's
+ * tail after its last send, where a test cannot hold it (a loaded machine sometimes does, and the
+ * warnings' check allows it then); the warning's wording for it is {@code StallWarningTest}'s.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class InProcessStallTest {
@@ -204,20 +209,8 @@ class InProcessStallTest {
 
     // ---- stall warnings ----
 
-    /** "rank 1", "ranks 1 and 3", "ranks 0, 1 and 4", as the warning names ranks. */
-    private static String ranks(List<Integer> ranks) {
-        if (ranks.size() == 1) {
-            return "rank " + ranks.get(0);
-        }
-        StringBuilder text = new StringBuilder("ranks ");
-        for (int i = 0; i < ranks.size(); i++) {
-            text.append(ranks.get(i)).append(i == ranks.size() - 1 ? "" : i == ranks.size() - 2 ? " and " : ", ");
-        }
-        return text.toString();
-    }
-
     @Test
-    void everyWaitingRankWarnsOnceNamingThePausedRankAloneWhateverTheSizeAndAlgorithm() {
+    void everyWaitingRankWarnsOnceNamingThePausedRankLateWhateverTheSizeAndAlgorithm() {
         int calls = 4;
         // The call rank 2 is late to, per group: each of the 4, the first (before which it has made no call) twice.
         int[] lateTo = {3, 1, 4, 2, 1, 3};
@@ -228,84 +221,127 @@ class InProcessStallTest {
                 int pausedBefore = lateTo[configuration++];
                 String where = world + " ranks, " + algorithm + ", rank 2 late to call " + pausedBefore;
                 List<String> stalls;
-                List<long[]> took;
+                List<long[][]> times;
+                CyclicBarrier start = new CyclicBarrier(world);
                 try (Warnings warnings = new Warnings()) {
-                    took = onEveryRank(world, CALL_TIMEOUT, Map.of(Communicator.ALGORITHM_OPTION, algorithm,
+                    times = onEveryRank(world, CALL_TIMEOUT, Map.of(Communicator.ALGORITHM_OPTION, algorithm,
                             TraceOptions.STALL_WARNING_OPTION, STALL_WARNING_MILLIS + "ms"), (rank, group) -> {
-                                long[] nanos = new long[calls];
+                                // When each call started and ended on this rank, by the clock the warning reads.
+                                long[][] startedEnded = new long[2][calls];
+                                group.get(rank).addListener(new CollectiveListener() {
+                                    @Override
+                                    public void completed(CollectiveEvent event) {
+                                        int call = (int) event.sequence() - 1;
+                                        startedEnded[0][call] = event.startedNanos();
+                                        startedEnded[1][call] = event.endedNanos();
+                                    }
+                                });
+                                // A new thread's first arrays cost ND4J more: made before the ranks start together.
+                                TensorMemory.close(tensors(rank, 0));
+                                start.await(WATCHDOG.toMillis(), TimeUnit.MILLISECONDS);
                                 for (int call = 1; call <= calls; call++) {
                                     if (rank == PAUSED && call == pausedBefore) {
                                         // In no call: after the previous one, if any, and before this one.
                                         Thread.sleep(PAUSE_MILLIS);
                                     }
-                                    long start = System.nanoTime();
                                     allReduce(n, rank, call, group.get(rank));
-                                    nanos[call - 1] = System.nanoTime() - start;
                                 }
-                                return nanos;
+                                return startedEnded;
                             });
                     stalls = warnings.stalls();
                 }
-                assertWarnings(where, world, pausedBefore, stalls, took);
+                assertWarnings(where, world, pausedBefore, stalls, times);
             }
         }
     }
 
-    private static final Pattern WARNING_HEAD = Pattern.compile("(\\w+) #(\\d+) on rank (\\d+): .*");
-    private static final String SLOW_TRANSFER = "; every rank has reached it (a slow transfer, not a missing rank). "
-            + "Late: none. The job goes on until the timeout.";
+    private static final Pattern WARNING = Pattern.compile("(\\w+) #(\\d+) on rank (\\d+): waiting (\\d+\\.\\d) s; "
+            + "(.*)\\. Late: (none|ranks? [0-9, and]+)\\. The job goes on until the timeout\\.");
+    private static final Pattern WAITING_TOO = Pattern.compile("(ranks? [0-9, and]+) (is|are) waiting too");
+    private static final long THRESHOLD_NANOS = TimeUnit.MILLISECONDS.toNanos(STALL_WARNING_MILLIS);
+
+    private static List<Integer> ranksIn(String text) {
+        List<Integer> ranks = new ArrayList<>();
+        Matcher number = Pattern.compile("\\d+").matcher(text);
+        while (number.find()) {
+            ranks.add(Integer.parseInt(number.group()));
+        }
+        return ranks;
+    }
 
     /**
-     * Every rank but the paused one warned exactly once for the call it was late to, naming that
-     * call and rank 2 alone as late, and every other rank as waiting too. Any other warning (none,
-     * unless the machine is so loaded that a call with every rank in it runs past the threshold)
-     * must be of such a slow transfer, by a rank whose call did last that long.
+     * Every rank but the paused one warned exactly once for the call rank 2 was late to, naming
+     * that call, rank 2 as not having started it (with its last call), and no rank as not
+     * answering; no rank warned for another call. Each warning is also checked against the ranks'
+     * own clocks ({@code times}: per rank, when each call started and ended, by the clock the
+     * warning reads): it came from a call that did wait past the threshold; each rank it names late
+     * other than rank 2 started that call at least half the threshold after the warning rank did
+     * (it was asked once the warning rank had waited the threshold), and each rank it names waiting
+     * too had started it before the warning rank's call ended. So on a quiet machine the only late
+     * rank is rank 2 and the only warnings are those for its call; on one so loaded that a rank
+     * is scheduled late by itself, a warning may rightly name it, and that is allowed, but only then.
      */
     private static void assertWarnings(String where, int world, int pausedBefore, List<String> stalls,
-            List<long[]> took) {
+            List<long[][]> times) {
         int[] warned = new int[world];
+        int allowed = 0;
         for (String warning : stalls) {
-            Matcher head = WARNING_HEAD.matcher(warning);
-            assertTrue(head.matches(), where + ": " + warning);
-            int sequence = Integer.parseInt(head.group(2));
-            int rank = Integer.parseInt(head.group(3));
-            if (sequence == pausedBefore && rank != PAUSED) {
+            String what = where + ": " + warning;
+            Matcher parts = WARNING.matcher(warning);
+            assertTrue(parts.matches(), what);
+            assertEquals("allReduce", parts.group(1), what);
+            int call = Integer.parseInt(parts.group(2)) - 1;
+            int rank = Integer.parseInt(parts.group(3));
+            assertFalse(warning.contains("not answer"), what);
+            long started = times.get(rank)[0][call];
+            long ended = times.get(rank)[1][call];
+            assertTrue(ended - started >= THRESHOLD_NANOS, "a warning for a call that took " + (ended - started)
+                    / 1_000_000 + " ms: " + what);
+            double waited = Double.parseDouble(parts.group(4));
+            assertTrue(waited >= STALL_WARNING_MILLIS / 1000.0 && waited <= (ended - started) / 1e9 + 0.05, what);
+            List<Integer> late = ranksIn(parts.group(6).equals("none") ? "" : parts.group(6));
+            Matcher waitingToo = WAITING_TOO.matcher(parts.group(5));
+            List<Integer> waiting = waitingToo.find() ? ranksIn(waitingToo.group(1)) : List.of();
+            boolean pausedCall = call == pausedBefore - 1 && rank != PAUSED;
+            if (pausedCall) {
                 warned[rank]++;
-                assertLateWarning(where, world, pausedBefore, rank, warning);
-                continue;
+                String lastCall = pausedBefore == 1 ? "it has made no call yet"
+                        : "its last call, #" + (pausedBefore - 1) + ", completed ";
+                assertTrue(late.contains(PAUSED) && warning.contains("rank 2 has not started it (" + lastCall),
+                        what);
+                List<Integer> named = new ArrayList<>(late);
+                named.addAll(waiting);
+                named.sort(null);
+                List<Integer> others = new ArrayList<>();
+                for (int other = 0; other < world; other++) {
+                    if (other != rank) {
+                        others.add(other);
+                    }
+                }
+                assertEquals(others, named, "every other rank named late or waiting too: " + what);
             }
-            long nanos = took.get(rank)[sequence - 1];
-            assertTrue(warning.endsWith(SLOW_TRANSFER) && nanos >= TimeUnit.MILLISECONDS.toNanos(STALL_WARNING_MILLIS),
-                    where + ": a warning for a call nobody was late to, which took rank " + rank + " "
-                            + nanos / 1_000_000 + " ms: " + warning);
+            for (int named : late) {
+                if (pausedCall && named == PAUSED) {
+                    continue;
+                }
+                allowed++;
+                long after = times.get(named)[0][call] - started;
+                assertTrue(after >= THRESHOLD_NANOS / 2, "rank " + named + " named late, but it started the call "
+                        + after / 1_000_000 + " ms after rank " + rank + ": " + what);
+            }
+            for (int named : waiting) {
+                assertTrue(times.get(named)[0][call] < ended, "rank " + named + " named waiting, but it started "
+                        + "the call after rank " + rank + "'s ended: " + what);
+            }
         }
         for (int rank = 0; rank < world; rank++) {
             assertEquals(rank == PAUSED ? 0 : 1, warned[rank], where + ", rank " + rank + "'s warnings for call "
                     + pausedBefore + ": " + stalls);
         }
-    }
-
-    private static void assertLateWarning(String where, int world, int pausedBefore, int rank, String warning) {
-        List<Integer> waitingToo = new ArrayList<>();
-        for (int other = 0; other < world; other++) {
-            if (other != rank && other != PAUSED) {
-                waitingToo.add(other);
-            }
+        if (allowed > 0 || stalls.size() != world - 1) {
+            System.out.printf("%s: the machine made %d rank(s) late by itself; %d warnings: %s%n", where, allowed,
+                    stalls.size(), stalls);
         }
-        String late = pausedBefore == 1
-                ? Pattern.quote("rank 2 has not started it (it has made no call yet); ")
-                : Pattern.quote("rank 2 has not started it (its last call, #" + (pausedBefore - 1) + ", completed ")
-                        + "\\d+\\.\\d s ago\\); ";
-        Pattern expected = Pattern.compile(Pattern.quote("allReduce #" + pausedBefore + " on rank " + rank
-                + ": waiting ") + "(\\d+\\.\\d) s; " + late + Pattern.quote(ranks(waitingToo)
-                + (waitingToo.size() == 1 ? " is" : " are") + " waiting too. Late: rank 2. The job goes on until the "
-                + "timeout."));
-        Matcher matcher = expected.matcher(warning);
-        assertTrue(matcher.matches(), where + ", rank " + rank + ": " + warning);
-        double waited = Double.parseDouble(matcher.group(1));
-        assertTrue(waited >= STALL_WARNING_MILLIS / 1000.0 && waited < PAUSE_MILLIS / 1000.0 + 0.5,
-                where + ", rank " + rank + " warned after " + waited + " s: " + warning);
-        assertFalse(warning.contains("not answer"), warning);
     }
 
     // ---- monitored barrier ----
