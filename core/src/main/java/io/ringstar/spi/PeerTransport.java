@@ -61,8 +61,8 @@ import java.util.function.LongSupplier;
  * {@link #progress}, and never on a channel in the middle of a frame. A transport whose records
  * cannot be answered so (in-process: no background reader, and peers that write on their own
  * threads) reads its peers' status directly instead ({@link #statusWithoutAsking}). Receives and
- * barriers count their waits from their first waiting round to their end; one that does not wait
- * costs nothing more.
+ * barriers count their waits from their first waiting round to their end (a wait in progress counts
+ * up to now); one that does not wait costs nothing more.
  */
 public abstract class PeerTransport implements Transport, TransportProbe {
     /** {@code waitSpin} value: spin unless the host has more of the group's busy threads than cores. */
@@ -256,7 +256,7 @@ public abstract class PeerTransport implements Transport, TransportProbe {
                 }
                 if (!waited) {
                     waited = true;
-                    waitBegan = System.nanoTime();
+                    waitBegan = engine.beginWait();
                     engine.waitingOn = srcRank;
                 }
                 if (engine.awaitRound(waitStart, deadline, channel, handler, true) > 0) {
@@ -316,7 +316,7 @@ public abstract class PeerTransport implements Transport, TransportProbe {
                 }
                 if (!waited) {
                     waited = true;
-                    waitBegan = System.nanoTime();
+                    waitBegan = engine.beginWait();
                 }
                 if (engine.awaitRound(waitStart, deadline, null, null, true) > 0) {
                     waitStart = System.nanoTime();
@@ -357,7 +357,7 @@ public abstract class PeerTransport implements Transport, TransportProbe {
 
     @Override
     public final long waitedNanos() {
-        return engine.waitedNanos.get();
+        return engine.waitedNanos();
     }
 
     @Override

@@ -6,7 +6,6 @@ import io.ringstar.Deadline;
 import io.ringstar.Transport.MessageHandler;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -63,8 +62,16 @@ final class ProgressEngine {
     final StatusExchange exchange = new StatusExchange(this);
     /** Heard by every blocking round of a receive's or barrier's wait; null for none. */
     volatile TransportProbe.WaitWatcher watcher;
-    /** Nanoseconds receives and barriers have waited, summed at the end of each wait. */
-    final AtomicLong waitedNanos = new AtomicLong();
+    /**
+     * Guards the count of waits below, so that a reader sees each wait once: ended or in progress.
+     * Taken twice per wait that blocks at all, and once per reading (twice per observed call).
+     */
+    private final Object waits = new Object();
+    /** Nanoseconds the receives and barriers that ended have waited. Under {@link #waits}. */
+    private long waitedEnded;
+    /** Receives and barriers waiting now, and the sum of their starts (nanoTime). Under {@link #waits}. */
+    private int openWaits;
+    private long openWaitsBegan;
     /** The peer a receive waits for now, or -1. */
     volatile int waitingOn = -1;
 
@@ -153,14 +160,40 @@ final class ProgressEngine {
         }
     }
 
+    /** A receive or barrier has to wait (its first waiting round): returns the start to give {@link #endWait}. */
+    long beginWait() {
+        long now = System.nanoTime();
+        synchronized (waits) {
+            openWaits++;
+            openWaitsBegan += now;
+        }
+        return now;
+    }
+
     /**
-     * Accounts for a wait of a receive or barrier that began at {@code began} ({@link System#nanoTime()})
+     * Accounts for a wait of a receive or barrier that began at {@code began} ({@link #beginWait})
      * and ends now; a receive's also stops naming its peer.
      */
     void endWait(long began, boolean receive) {
-        waitedNanos.addAndGet(System.nanoTime() - began);
+        long now = System.nanoTime();
+        synchronized (waits) {
+            waitedEnded += now - began;
+            openWaits--;
+            openWaitsBegan -= began;
+        }
         if (receive) {
             waitingOn = -1;
+        }
+    }
+
+    /**
+     * See {@link TransportProbe#waitedNanos}: the waits that ended, and those in progress up to now,
+     * so that a dump taken while a call hangs shows how long it has waited.
+     */
+    long waitedNanos() {
+        synchronized (waits) {
+            // Read under the lock: every start counted is then at most now.
+            return waitedEnded + openWaits * System.nanoTime() - openWaitsBegan;
         }
     }
 

@@ -25,8 +25,9 @@ public interface TransportProbe {
 
     /**
      * Nanoseconds this transport's calls have spent waiting for peers so far: receives and
-     * barriers from the moment they first had to wait until they ended, summed over threads.
-     * The difference across a collective is how long it waited.
+     * barriers from the moment they first had to wait until they ended, or until now for those
+     * still waiting, summed over threads. The difference across a collective is how long it
+     * waited; taken while it runs, how long it has waited so far (a dump of a hung call shows it).
      */
     long waitedNanos();
 

@@ -61,8 +61,8 @@ import org.nd4j.linalg.factory.Nd4j;
  * failure, hold the calls made; JFR records one {@code ringstar.Collective} per call and rank; and
  * a steady-state all-reduce allocates no more with the flight recorder on than the aggregators may.
  *
- * <p>Not here (the in-process transport has no {@code TransportProbe} yet): stall warnings, time
- * waiting for peers, the monitored barrier's missing ranks, dumps of a rank in no call.
+ * <p>Stall warnings, the monitored barrier's missing ranks, dumps of a rank in no call and of a
+ * call that waits: {@link InProcessStallTest}.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class InProcessObservabilityTest {
