@@ -3,12 +3,14 @@ package io.ringstar.bench.faults;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.gson.JsonObject;
 import io.ringstar.testing.ChildProcess;
 import io.ringstar.testing.Ports;
 import io.ringstar.testing.RankMain;
 import io.ringstar.testing.VethPair;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -18,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
@@ -59,14 +62,21 @@ class FaultSuiteTest {
     private static final Duration PAUSE = Duration.ofSeconds(7);
 
     private static final List<String> SKEWS = List.of("operation", "shape", "tensors", "sequence");
+    /** The job id of every run, and so the name of the ranks' trace dumps. */
+    private static final String JOB_ID = "faults";
+    /** The call a FAIL line of a ring,ps loop names: its algorithm and iteration. */
+    private static final Pattern LOOP_CALL =
+            Pattern.compile("op=\"reduceGradients \\((ring|ps), iteration (\\d+)\\)\"");
 
     private FaultJob job;
+    /** The case and its transport, for the names of what it leaves in target/system-tests. */
+    private String caseName;
 
     @BeforeEach
     void newJob(TestInfo test) {
-        String name = test.getTestMethod().map(method -> method.getName()).orElse("case") + "-"
+        caseName = test.getTestMethod().map(method -> method.getName()).orElse("case") + "-"
                 + test.getDisplayName().replaceAll("[^A-Za-z0-9]+", "-");
-        job = new FaultJob(name);
+        job = new FaultJob(caseName);
     }
 
     @AfterEach
@@ -185,11 +195,17 @@ class FaultSuiteTest {
      * Aeron the liveness timeout is set to 10 s, longer than the call's), so only the 5 s timeout
      * can tell. Ranks 0 and 1 end with {@code CollectiveTimeoutException} after about 5 s, not
      * sooner and not never; thawed, the frozen rank fails too instead of hanging.
+     *
+     * <p>Every rank has a trace directory. Once ranks 0 and 1 have failed, {@code ringstar report
+     * hang} on it names the call they waited in and rank 2 as the rank without a dump, and names a
+     * garbage file and a truncated copy of a dump put beside theirs; once rank 2 has failed too, it
+     * reads rank 2's dump and names rank 2's last call.
      */
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"netty", "aeron"})
     void aFrozenRankEndsTheOthersWithATimeout(String transport) {
         int victim = 2;
+        Path traces = TraceChecks.freshDirectory("faults-" + caseName + "-traces");
         List<ChildProcess> ranks = job.startRanks("r", WORLD_SIZE, List.of());
         String coordinator = FaultJob.coordinator();
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
@@ -198,6 +214,7 @@ class FaultSuiteTest {
                 // Aeron would otherwise call the silent peer gone after its liveness timeout, before the call's.
                 settings.put("option.aeron.livenessTimeoutMs", 2 * TIMEOUT.toMillis());
             }
+            settings.put("option.traceDir", traces);
             FaultJob.run(ranks.get(rank), settings);
         }
         awaitFormed(ranks);
@@ -205,26 +222,59 @@ class FaultSuiteTest {
         long frozenAt = System.nanoTime();
         ranks.get(victim).signal("STOP");
         double slowest = 0;
+        long diverged = Long.MAX_VALUE;
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             if (rank != victim) {
                 // The stuck call began at most one short iteration before the freeze.
-                awaitFailure(ranks.get(rank), rank, "CollectiveTimeoutException", frozenAt,
+                String line = awaitFailure(ranks.get(rank), rank, "CollectiveTimeoutException", frozenAt,
                         TIMEOUT.toMillis() - 1500, TIMEOUT.plusSeconds(10));
                 slowest = Math.max(slowest, seconds(ranks.get(rank), frozenAt));
+                // In a ring one survivor may have completed the call the other still waits in.
+                diverged = Math.min(diverged, loopSequence(line));
             }
         }
         detected("sigstop", transport, slowest);
+        long waitedIn = diverged;
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
             if (rank != victim) {
                 job.awaitExit(ranks.get(rank), RankMain.EXIT_TIMEOUT, LONG);
+                printStallWarnings(ranks.get(rank), rank, "sigstop " + transport);
             }
         }
+        // A survivor writes its dump before its exception reaches the loop, so both are there.
+        List<String> spoiled = TraceChecks.spoil(traces, TraceChecks.dumpOf(traces, JOB_ID, 0));
+        TraceChecks.Report stopped = TraceChecks.printed(TraceChecks.hang(traces),
+                "sigstop " + transport + ", rank 2 stopped");
+        assertEquals(0, stopped.status(), stopped.toString());
+        assertTrue(stopped.lines().get(0).endsWith(", 3 ranks, dumps from ranks 0, 1"), stopped.out());
+        assertTrue(stopped.lines().stream().anyMatch(line -> line.startsWith("reduceGradients #" + waitedIn + ": ")
+                && line.contains("rank 2 has no dump")),
+                "the report should name #" + waitedIn + " and rank 2 without a dump:\n" + stopped.out());
+        for (String file : spoiled) {
+            assertTrue(stopped.err().contains("ringstar report hang: " + file + ": not a ringstar trace: "),
+                    "the report should name " + file + ":\n" + stopped.err());
+        }
+        assertTrue(stopped.err().contains(spoiled.get(1) + ": not a ringstar trace: truncated at byte "),
+                stopped.err());
+        TraceChecks.remove(traces, spoiled);
+
         ranks.get(victim).signal("CONT");
         ranks.get(victim).awaitPrefix("FAIL rank=" + victim + " ", LONG);
         int code = ranks.get(victim).awaitExit(LONG);
         assertTrue(code == RankMain.EXIT_TIMEOUT || code == RankMain.EXIT_PEER_FAILURE,
                 "a thawed rank ends with a timeout or a peer failure, not " + code + "\n"
                         + ranks.get(victim).transcript());
+        JsonObject last = TraceChecks.lastEntry(TraceChecks.read(TraceChecks.dumpOf(traces, JOB_ID, victim)));
+        long lastCall = last.get("sequence").getAsLong();
+        TraceChecks.Report thawed = TraceChecks.printed(TraceChecks.hang(traces),
+                "sigstop " + transport + ", rank 2 thawed");
+        assertEquals(0, thawed.status(), thawed.toString());
+        assertEquals("", thawed.err());
+        assertTrue(thawed.lines().get(0).endsWith(", 3 ranks, dumps from ranks 0-2"), thawed.out());
+        assertTrue(thawed.lines().stream().noneMatch(line -> line.contains("no dump")), thawed.out());
+        assertTrue(thawed.lines().stream().skip(1).anyMatch(line -> line.matches(".*#" + lastCall + "\\b.*")
+                && (line.contains("rank 2 ") || line.contains("ranks 0-2 "))),
+                "the report should name rank 2's last call, #" + lastCall + ":\n" + thawed.out());
     }
 
     /**
@@ -721,7 +771,7 @@ class FaultSuiteTest {
 
     private static Map<String, Object> base(String transport, int rank, String coordinator, Duration timeout) {
         Map<String, Object> settings = FaultJob.rankSettings(transport, rank, WORLD_SIZE, coordinator, timeout,
-                "faults");
+                JOB_ID);
         if (transport.equals("aeron")) {
             settings.put("option.aeron.livenessTimeoutMs", LIVENESS_MS);
         }
@@ -793,6 +843,23 @@ class FaultSuiteTest {
     private static double seconds(ChildProcess child, long since) {
         long at = child.find(line -> line.startsWith("FAIL ")).orElseThrow().nanos();
         return (at - since) / 1e9;
+    }
+
+    /** Prints the stall warnings rank {@code rank} logged ({@code [fault] stall warning (<what>): ...}). */
+    private static List<TraceChecks.StallWarning> printStallWarnings(ChildProcess child, int rank, String what) {
+        List<TraceChecks.StallWarning> warnings = TraceChecks.stallWarnings(child, rank);
+        warnings.forEach(warning -> System.out.println("[fault] stall warning (" + what + "): " + warning.message()));
+        return warnings;
+    }
+
+    /**
+     * The sequence number of the call a FAIL line names, in a {@link #loop} of {@code ring,ps}: each
+     * iteration makes two calls on the one transport, numbered from 1.
+     */
+    private static long loopSequence(String failLine) {
+        Matcher call = LOOP_CALL.matcher(failLine);
+        assertTrue(call.find(), "no call of a ring,ps loop in " + failLine);
+        return 2L * Integer.parseInt(call.group(2)) + (call.group(1).equals("ring") ? 1 : 2);
     }
 
     private static void detected(String what, String transport, double seconds) {
