@@ -284,6 +284,10 @@ class FaultSuiteTest {
      * over Aeron no pair takes the IPC path (a driver per process). Over Aeron this needs
      * the default liveness timeout (the collective timeout): deaths are told apart from pauses by
      * the sentinel connections, which a stopped process keeps open.
+     *
+     * <p>With {@code stallWarning=1s} the ranks waiting for the stopped rank log a WARNING once a
+     * call has waited 1 s, naming rank 2 as not answering and no other rank as not answering or
+     * late, except where the comments below say why not.
      */
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"netty", "aeron"})
@@ -297,6 +301,7 @@ class FaultSuiteTest {
             settings.remove("option.aeron.livenessTimeoutMs");
             // Broadcasts too: this is the suite's case of a whole job between processes with exact results.
             settings.put("broadcast-every", 5);
+            settings.put("option.stallWarning", "1s");
             FaultJob.run(ranks.get(rank), settings);
         }
         awaitFormed(ranks);
@@ -324,6 +329,41 @@ class FaultSuiteTest {
         }
         System.out.printf("[fault] pause of %.1f s (timeout %d s) %s: survived, exact results on every rank%n",
                 paused, timeout.toSeconds(), transport);
+        List<Integer> warned = new ArrayList<>();
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            if (rank != victim) {
+                List<TraceChecks.StallWarning> warnings = printStallWarnings(ranks.get(rank), rank,
+                        "pause " + transport);
+                if (!warnings.isEmpty()) {
+                    warned.add(rank);
+                }
+                for (TraceChecks.StallWarning warning : warnings) {
+                    assertTrue(warning.silent().contains(victim) || warning.late().contains(victim),
+                            "the warning should name rank " + victim + ": " + warning.message());
+                    assertTrue(warning.silent().stream().allMatch(r -> r == victim),
+                            "no rank but " + victim + " should be named as not answering: " + warning.message());
+                    for (int late : warning.late()) {
+                        // Known limitation (issue 27): in a ring one survivor may complete the call the other
+                        // still waits in for the stopped rank; its warning of the next call then names that
+                        // survivor late ("it is still in #N"), beside the stopped rank that does not answer.
+                        assertTrue(late == victim || warning.message().contains("rank " + late
+                                + " has not started it (it is still in #"),
+                                "no rank but " + victim + " should be named late: " + warning.message());
+                    }
+                }
+            }
+        }
+        // Known limitation (issue 27): over Aeron a rank blocked sending to the stopped rank (back-pressure)
+        // never warns: only receive and barrier waits call the stall warning. Netty's sends do not block.
+        List<Integer> survivors = transport.equals("netty") ? List.of(0, 1) : List.of();
+        assertTrue(warned.containsAll(survivors) && !warned.isEmpty(), "ranks " + warned + " of 0 and 1 logged "
+                + "a stall warning in a pause of " + paused + " s with stallWarning=1s\n" + job.transcripts());
+        for (int rank : List.of(0, 1)) {
+            if (!warned.contains(rank)) {
+                System.out.println("[fault] stall warning (pause " + transport + "): rank " + rank
+                        + " logged none (blocked in a send to rank " + victim + "?)");
+            }
+        }
     }
 
     /**
