@@ -58,6 +58,11 @@ class FaultSuiteTest {
     private static final Duration LONG = Duration.ofSeconds(30);
     /** The most a killed rank may take to be noticed by the others. */
     private static final Duration KILL_DETECTION = Duration.ofSeconds(2);
+    /**
+     * The timeout of the group where a rank stops calling: short, since these JVMs have formed eight
+     * groups already (it bounds forming the group too).
+     */
+    private static final long STOPPED_TIMEOUT_MS = 1500;
     /** How long a rank is stopped in the pause that must be survived. */
     private static final Duration PAUSE = Duration.ofSeconds(7);
 
@@ -421,6 +426,14 @@ class FaultSuiteTest {
      * the other in the same three JVMs. No rank gets a result: the header check fails the call with
      * {@code CollectiveMismatchException} on the ranks that see the odd message, and the abort
      * notice fails the others with an error naming the rank that failed, within the 5 s timeout.
+     * With the operation skew every rank dumps its trace, and {@code ringstar report hang} names
+     * both operations at the sequence number where they differ.
+     *
+     * <p>A ninth group in the same JVMs: rank 2 stops calling after four calls (it waits between
+     * calls), and ranks 0 and 1 end with a timeout of {@value #STOPPED_TIMEOUT_MS} ms in the fifth.
+     * Their failure report reaches rank 2, which dumps its trace although it is in no call; the
+     * report names the fifth call and rank 2 as the rank that never started it, and the others'
+     * stall warnings name rank 2 as late.
      */
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"netty", "aeron"})
@@ -430,6 +443,8 @@ class FaultSuiteTest {
         for (String algorithm : List.of("ring", "ps")) {
             for (String skew : SKEWS) {
                 String coordinator = FaultJob.coordinator();
+                Path traces = skew.equals("operation")
+                        ? TraceChecks.freshDirectory("faults-" + caseName + "-traces-" + algorithm) : null;
                 long start = System.nanoTime();
                 for (int rank = 0; rank < WORLD_SIZE; rank++) {
                     Map<String, Object> settings = base(transport, rank, coordinator, TIMEOUT);
@@ -438,6 +453,9 @@ class FaultSuiteTest {
                     settings.put("then", "wait");
                     if (rank == 2) {
                         settings.put("skew", skew);
+                    }
+                    if (traces != null) {
+                        settings.put("option.traceDir", traces);
                     }
                     FaultJob.run(ranks.get(rank), settings);
                 }
@@ -465,16 +483,86 @@ class FaultSuiteTest {
                 }
                 System.out.println("[fault] " + skew + " skew, " + algorithm + ", " + transport + ": " + lines);
                 assertTrue(mismatches >= 1, "no rank reported a mismatch: " + lines + "\n" + job.transcripts());
+                if (traces != null) {
+                    // Every rank failed in its call, so each wrote its dump before its FAIL line.
+                    TraceChecks.Report report = TraceChecks.printed(TraceChecks.hang(traces),
+                            "operation skew, " + algorithm + ", " + transport);
+                    assertEquals(0, report.status(), report.toString());
+                    assertTrue(report.lines().get(0).endsWith(", 3 ranks, dumps from ranks 0-2"), report.out());
+                    assertTrue(report.lines().stream().anyMatch(
+                            line -> line.startsWith("#1: rank 2 called broadcastParams ")
+                                    && line.contains(" where ranks 0, 1 called reduceGradients ")),
+                            "the report should name both operations at #1:\n" + report.out());
+                }
             }
         }
         detected("mismatched calls (slowest rank of 8 groups, from forming)", transport, slowest);
-        for (ChildProcess child : ranks) {
-            child.send("EXIT");
+        aRankThatStopsCallingIsNamed(transport, ranks, SKEWS.size() * 2 + 1);
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            ranks.get(rank).send("EXIT");
         }
-        for (ChildProcess child : ranks) {
-            int code = child.awaitExit(LONG);
-            assertTrue(code == RankMain.EXIT_MISMATCH || code == RankMain.EXIT_PEER_FAILURE, "exit " + code);
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            int code = ranks.get(rank).awaitExit(LONG);
+            // The status of the last group: the survivors timed out; rank 2 found the group failed.
+            assertTrue(rank == 2 ? code == RankMain.EXIT_PEER_FAILURE || code == RankMain.EXIT_TIMEOUT
+                    : code == RankMain.EXIT_TIMEOUT, "rank " + rank + " exit " + code);
         }
+    }
+
+    /**
+     * The ninth group of {@link #ranksThatCallDifferentlyFailWithAMismatch}: rank 2 stops calling
+     * after two iterations of both algorithms; {@code phase} counts the groups these JVMs ran.
+     */
+    private void aRankThatStopsCallingIsNamed(String transport, List<ChildProcess> ranks, int phase) {
+        int victim = 2;
+        Path traces = TraceChecks.freshDirectory("faults-" + caseName + "-traces-stopped");
+        String coordinator = FaultJob.coordinator();
+        long start = System.nanoTime();
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            Map<String, Object> settings = base(transport, rank, coordinator, Duration.ofMillis(STOPPED_TIMEOUT_MS));
+            settings.put("algorithms", "ring,ps");
+            settings.put("iterations", 3);
+            settings.put("then", "wait");
+            settings.put("option.traceDir", traces);
+            if (rank == victim) {
+                settings.put("pause-after", 2);
+            }
+            FaultJob.run(ranks.get(rank), settings);
+        }
+        ranks.get(victim).awaitPrefixSince(start, "PAUSED " + victim + " 2", LONG);
+        // Calls #1-#4 are iterations 0 and 1; ranks 0 and 1 wait in #5, rank 2 never makes it.
+        long waited = 5;
+        for (int rank = 0; rank < WORLD_SIZE; rank++) {
+            if (rank != victim) {
+                ChildProcess child = ranks.get(rank);
+                String line = nth(child, "FAIL rank=" + rank + " ", phase).text();
+                nth(child, "IDLE ", phase);
+                assertTrue(line.contains(" CollectiveTimeoutException "), line);
+                assertEquals(waited, loopSequence(line), line);
+                System.out.println("[fault] rank 2 stops calling, " + transport + ": " + line);
+                List<TraceChecks.StallWarning> warnings = printStallWarnings(child, rank, "rank 2 stops calling "
+                        + transport);
+                assertTrue(warnings.stream().anyMatch(warning -> warning.late().equals(List.of(victim))
+                        && warning.message().startsWith("reduceGradients #" + waited + " ")),
+                        "rank " + rank + " should warn of #" + waited + " naming rank 2 late: " + warnings);
+            }
+        }
+        // Rank 2 is in no call: it dumps on a thread of its own when the others' failure report reaches it.
+        Path dump = TraceChecks.awaitDump(traces, JOB_ID, victim, LONG);
+        String reason = TraceChecks.read(dump).get("reason").getAsString();
+        System.out.println("[fault] rank 2 stops calling, " + transport + ", rank 2's dump: reason " + reason);
+        assertTrue(reason.startsWith("failure reported by rank "), reason);
+        TraceChecks.Report report = TraceChecks.printed(TraceChecks.hang(traces), "rank 2 stops calling, "
+                + transport);
+        assertEquals(0, report.status(), report.toString());
+        assertTrue(report.lines().get(0).endsWith(", 3 ranks, dumps from ranks 0-2"), report.out());
+        assertTrue(report.lines().stream().anyMatch(line -> line.startsWith("reduceGradients #" + waited + ": ")
+                && line.contains("rank 2 never started it; its last completed call was #" + (waited - 1) + " ")),
+                "the report should name #" + waited + " and rank 2:\n" + report.out());
+        ranks.get(victim).send("RESUME");
+        String line = nth(ranks.get(victim), "FAIL rank=" + victim + " ", phase).text();
+        nth(ranks.get(victim), "IDLE ", phase);
+        System.out.println("[fault] rank 2 stops calling, " + transport + ", resumed: " + line);
     }
 
     // ---------------------------------------------------------------- impostors
