@@ -39,6 +39,7 @@ final class TraceChecks {
     private static final Pattern SILENT = Pattern.compile("(ranks? [\\d, and]+) (?:does|do) not answer");
     private static final Pattern NOT_STARTED = Pattern.compile("rank (\\d+) has not started it");
     private static final Pattern NUMBER = Pattern.compile("\\d+");
+    private static final Pattern RANKS = Pattern.compile("\\branks? (\\d+(?:(?:, |-)\\d+)*)");
 
     private TraceChecks() {
     }
@@ -151,6 +152,27 @@ final class TraceChecks {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot clean " + dir, e);
         }
+    }
+
+    /**
+     * Every rank a report line is about: "rank 2", "ranks 0, 1", "ranks 0-2" (a run of three or
+     * more), leaving out the ranks named in an error's text and in parentheses (the peers waited on).
+     */
+    static List<Integer> ranksNamed(String line) {
+        int error = line.indexOf("Exception: ");
+        String about = (error < 0 ? line : line.substring(0, error)).replaceAll("\\([^)]*\\)", "");
+        List<Integer> ranks = new ArrayList<>();
+        Matcher named = RANKS.matcher(about);
+        while (named.find()) {
+            for (String part : named.group(1).split(", ")) {
+                String[] range = part.split("-");
+                int last = Integer.parseInt(range[range.length - 1]);
+                for (int rank = Integer.parseInt(range[0]); rank <= last; rank++) {
+                    ranks.add(rank);
+                }
+            }
+        }
+        return ranks;
     }
 
     /** A stall warning: its message, the rank that logged it, the ranks it names late and not answering. */
