@@ -37,7 +37,6 @@ final class TraceChecks {
     private static final Pattern STALL = Pattern.compile(
             "(?:\\S+: )?(\\S+ #\\d+ on rank (\\d+): waiting .*\\. Late: (.*)\\. The job goes on until the timeout\\.)");
     private static final Pattern SILENT = Pattern.compile("(ranks? [\\d, and]+) (?:does|do) not answer");
-    private static final Pattern NOT_STARTED = Pattern.compile("rank (\\d+) has not started it");
     private static final Pattern NUMBER = Pattern.compile("\\d+");
     private static final Pattern RANKS = Pattern.compile("\\branks? (\\d+(?:(?:, |-)\\d+)*)");
 
@@ -176,7 +175,7 @@ final class TraceChecks {
     }
 
     /** A stall warning: its message, the rank that logged it, the ranks it names late and not answering. */
-    record StallWarning(String message, int rank, List<Integer> late, List<Integer> silent, List<Integer> notStarted) {
+    record StallWarning(String message, int rank, List<Integer> late, List<Integer> silent) {
     }
 
     /** The stall warnings {@code child} (rank {@code rank}) logged so far. */
@@ -194,14 +193,8 @@ final class TraceChecks {
             while (silence.find()) {
                 silent.addAll(numbers(silence.group(1)));
             }
-            List<Integer> notStarted = new ArrayList<>();
-            Matcher behind = NOT_STARTED.matcher(message);
-            while (behind.find()) {
-                notStarted.add(Integer.parseInt(behind.group(1)));
-            }
             String late = warning.group(3);
-            warnings.add(new StallWarning(message, rank, late.equals("none") ? List.of() : numbers(late), silent,
-                    notStarted));
+            warnings.add(new StallWarning(message, rank, late.equals("none") ? List.of() : numbers(late), silent));
         }
         return warnings;
     }
