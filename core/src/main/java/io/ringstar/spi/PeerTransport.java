@@ -453,7 +453,9 @@ public abstract class PeerTransport implements Transport, TransportProbe {
      * @throws IllegalStateException if another thread closed the transport meanwhile
      */
     public final int awaitRound(long waitStart, Deadline deadline, PeerChannel waitingOn, MessageHandler handler) {
-        return engine.awaitRound(waitStart, deadline, waitingOn, handler);
+        // Watched: a send held back by a stopped peer is where a rank may wait longest (over Aeron,
+        // a full term buffer), and its stall warning must come as a receive's does.
+        return engine.awaitRound(waitStart, deadline, waitingOn, handler, true);
     }
 
     /** Fails every peer with {@code reason} (the medium under all of them failed). */

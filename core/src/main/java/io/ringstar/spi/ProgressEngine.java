@@ -84,17 +84,13 @@ final class ProgressEngine {
 
     // ---- waiting ----
 
-    /** See {@link PeerTransport#awaitRound}: a wait of the transport's own I/O, which no watcher hears of. */
-    int awaitRound(long waitStart, Deadline deadline, PeerChannel waitingOn, MessageHandler handler) {
-        return awaitRound(waitStart, deadline, waitingOn, handler, false);
-    }
-
     /**
      * One round of waiting (see {@link PeerTransport#awaitRound}). Owed status replies go out here,
      * before the round's I/O: in the spinning phase only on its rounds that look at every peer (the
      * rounds that look at one peer read nothing more), and in the later phases on every round. In
-     * the blocking phase of a {@code watched} wait, a receive's or a barrier's, the
-     * {@link #watcher} hears of it before the round blocks.
+     * the blocking phase of a {@code watched} wait (a receive's, a barrier's, a send's held back by
+     * its peer: a rank blocked sending to a stopped peer must warn too), the {@link #watcher} hears
+     * of it before the round blocks.
      */
     int awaitRound(long waitStart, Deadline deadline, PeerChannel waitingOn, MessageHandler handler,
             boolean watched) {

@@ -43,8 +43,8 @@ public interface TransportProbe {
     void answerStatusWith(LongSupplier status);
 
     /**
-     * Sets the watcher a long wait calls: every round of a receive's or barrier's wait once it
-     * blocks (after its spinning and yielding phases, so about every millisecond at most), on the
+     * Sets the watcher a long wait calls: every round of a receive's, a barrier's or a held-back
+     * send's wait once it blocks (after its spinning and yielding phases, so about every millisecond at most), on the
      * waiting thread, with the I/O lock held. Null removes it.
      */
     void watchWaits(WaitWatcher watcher);

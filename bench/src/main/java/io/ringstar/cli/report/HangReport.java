@@ -284,7 +284,8 @@ final class HangReport {
             }
         }
         if (!none.isEmpty()) {
-            clauses.add(0, ranks(none) + (none.size() == 1 ? " has" : " have") + " no dump (crashed, or never failed)");
+            clauses.add(0, ranks(none) + (none.size() == 1 ? " has" : " have")
+                    + " no dump (crashed, stopped, or never failed)");
         }
         return String.join("; ", clauses);
     }

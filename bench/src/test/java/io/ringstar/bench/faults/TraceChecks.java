@@ -35,7 +35,8 @@ import picocli.CommandLine;
 final class TraceChecks {
     /** A stall warning's message, as {@code StallWarning} words it; JUL's level name comes before it. */
     private static final Pattern STALL = Pattern.compile(
-            "(?:\\S+: )?(\\S+ #\\d+ on rank (\\d+): waiting .*\\. Late: (.*)\\. The job goes on until the timeout\\.)");
+            "(?:\\S+: )?(\\S+ #\\d+ on rank (\\d+): waiting .*\\. Late: (none|ranks? [\\d, and]+)"
+            + "(?:; not answering: [^.]*)?\\. The job goes on until the timeout\\.)");
     private static final Pattern SILENT = Pattern.compile("(ranks? [\\d, and]+) (?:does|do) not answer");
     private static final Pattern NUMBER = Pattern.compile("\\d+");
     private static final Pattern RANKS = Pattern.compile("\\branks? (\\d+(?:(?:, |-)\\d+)*)");

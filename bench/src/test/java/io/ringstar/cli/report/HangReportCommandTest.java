@@ -68,7 +68,7 @@ class HangReportCommandTest {
         assertEquals("""
                 job ringstar (aggregator), 4 ranks, dumps from ranks 0, 1, 3
                 reduceGradients #18: ranks 0, 1, 3 waiting (0, 1: CollectiveTimeoutException, waiting on rank 2; \
-                3: waiting on rank 0); rank 2 has no dump (crashed, or never failed)
+                3: waiting on rank 0); rank 2 has no dump (crashed, stopped, or never failed)
                 ranks 0, 1 failed #18 reduceGradients; rank 0's error: CollectiveTimeoutException: \
                 reduceGradients on rank 0 timed out after 5 s waiting for rank 2
                 """, outcome.out());

@@ -48,8 +48,10 @@ final class StallWarning {
             return;
         }
         if (askedFor != sequence) {
-            askedAt = transport.askStatus();
+            // Marked before asking: a query that has to wait for its peer waits in a round of its own.
             askedFor = sequence;
+            askedAt = System.nanoTime();
+            askedAt = transport.askStatus();
             return;
         }
         if (now - askedAt < answerNanos && !allAnswered(transport)) {
@@ -104,6 +106,9 @@ final class StallWarning {
                 case RankStatus.IN_CALL -> {
                     if (theirs == sequence) {
                         waitingToo.add(peer);
+                    } else if (theirs < sequence && RankStatus.waiting(answer)) {
+                        // Behind, but blocked on a peer itself: the rank it waits for is the late one.
+                        other.add("rank " + peer + " is still in #" + theirs + ", itself waiting for a peer");
                     } else if (theirs < sequence) {
                         lateRanks.add(peer);
                         late.add("rank " + peer + " has not started it (it is still in #" + theirs + ", started " + age
@@ -148,8 +153,11 @@ final class StallWarning {
         if (lateRanks.isEmpty() && silent.isEmpty() && !anyFailed) {
             text.append("; every rank has reached it (a slow transfer, not a missing rank)");
         }
-        text.append(". Late: ").append(lateRanks.isEmpty() ? "none" : ranks(lateRanks))
-                .append(". The job goes on until the timeout.");
+        text.append(". Late: ").append(lateRanks.isEmpty() ? "none" : ranks(lateRanks));
+        if (!silent.isEmpty()) {
+            text.append("; not answering: ").append(ranks(silent));
+        }
+        text.append(". The job goes on until the timeout.");
         return text.toString();
     }
 

@@ -32,6 +32,8 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class TransportTrace implements TransportProbe.WaitWatcher, TransportProbe.PeerEvents {
     private static final System.Logger LOG = System.getLogger("io.ringstar.observe");
+    /** How recent a blocking round must be for a status answer to say "blocked on a peer". */
+    private static final long BLOCKED_RECENTLY_NANOS = 100_000_000L;
     /** The trace of each observed transport, found again by the next communicator or aggregator made on it. */
     private static final Map<TransportProbe, TransportTrace> BY_TRANSPORT = Collections.synchronizedMap(
             new WeakHashMap<>());
@@ -54,6 +56,8 @@ final class TransportTrace implements TransportProbe.WaitWatcher, TransportProbe
     private volatile String owners;
 
     private volatile long currentSequence;
+    /** When a wait of this rank last blocked ({@link #waiting}); 0 before any. */
+    private volatile long lastBlocked;
     private volatile long currentStart;
     private volatile String currentOperation;
     private volatile long lastCompleted;
@@ -98,7 +102,8 @@ final class TransportTrace implements TransportProbe.WaitWatcher, TransportProbe
             TransportTrace made = new TransportTrace(config, owner, probe, lockstep);
             probe.answerStatusWith(made::status);
             probe.listen(made);
-            probe.watchWaits(made.stall == null ? null : made);
+            // Always: a long wait also tells the status answers that this rank is blocked, not computing.
+            probe.watchWaits(made);
             BY_TRANSPORT.put(probe, made);
             return made;
         }
@@ -190,16 +195,24 @@ final class TransportTrace implements TransportProbe.WaitWatcher, TransportProbe
             return RankStatus.pack(RankStatus.FAILED, Math.max(sequence, lastCompleted), 0);
         }
         if (sequence != 0) {
-            return RankStatus.pack(RankStatus.IN_CALL, sequence, now - currentStart);
+            // Blocked now if a wait of this call blocked in the last moments (each blocking round is a few ms).
+            long blocked = lastBlocked;
+            boolean waiting = blocked - currentStart > 0 && now - blocked < BLOCKED_RECENTLY_NANOS;
+            return RankStatus.pack(RankStatus.IN_CALL, sequence, now - currentStart, waiting);
         }
         long completed = lastCompleted;
         return completed == 0 ? RankStatus.pack(RankStatus.NO_CALL, 0, 0)
                 : RankStatus.pack(RankStatus.BETWEEN_CALLS, completed, now - lastCompletedAt);
     }
 
-    /** A long wait of the running call: the stall warning's turn (see {@link StallWarning}). */
+    /**
+     * A long wait of the running call, one of its blocking rounds: noted for the status answers (a
+     * rank still in an earlier call but blocked on a peer is not the late one), and the stall
+     * warning's turn (see {@link StallWarning}).
+     */
     @Override
     public void waiting(TransportProbe transport) {
+        lastBlocked = System.nanoTime();
         long sequence = currentSequence;
         if (stall != null && sequence != 0) {
             stall.check(transport, currentOperation, sequence, currentStart);

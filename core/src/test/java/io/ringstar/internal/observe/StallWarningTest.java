@@ -59,11 +59,11 @@ class StallWarningTest {
     @Test
     void ranksThatDoNotAnswerAreNamedButNotLate() {
         assertEquals("allReduce #5 on rank 0: waiting 1.0 s; ranks 1 and 3 do not answer (stopped, or cut off); "
-                + "rank 2 is waiting too. Late: none." + TAIL,
+                + "rank 2 is waiting too. Late: none; not answering: ranks 1 and 3." + TAIL,
                 describe(0, "allReduce", 5, SECOND, OWN, TransportProbe.NO_ANSWER, in(5, SECOND),
                         TransportProbe.NO_ANSWER));
         assertEquals("allReduce #5 on rank 2: waiting 1.0 s; rank 0 does not answer (stopped, or cut off); rank 1 is "
-                + "waiting too. Late: none." + TAIL,
+                + "waiting too. Late: none; not answering: rank 0." + TAIL,
                 describe(2, "allReduce", 5, SECOND, TransportProbe.NO_ANSWER, in(5, SECOND), OWN));
     }
 
@@ -83,6 +83,15 @@ class StallWarningTest {
                 + "Late: ranks 0, 1 and 2." + TAIL,
                 describe(4, "allReduce", 10, SECOND, RankStatus.pack(RankStatus.NO_CALL, 0, 0), between(9, 2 * SECOND),
                         in(8, 7_500_000_000L), in(10, 0), OWN, in(11, 0)));
+    }
+
+    @Test
+    void aRankBehindButBlockedOnAPeerIsNotTheLateOne() {
+        // Rank 1 is still in #4 but blocked waiting, as in a ring where rank 0 finished #4 first; rank 2 is stopped.
+        assertEquals("broadcastParams #5 on rank 0: waiting 1.0 s; rank 2 does not answer (stopped, or cut off); rank "
+                + "1 is still in #4, itself waiting for a peer. Late: none; not answering: rank 2." + TAIL,
+                describe(0, "broadcastParams", 5, SECOND, OWN, RankStatus.pack(RankStatus.IN_CALL, 4, SECOND, true),
+                        TransportProbe.NO_ANSWER));
     }
 
     @Test
