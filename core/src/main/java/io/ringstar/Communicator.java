@@ -165,7 +165,7 @@ public final class Communicator implements AutoCloseable {
         // The collective keeps the tensors, not the caller's array, which the caller may reuse at once.
         INDArray[] kept = tensors.clone();
         long issued = engine.issue(ALL_REDUCE, allReduceAlgorithm(layout), MessageHeader.NO_ROOT, layout);
-        return queue.submit(ALL_REDUCE, deadline, () -> runAllReduce(op, layout, kept, deadline, issued));
+        return submit(ALL_REDUCE, issued, deadline, () -> runAllReduce(op, layout, kept, deadline, issued));
     }
 
     /**
@@ -187,7 +187,7 @@ public final class Communicator implements AutoCloseable {
         checkRoot(BROADCAST, root);
         INDArray[] kept = tensors.clone();
         long issued = engine.issue(BROADCAST, RING, root, layout);
-        return queue.submit(BROADCAST, deadline, () -> runBroadcast(root, layout, kept, deadline, issued));
+        return submit(BROADCAST, issued, deadline, () -> runBroadcast(root, layout, kept, deadline, issued));
     }
 
     /**
@@ -263,7 +263,9 @@ public final class Communicator implements AutoCloseable {
      * that did arrive a {@link CollectiveTimeoutException} listing every rank that did not (as
      * PyTorch's {@code monitored_barrier(wait_all_ranks=True)}), not only the first one waited
      * for; then, as after any failed collective, the group is failed. In its place among the
-     * collectives, like {@link #barrier()}. Blocks at most {@code timeout}.
+     * collectives, like {@link #barrier()}. Blocks at most {@code timeout}. (Over a transport not
+     * built on {@link io.ringstar.spi.PeerTransport}, which lacks the hooks it needs, it is the
+     * transport's plain barrier, bounded by the transport's timeout.)
      *
      * @param timeout how long to wait for every rank; positive
      * @throws CollectiveTimeoutException naming the ranks that did not arrive
@@ -363,6 +365,16 @@ public final class Communicator implements AutoCloseable {
                 }
                 // Two ranks: the ring is one exchange already, with no fold.
                 return worldSize() > 2 && largest <= SMALL_MESSAGE_BYTES ? ALGORITHM_DOUBLING : ALGORITHM_RING;
+        }
+    }
+
+    /** Queues a non-blocking call numbered {@code issued}; if the queue refuses it, the call is recorded as failed. */
+    private CollectiveHandle submit(String operation, long issued, Deadline deadline, Supplier<Object> body) {
+        try {
+            return queue.submit(operation, deadline, body);
+        } catch (RuntimeException e) {
+            engine.observer().abandon(issued, e);
+            throw e;
         }
     }
 

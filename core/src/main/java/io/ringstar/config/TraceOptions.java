@@ -19,8 +19,11 @@ public final class TraceOptions {
     public static final String TRACE_ENTRIES_OPTION = "traceEntries";
     /** The default of {@value #TRACE_ENTRIES_OPTION}, as PyTorch's flight recorder keeps. */
     public static final int DEFAULT_TRACE_ENTRIES = 2000;
-    /** The most entries a flight recorder keeps (about 70 bytes each). */
-    public static final int MAX_TRACE_ENTRIES = 1_000_000;
+    /**
+     * The most entries a flight recorder keeps: about 70 bytes each in memory and 320 in a dump,
+     * which is made in memory when the rank fails.
+     */
+    public static final int MAX_TRACE_ENTRIES = 100_000;
     /** Option: the directory each rank writes its flight recorder to on its first failure. */
     public static final String TRACE_DIR_OPTION = "traceDir";
     /**

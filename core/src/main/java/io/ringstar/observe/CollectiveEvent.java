@@ -29,7 +29,7 @@ public final class CollectiveEvent {
     private final Throwable failure;
 
     /**
-     * @param sequence the call's number on its communicator or aggregator, 1 for the first
+     * @param sequence the call's number on its rank's transport, 1 for the first
      * @param root the root rank, or -1 for a collective without one
      * @param elements per data type (ND4J's {@code DataType} names) the element count of the tensors
      * @param failure for {@link CollectiveState#FAILED}, the exception; else null
@@ -62,7 +62,11 @@ public final class CollectiveEvent {
         return worldSize;
     }
 
-    /** The call's number on its communicator or aggregator: 1 for its first call, the same on every rank. */
+    /**
+     * The call's number: 1 for the first call on this rank's transport, counted over every
+     * communicator and aggregator that shares it (the async server counts its own), the same on
+     * every rank that makes the same calls.
+     */
     public long sequence() {
         return sequence;
     }

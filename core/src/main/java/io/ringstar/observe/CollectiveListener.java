@@ -5,10 +5,12 @@ package io.ringstar.observe;
  * parameter server): issued, started, completed, failed. Register it with
  * {@code addListener} on the communicator or aggregator; every method is optional.
  *
- * <p>Called on the thread that issues or runs the call, in the order the states happen, for one
- * call at a time, while the call waits: a listener must be quick and must not call the
- * communicator. An exception a listener throws is logged (once per listener) and otherwise
- * ignored: it never fails a collective. A blocking call is issued and started at once (both
+ * <p>Called on the thread that issues or runs the call, in the order each call's states happen,
+ * while the call waits: a listener must be quick and must not call the communicator. A
+ * non-blocking call is issued on the caller's thread while the background thread may be reporting
+ * an earlier call's start or end, so a listener of non-blocking calls must be thread-safe. An
+ * exception a listener throws is logged (once per listener) and otherwise ignored: it never fails
+ * a collective. A blocking call is issued and started at once (both
  * methods are called); only a non-blocking call spends time issued.
  *
  * <p>Each call of a method receives a new {@link CollectiveEvent}: with a listener registered a

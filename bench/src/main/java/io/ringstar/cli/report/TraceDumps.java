@@ -52,6 +52,8 @@ record TraceDumps(List<Job> jobs, List<Skipped> skipped) {
     static final String FORMAT = TraceFiles.FORMAT;
     /** The format version this reader knows. */
     static final int VERSION = TraceFiles.VERSION;
+    /** How much older than a job's newest dump a dump must be to count as an earlier run's. */
+    static final long EARLIER_RUN_MILLIS = 3_600_000;
     private static final Pattern GSON_POSITION =
             Pattern.compile("(.*?) at line (\\d+) column (\\d+).*", Pattern.DOTALL);
     private static final int SHOWN_VALUE_CHARS = 40;
@@ -156,6 +158,9 @@ record TraceDumps(List<Job> jobs, List<Skipped> skipped) {
             skipped.add(new Skipped(left.file(), "left out: an older dump of rank " + left.rank() + " ("
                     + left.owner() + " of job " + left.jobId() + ") than " + kept.file()));
         }
+        for (Map.Entry<String, Map<Integer, TraceDump>> job : byJob.entrySet()) {
+            leaveOutEarlierRuns(job.getKey(), job.getValue(), skipped);
+        }
         List<Job> jobs = new ArrayList<>();
         byJob.forEach((jobId, ranks) -> {
             List<Integer> sizes = ranks.values().stream().map(TraceDump::worldSize).distinct().sorted().toList();
@@ -187,6 +192,25 @@ record TraceDumps(List<Job> jobs, List<Skipped> skipped) {
                     : "no readable trace dump in ") + dir);
         }
         return !isEmpty();
+    }
+
+    /**
+     * Leaves out the dumps of a job written long before its newest: a trace directory reused by a
+     * later run of the same job id still holds the earlier run's dump of a rank that did not dump
+     * this time, which would otherwise stand in for it. The ranks of one run dump within a few of
+     * their timeouts of each other; an hour apart is another run.
+     */
+    private static void leaveOutEarlierRuns(String jobId, Map<Integer, TraceDump> ranks, List<Skipped> skipped) {
+        long newest = ranks.values().stream().mapToLong(TraceDump::epochMillis).max().orElse(0);
+        ranks.values().removeIf(dump -> {
+            long older = newest - dump.epochMillis();
+            if (older <= EARLIER_RUN_MILLIS) {
+                return false;
+            }
+            skipped.add(new Skipped(dump.file(), "left out: written " + older / 60_000 + " min before the newest dump"
+                    + " of job " + jobId + ", by an earlier run (give each run a trace directory of its own)"));
+            return true;
+        });
     }
 
     /** The readable dumps, by job, owner and rank. */

@@ -140,6 +140,22 @@ class TraceDumpsTest {
     }
 
     @Test
+    void aDumpOfAnEarlierRunInAReusedDirectoryIsLeftOut() throws Exception {
+        // Rank 2's file is two hours older than ranks 0 and 1's: this run's rank 2 left none.
+        dump(0, 3, 7_200_000).completed(1, 3, 0).writeTo(dir);
+        dump(1, 3, 7_200_500).completed(1, 3, 0).writeTo(dir);
+        dump(2, 3, 0).completed(1, 3, 0).writeTo(dir);
+
+        TraceDumps dumps = TraceDumps.read(dir);
+
+        assertEquals(List.of(0, 1), List.copyOf(dumps.jobs().get(0).byRank().keySet()));
+        assertEquals(1, dumps.skipped().size());
+        assertEquals("ringstar-ringstar-rank2.json", dumps.skipped().get(0).file());
+        assertTrue(dumps.skipped().get(0).problem().startsWith("left out: written 120 min before the newest dump of"
+                + " job ringstar, by an earlier run"), dumps.skipped().get(0).problem());
+    }
+
+    @Test
     void aJobsFileNamesAreMatchedWithTheJobIdSanitisedAsTheWriterDoes() throws Exception {
         Dump dump = dump(0, 2, 1_000).job("my job/1", "communicator");
         assertEquals("ringstar-my_job_1-rank0.json", dump.fileName());

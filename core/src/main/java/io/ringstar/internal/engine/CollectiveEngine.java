@@ -232,7 +232,12 @@ public final class CollectiveEngine implements AutoCloseable {
             }
             observer.complete(callSequence);
         } catch (RuntimeException | Error e) {
-            observer.fail(callSequence, e);
+            try {
+                observer.fail(callSequence, e);
+            } catch (RuntimeException | Error observing) {
+                // Recording the failure (its dump, say) must not hide it, nor keep the results below alive.
+                e.addSuppressed(observing);
+            }
             if (request.newResults()) {
                 // The caller never sees these arrays; free them now rather than leave them to a collector.
                 for (INDArray result : request.results()) {
@@ -342,7 +347,8 @@ public final class CollectiveEngine implements AutoCloseable {
 
     /**
      * The transport's barrier, bounded by the request's deadline: its timeout names every rank that
-     * did not arrive. A transport without {@link TransportProbe} has only its own timeout.
+     * did not arrive. A transport without {@link TransportProbe} (one not built on
+     * {@link io.ringstar.spi.PeerTransport}) has only its plain barrier, bounded by its own timeout.
      */
     private void monitoredBarrier(CollectiveRequest request) {
         try {

@@ -143,6 +143,14 @@ public final class CallObserver {
     }
 
     /**
+     * A call numbered by {@link #issue} that will never start (its queue refused it): recorded as
+     * failed with {@code why}, which is no failure of the group.
+     */
+    public void abandon(long sequence, Throwable why) {
+        trace.failed(sequence, System.nanoTime(), 0, -1, why, false);
+    }
+
+    /**
      * Writes the flight recorder of this rank's transport into {@code dir} (made if missing) as one
      * JSON file and returns its path; any thread, any time.
      *

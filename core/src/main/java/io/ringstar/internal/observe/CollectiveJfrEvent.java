@@ -23,7 +23,7 @@ public final class CollectiveJfrEvent extends Event {
     @Label("Operation")
     String operation;
     @Label("Sequence")
-    @Description("The call's number on its communicator or aggregator, the same on every rank")
+    @Description("The call's number on its rank's transport, the same on every rank")
     long sequence;
     @Label("Bytes")
     @Description("The bytes of the call's tensors")

@@ -67,6 +67,7 @@ final class TransportTrace implements TransportProbe.WaitWatcher, TransportProbe
     private volatile long waitedBefore;
 
     private TransportTrace(DistributedConfig config, String owner, TransportProbe probe, boolean lockstep) {
+        host();
         this.rank = config.rank();
         this.worldSize = config.worldSize();
         this.jobId = config.option(NetworkOptions.JOB_ID_OPTION).orElse(NetworkOptions.DEFAULT_JOB_ID);
@@ -88,8 +89,11 @@ final class TransportTrace implements TransportProbe.WaitWatcher, TransportProbe
      *     warns of no stall
      */
     static TransportTrace of(DistributedConfig config, String owner, TransportProbe probe, boolean lockstep) {
-        if (probe == null) {
-            return new TransportTrace(config, owner, null, lockstep);
+        if (probe == null || !lockstep) {
+            // The async server's ranks make different numbers of calls: sharing the transport's
+            // numbering with a communicator would put that one's calls out of step across ranks, so
+            // it keeps its own, and answers no status queries (they are about lockstep calls).
+            return new TransportTrace(config, owner, probe, lockstep);
         }
         synchronized (BY_TRANSPORT) {
             TransportTrace existing = BY_TRANSPORT.get(probe);
@@ -269,19 +273,36 @@ final class TransportTrace implements TransportProbe.WaitWatcher, TransportProbe
     private void dumpQuietly(String reason) {
         try {
             Path file = dump(traceDir, reason);
-            LOG.log(System.Logger.Level.WARNING, "rank " + rank + " wrote its last " + recorder.capacity()
-                    + " collectives to " + file + " (read them with: ringstar report hang " + traceDir + ")");
+            LOG.log(System.Logger.Level.WARNING, "rank " + rank + " wrote its last collectives (at most "
+                    + recorder.capacity() + ") to " + file + " (read them with: ringstar report hang " + traceDir
+                    + ")");
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "rank " + rank + " could not write its trace: " + e);
         }
     }
 
     private static String host() {
-        try {
-            return InetAddress.getLocalHost().getHostName();
-        } catch (java.io.IOException | SecurityException e) {
+        return Host.NAME;
+    }
+
+    /**
+     * This host's name, looked up once, when the first trace is made (a lookup can take seconds
+     * where the name does not resolve, and a dump must not wait for it): the environment's
+     * {@code HOSTNAME} if set, else the resolver's.
+     */
+    private static final class Host {
+        static final String NAME = lookUp();
+
+        private static String lookUp() {
             String fromEnvironment = System.getenv("HOSTNAME");
-            return fromEnvironment != null ? fromEnvironment : "unknown";
+            if (fromEnvironment != null && !fromEnvironment.isBlank()) {
+                return fromEnvironment;
+            }
+            try {
+                return InetAddress.getLocalHost().getHostName();
+            } catch (java.io.IOException | SecurityException e) {
+                return "unknown";
+            }
         }
     }
 
