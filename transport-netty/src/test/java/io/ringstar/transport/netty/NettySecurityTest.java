@@ -213,7 +213,8 @@ class NettySecurityTest {
      */
     private Throwable[] rankOneRefused(Map<String, String> zeroOptions, Map<String, String> oneOptions) {
         String coordinator = "127.0.0.1:" + NettyGroups.freePort();
-        Duration timeout = Duration.ofSeconds(5);
+        // Rank 0 waits this out (rank 1 never joins); rank 1 is refused within its first handshake.
+        Duration timeout = Duration.ofSeconds(3);
         CompletableFuture<NettyTransport> zero = openAsync(NettyGroups.config(2, 0, coordinator, timeout, zeroOptions));
         HandshakeException refused = assertThrows(HandshakeException.class, () -> new NettyTransport(
                 NettyGroups.config(2, 1, coordinator, timeout, oneOptions)));
