@@ -259,7 +259,7 @@ public abstract class PeerTransport implements Transport, TransportProbe {
                     waitBegan = engine.beginWait();
                     engine.waitingOn = srcRank;
                 }
-                if (engine.awaitRound(waitStart, deadline, channel, handler, true) > 0) {
+                if (engine.awaitRound(waitStart, deadline, channel, handler) > 0) {
                     waitStart = System.nanoTime();
                 }
             }
@@ -318,7 +318,7 @@ public abstract class PeerTransport implements Transport, TransportProbe {
                     waited = true;
                     waitBegan = engine.beginWait();
                 }
-                if (engine.awaitRound(waitStart, deadline, null, null, true) > 0) {
+                if (engine.awaitRound(waitStart, deadline, null, null) > 0) {
                     waitStart = System.nanoTime();
                 }
             }
@@ -455,7 +455,7 @@ public abstract class PeerTransport implements Transport, TransportProbe {
     public final int awaitRound(long waitStart, Deadline deadline, PeerChannel waitingOn, MessageHandler handler) {
         // Watched: a send held back by a stopped peer is where a rank may wait longest (over Aeron,
         // a full term buffer), and its stall warning must come as a receive's does.
-        return engine.awaitRound(waitStart, deadline, waitingOn, handler, true);
+        return engine.awaitRound(waitStart, deadline, waitingOn, handler);
     }
 
     /** Fails every peer with {@code reason} (the medium under all of them failed). */

@@ -88,12 +88,11 @@ final class ProgressEngine {
      * One round of waiting (see {@link PeerTransport#awaitRound}). Owed status replies go out here,
      * before the round's I/O: in the spinning phase only on its rounds that look at every peer (the
      * rounds that look at one peer read nothing more), and in the later phases on every round. In
-     * the blocking phase of a {@code watched} wait (a receive's, a barrier's, a send's held back by
-     * its peer: a rank blocked sending to a stopped peer must warn too), the {@link #watcher} hears
-     * of it before the round blocks.
+     * the blocking phase of every wait (a receive's, a barrier's, a send's held back by its peer: a
+     * rank blocked sending to a stopped peer must warn too), the {@link #watcher} hears of it before
+     * the round blocks.
      */
-    int awaitRound(long waitStart, Deadline deadline, PeerChannel waitingOn, MessageHandler handler,
-            boolean watched) {
+    int awaitRound(long waitStart, Deadline deadline, PeerChannel waitingOn, MessageHandler handler) {
         if (closed && closing != Thread.currentThread()) {
             throw new IllegalStateException("a call on rank " + rank + " was waiting when the transport closed");
         }
@@ -104,7 +103,7 @@ final class ProgressEngine {
         }
         PeerTransport transport = owner;
         if (transport.parksOutsideIo()) {
-            return awaitOutsideIo(waited, deadline, waitingOn, handler, watched);
+            return awaitOutsideIo(waited, deadline, waitingOn, handler);
         }
         if (waited < schedule.spinNanos()) {
             if (waitingOn != null && (++spins & (WaitSchedule.SPINS_PER_FULL_ROUND - 1)) != 0) {
@@ -122,7 +121,7 @@ final class ProgressEngine {
             Thread.yield();
             return transport.progress(0);
         }
-        TransportProbe.WaitWatcher watching = watched ? watcher : null;
+        TransportProbe.WaitWatcher watching = watcher;
         if (repliesOwed || watching != null) {
             outOfBand(waitingOn, handler, watching);
             if (waitingOn != null && waitingOn.inbox.completed() >= 0) {
@@ -199,8 +198,7 @@ final class ProgressEngine {
      * lock: every phase of the wait happens outside the lock (holding it while spinning would only
      * keep those peers out), and a parked waiter is woken by the peer that writes.
      */
-    private int awaitOutsideIo(long waited, Deadline deadline, PeerChannel waitingOn, MessageHandler handler,
-            boolean watched) {
+    private int awaitOutsideIo(long waited, Deadline deadline, PeerChannel waitingOn, MessageHandler handler) {
         Thread self = Thread.currentThread();
         PeerChannel[] registered = waitingOn != null ? null : channels;
         setWaiter(waitingOn, registered, self);
@@ -208,7 +206,7 @@ final class ProgressEngine {
             waitingOn.inbox.detach(false);
         }
         try {
-            if (watched && waited >= WaitSchedule.YIELD_NANOS) {
+            if (waited >= WaitSchedule.YIELD_NANOS) {
                 TransportProbe.WaitWatcher watching = watcher;
                 if (watching != null) {
                     // Before parking, with the lock still held, as the watcher's contract says.

@@ -36,13 +36,13 @@ final class CollectiveTimes {
     }
 
     CollectiveStatistics snapshot(int rank) {
-        List<Map.Entry<String, Times>> entries;
+        List<Times> all;
         synchronized (byOperation) {
-            entries = new ArrayList<>(byOperation.entrySet());
+            all = new ArrayList<>(byOperation.values());
         }
         List<OperationStatistics> operations = new ArrayList<>();
-        for (Map.Entry<String, Times> entry : entries) {
-            operations.add(entry.getValue().statistics());
+        for (Times times : all) {
+            operations.add(times.statistics());
         }
         return new CollectiveStatistics(rank, operations);
     }

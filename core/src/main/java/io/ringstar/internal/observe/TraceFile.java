@@ -13,8 +13,9 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Writes a flight recorder's entries as one self-describing JSON file, format {@value #FORMAT}
- * version {@value #VERSION}, which {@code ringstar report hang} and {@code report timeline} read.
+ * Writes a flight recorder's entries as one self-describing JSON file, format
+ * {@value TraceFiles#FORMAT} version {@value TraceFiles#VERSION}, which {@code ringstar report hang}
+ * and {@code report timeline} read.
  * The README ("When a job stalls") documents every field. Written to a temporary file and moved
  * into place, so a reader never sees half a dump; a later dump of the same rank and job replaces
  * it. {@code owner} names what made the calls: {@code aggregator}, {@code communicator},
@@ -22,9 +23,6 @@ import java.util.TreeMap;
  * library: core has none, and the format is a handful of numbers and strings.
  */
 final class TraceFile {
-    static final String FORMAT = TraceFiles.FORMAT;
-    static final int VERSION = TraceFiles.VERSION;
-
     /** Who wrote it: the dump's header fields. */
     record Header(String jobId, String owner, int rank, int worldSize, String host, long pid, String reason,
             long epochMillis, long nanoTime, long timeoutNanos, int traceEntries) {
@@ -64,7 +62,8 @@ final class TraceFile {
 
     static String render(Header header, FlightRecorder.Snapshot snapshot) {
         StringBuilder out = new StringBuilder(256 + 320 * snapshot.entries().size());
-        out.append("{\n  \"format\": ").append(quote(FORMAT)).append(",\n  \"version\": ").append(VERSION);
+        out.append("{\n  \"format\": ").append(quote(TraceFiles.FORMAT));
+        out.append(",\n  \"version\": ").append(TraceFiles.VERSION);
         out.append(",\n  \"jobId\": ").append(quote(header.jobId()));
         out.append(",\n  \"owner\": ").append(quote(header.owner()));
         out.append(",\n  \"rank\": ").append(header.rank());

@@ -113,14 +113,6 @@ final class TransportTrace implements TransportProbe.WaitWatcher, TransportProbe
         }
     }
 
-    int rank() {
-        return rank;
-    }
-
-    int worldSize() {
-        return worldSize;
-    }
-
     // ---- a call's life ----
 
     /** Numbers a call issued now and records it as issued. */
