@@ -801,8 +801,8 @@ public abstract class AggregatorConformanceTest {
         List<DynamicTest> tests = new ArrayList<>();
         for (int worldSize : sweep() == Sweep.FULL ? new int[] {3, 5} : new int[] {3}) {
             for (Algorithm algorithm : Algorithm.values()) {
-                tests.add(DynamicTest.dynamicTest(algorithm + " n=" + worldSize + " count=1009 windows of 400 B",
-                        () -> checkInto(algorithm, worldSize, 1009, Map.of("chunkBytes", "16", "bucketBytes", "400"))));
+                tests.add(DynamicTest.dynamicTest(algorithm + " n=" + worldSize + " count=211 windows of 400 B",
+                        () -> checkInto(algorithm, worldSize, 211, Map.of("chunkBytes", "16", "bucketBytes", "400"))));
                 tests.add(DynamicTest.dynamicTest(algorithm + " n=" + worldSize + " count=100003",
                         () -> checkInto(algorithm, worldSize, 100_003, Map.of("chunkBytes", "65536"))));
             }
@@ -1000,8 +1000,12 @@ public abstract class AggregatorConformanceTest {
     @EnumSource(Algorithm.class)
     void reduceGradientsIntoAllocatesABoundedAmountPerCall(Algorithm algorithm) {
         // No result to make: a call may allocate a few small objects (its deadline, a view when the
-        // array changed) and nothing that grows with the size; in place, apart, and DataParallel's
-        // step (a flattened gradient beside an empty marker), at 1 KiB and 4 MiB.
+        // array changed) and nothing that grows with the size; apart, and in place as DataParallel's
+        // step (a flattened gradient beside an empty marker), at 1 KiB and 4 MiB. What differs from
+        // reduceGradients is the engine's, whatever the transport, and each transport's own
+        // allocation per call is checked by the test above: this runs over the plain in-process
+        // transport only (the full sweep, no suite options), to spare CI the seconds.
+        assumeTrue(sweep() == Sweep.FULL && suiteOptions().isEmpty(), "run by the in-process suite");
         com.sun.management.ThreadMXBean threads =
                 (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
         assumeTrue(threads.isThreadAllocatedMemoryEnabled(), "per-thread allocation counting is off");
@@ -1013,7 +1017,6 @@ public abstract class AggregatorConformanceTest {
                         INDArray result = Nd4j.create(DataType.FLOAT, 1, count);
                         INDArray marker = Nd4j.create(DataType.FLOAT, 32, 0);
                         INDArray[][][] shapes = {
-                            {{gradient}, {gradient}},
                             {{gradient}, {result}},
                             {{gradient, marker}, {gradient, marker}},
                         };
@@ -1041,7 +1044,7 @@ public abstract class AggregatorConformanceTest {
                         }
                         return perCall;
                     });
-            String[] names = {"in place", "apart", "with a marker"};
+            String[] names = {"apart", "in place beside a marker"};
             for (Ranks.Outcome<long[]> outcome : outcomes) {
                 long[] bytes = outcome.valueOrFail();
                 for (int s = 0; s < bytes.length; s++) {
