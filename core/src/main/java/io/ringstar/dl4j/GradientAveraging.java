@@ -128,7 +128,8 @@ final class GradientAveraging extends BaseTrainingListener {
     }
 
     private INDArray marker(int batchSize, DataType type) {
-        if (marker == null || marker.length() != batchSize || marker.dataType() != type) {
+        // Compared by its shape: an empty marker's length is 0 whatever the batch.
+        if (marker == null || marker.size(0) != batchSize || marker.dataType() != type) {
             TensorMemory.close(marker);
             // Empty, of shape [batch, 0]: the batch size is in the shape, which every rank compares.
             marker = Nd4j.create(type, batchSize, 0);
