@@ -34,11 +34,16 @@ import org.nd4j.linalg.factory.Nd4j;
  * which this object owns and closes.
  */
 final class TransportSweep implements AutoCloseable {
-    /** The control gather's row per rank: heap peak, off-heap peak, wrong elements, then each call's time. */
+    /**
+     * The control gather's row per rank: heap peak, off-heap peak, wrong elements, the calling
+     * thread's and the process's {@link ResourceCounters}, then each call's time.
+     */
     private static final int HEAP = 0;
     private static final int OFF_HEAP = 1;
     private static final int WRONG = 2;
-    private static final int FIRST_CALL = 3;
+    private static final int THREAD_USAGE = 3;
+    private static final int PROCESS_USAGE = THREAD_USAGE + ResourceCounters.FIELDS;
+    private static final int FIRST_CALL = PROCESS_USAGE + ResourceCounters.FIELDS;
 
     private final BenchSettings settings;
     private final RankPlacement placement;
@@ -50,8 +55,14 @@ final class TransportSweep implements AutoCloseable {
     /** One per local rank when the communicator is benchmarked, else empty. */
     private final List<Communicator> communicators = new ArrayList<>();
 
-    /** One rank's outcome for one row. */
-    private record RankTimes(long wrong, long[] nanosPerCall) {
+    /**
+     * One rank's outcome for one row.
+     *
+     * @param threadUsage its calling thread's counters over the timed calls
+     * @param processUsage the process's over them, read by local rank 0 only ({@code null} on the others)
+     */
+    private record RankTimes(long wrong, long[] nanosPerCall, ResourceCounters threadUsage,
+            ResourceCounters processUsage) {
     }
 
     private TransportSweep(BenchSettings settings, RankPlacement placement, MemoryMeter memory,
@@ -223,6 +234,13 @@ final class TransportSweep implements AutoCloseable {
                 call(aggregator, local, operation, input);
             }
             transports.get(local).barrier();
+            // The process's counters are read by one rank per process, between two barriers: the
+            // first keeps the others' wait for the slowest warm-up out of its figures, the second
+            // keeps the reading (two files per thread of the JVM) out of the first call's time. The
+            // thread's own are read last before the calls and first after them; never inside.
+            ResourceCounters processBefore = local == 0 ? ResourceCounters.ofProcess() : null;
+            transports.get(local).barrier();
+            ResourceCounters threadBefore = ResourceCounters.ofCurrentThread();
             // Timed here, not read from collectiveStatistics(): a row's time per call is the slowest rank's
             // for each call in turn (below), which per-rank percentiles since the opening cannot give.
             long[] nanos = new long[iters];
@@ -233,7 +251,9 @@ final class TransportSweep implements AutoCloseable {
                 nanos[i] = after - before;
                 before = after;
             }
-            return new RankTimes(wrong, nanos);
+            ResourceCounters threadUsage = ResourceCounters.ofCurrentThread().since(threadBefore);
+            ResourceCounters processUsage = local == 0 ? ResourceCounters.ofProcess().since(processBefore) : null;
+            return new RankTimes(wrong, nanos, threadUsage, processUsage);
         }, limit);
         MemoryMeter.Peaks peaks = memory.stop();
 
@@ -248,16 +268,23 @@ final class TransportSweep implements AutoCloseable {
         long wrong = ranks.stream().mapToLong(RankTimes::wrong).sum();
         List<Long> heap = List.of(peaks.heapBytes());
         List<Long> offHeap = List.of(peaks.offHeapBytes());
+        List<ResourceCounters> threadUsage = ranks.stream().map(RankTimes::threadUsage).toList();
+        List<ResourceCounters> processUsage = List.of(ranks.get(0).processUsage());
         if (placement.oneRankPerProcess()) {
             long[] mine = new long[FIRST_CALL + iters];
             mine[HEAP] = peaks.heapBytes();
             mine[OFF_HEAP] = peaks.offHeapBytes();
             mine[WRONG] = wrong;
+            threadUsage.get(0).toArray(mine, THREAD_USAGE);
+            processUsage.get(0).toArray(mine, PROCESS_USAGE);
             System.arraycopy(perCall, 0, mine, FIRST_CALL, iters);
             long[][] gathered = gather(mine);
             heap = column(gathered, HEAP);
             offHeap = column(gathered, OFF_HEAP);
             wrong = column(gathered, WRONG).stream().mapToLong(Long::longValue).sum();
+            threadUsage = Arrays.stream(gathered).map(rank -> ResourceCounters.fromArray(rank, THREAD_USAGE)).toList();
+            processUsage = Arrays.stream(gathered).map(rank -> ResourceCounters.fromArray(rank, PROCESS_USAGE))
+                    .toList();
             for (long[] rank : gathered) {
                 for (int i = 0; i < iters; i++) {
                     perCall[i] = Math.max(perCall[i], rank[FIRST_CALL + i]);
@@ -267,7 +294,7 @@ final class TransportSweep implements AutoCloseable {
         return new BenchRow(transport(), type, algorithm, settings.algorithmLabel(algorithm), operation, size,
                 size / type.bytes(), iters,
                 BenchRow.percentile(perCall, 50), BenchRow.percentile(perCall, 99),
-                operation.busBandwidthFactor(worldSize), wrong, heap, offHeap);
+                operation.busBandwidthFactor(worldSize), wrong, heap, offHeap, threadUsage, processUsage);
     }
 
     /** The first call of a row on local rank {@code local}, and how many elements of its result are wrong. */

@@ -187,8 +187,25 @@ class BenchCommandTest {
             assertClose(size / (p50 * 1e3), number(row, "algbw_gbps"), "algbw = size / p50");
             assertClose(number(row, "algbw_gbps") * factor, number(row, "busbw_gbps"), "busbw = algbw x factor");
             assertTrue(number(row, "heap_peak_bytes") > 0 && number(row, "offheap_peak_bytes") > 0, row.toString());
+            assertCountedPerCall(row);
         }
         assertTrue(outcome.out().contains("# wrote 36 rows to " + csv), outcome.out());
+    }
+
+    /**
+     * The accounting columns parse and are sane: nothing negative, and the calls cost their thread
+     * some CPU time. (The process's may read 0 over a row this short: its threads' schedstat moves
+     * at scheduler ticks; ResourceCountersTest sees it move over a longer busy loop.)
+     */
+    private static void assertCountedPerCall(Map<String, String> row) {
+        if (!Files.isReadable(Path.of("/proc/thread-self/stat"))) {
+            ResultFile.ACCOUNTING_COLUMNS.forEach(column -> assertEquals("", row.get(column), column));
+            return;
+        }
+        for (String column : ResultFile.ACCOUNTING_COLUMNS) {
+            assertTrue(number(row, column) >= 0, column + " in " + row);
+        }
+        assertTrue(number(row, "thread_cpu_us") > 0, row.toString());
     }
 
     @Test
