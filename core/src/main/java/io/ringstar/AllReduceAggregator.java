@@ -57,6 +57,11 @@ public final class AllReduceAggregator implements GradientAggregator {
     }
 
     @Override
+    public void reduceGradientsInto(INDArray[] gradients, INDArray[] results) {
+        collectives.reduceGradientsInto(gradients, results);
+    }
+
+    @Override
     public int rank() {
         return collectives.rank();
     }

@@ -14,7 +14,8 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * <p>For every implementation:
  * <ul>
  *   <li>Inputs are never modified. Results are new arrays in 'c' order with the inputs' shapes and
- *       data types; the caller owns them.</li>
+ *       data types; the caller owns them. ({@link #reduceGradientsInto} writes into arrays the caller
+ *       passes instead, which may be the inputs themselves.)</li>
  *   <li>FLOAT and DOUBLE tensors are supported, mixed freely in one call; any rank (scalars and
  *       empty arrays included), either order, and views. Other data types are rejected with
  *       {@link IllegalArgumentException} before anything is sent.</li>
@@ -38,6 +39,29 @@ public interface GradientAggregator extends AutoCloseable {
 
     /** Returns the element-wise average of {@code grads} over all ranks, on every rank. */
     INDArray[] reduceGradients(INDArray... grads);
+
+    /**
+     * Averages gradients across ranks and writes the averages into {@code results}, which the caller
+     * owns and passes: the same count, shapes and data types as {@code gradients}; {@code results[i]}
+     * may be {@code gradients[i]} itself, for an in-place average. {@code gradients} are not
+     * modified unless they are also the results. The averages have the same bits as
+     * {@link #reduceGradients}' on every rank, and ranks may mix the two methods call by call.
+     *
+     * <p>The training loop's form of {@link #reduceGradients}: it makes no result arrays, so a step
+     * allocates nothing that grows with the gradients. When the results of one data type are one
+     * 'c'-order array (the usual case: a network's flattened gradient), the average is reduced where
+     * it lies; otherwise the tensors go through the aggregator's bucket as for
+     * {@link #reduceGradients}. Blocks until done on this rank, at most the configured timeout, and
+     * fails as {@link #reduceGradients} does, naming the operation {@code reduceGradientsInto}. After
+     * a failure the results' contents are undefined (the gradients that are not results are intact).
+     *
+     * @throws IllegalArgumentException before anything is sent, naming this rank and the operation, if
+     *     the arrays are null, differ in count, shape or data type, or a result's memory overlaps
+     *     that of another result or of a gradient other than its own (views are compared by the span
+     *     of memory from their first to their last element, so interleaved strided views count as
+     *     overlapping); or if {@link #reduceGradients} would refuse the gradients
+     */
+    void reduceGradientsInto(INDArray[] gradients, INDArray[] results);
 
     /** This rank, in {@code [0, worldSize())}. */
     int rank();

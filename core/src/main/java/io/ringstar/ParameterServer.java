@@ -81,6 +81,11 @@ public final class ParameterServer implements GradientAggregator {
     }
 
     @Override
+    public void reduceGradientsInto(INDArray[] gradients, INDArray[] results) {
+        collectives.reduceGradientsInto(gradients, results);
+    }
+
+    @Override
     public int rank() {
         return collectives.rank();
     }

@@ -47,6 +47,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
 
 /**
  * The {@link GradientAggregator} contract for both algorithms, written once over the transport
@@ -789,5 +790,268 @@ public abstract class AggregatorConformanceTest {
                     return null;
                 });
         outcomes.forEach(Ranks.Outcome::valueOrFail);
+    }
+
+    // ---------------------------------------------------------------- reduceGradientsInto
+
+    @TestFactory
+    Stream<DynamicTest> reduceGradientsIntoHasTheAveragesBitsInPlaceAndApart() {
+        // 3 ranks, and 5 in the full sweep; a small count cut by 16-byte chunks and 400-byte windows
+        // (which cut the tensors), and a large one in one window of 64 KiB chunks.
+        List<DynamicTest> tests = new ArrayList<>();
+        for (int worldSize : sweep() == Sweep.FULL ? new int[] {3, 5} : new int[] {3}) {
+            for (Algorithm algorithm : Algorithm.values()) {
+                tests.add(DynamicTest.dynamicTest(algorithm + " n=" + worldSize + " count=1009 windows of 400 B",
+                        () -> checkInto(algorithm, worldSize, 1009, Map.of("chunkBytes", "16", "bucketBytes", "400"))));
+                tests.add(DynamicTest.dynamicTest(algorithm + " n=" + worldSize + " count=100003",
+                        () -> checkInto(algorithm, worldSize, 100_003, Map.of("chunkBytes", "65536"))));
+            }
+        }
+        return tests.stream();
+    }
+
+    /**
+     * Every rank passes the same calls of reduceGradientsInto: float and double tensors of every
+     * kind (vector, 'f' order, scalar, strided view, empty) into separate results of every kind, in
+     * place, half and half; views of one flattened buffer in place, and one vector beside an empty
+     * marker in place (both reduced where they lie). Each is checked against the closed form, bit for
+     * bit; then random values, whose bits depend on the order of the additions, must come out with
+     * reduceGradients' bits, apart and in place.
+     */
+    private void checkInto(Algorithm algorithm, int worldSize, int count, Map<String, String> options) {
+        List<Ranks.Outcome<Object>> outcomes = withReusedGroup(algorithm, worldSize, CALL_TIMEOUT, options,
+                (rank, aggregator) -> {
+                    List<INDArray> made = new ArrayList<>();
+                    try {
+                        INDArray[] expectedShapes = track(made, mixedTensors(rank, count));
+                        // Apart: the inputs stay as they were.
+                        INDArray[] inputs = track(made, mixedTensors(rank, count));
+                        INDArray[] before = track(made, copies(inputs));
+                        INDArray[] apart = track(made, mixedTensors(rank + 100, count));
+                        aggregator.reduceGradientsInto(inputs, apart);
+                        checkMixedAverage(rank, worldSize, apart, expectedShapes, "apart");
+                        for (int t = 0; t < inputs.length; t++) {
+                            assertArrayEquals(values(before[t]), values(inputs[t]), "input " + t + " was modified");
+                        }
+                        // In place, and half in place, half apart.
+                        INDArray[] inPlace = track(made, mixedTensors(rank, count));
+                        aggregator.reduceGradientsInto(inPlace, inPlace);
+                        checkMixedAverage(rank, worldSize, inPlace, expectedShapes, "in place");
+                        INDArray[] half = track(made, mixedTensors(rank, count));
+                        INDArray[] halfResults = track(made, mixedTensors(rank + 100, count));
+                        for (int t = 0; t < half.length; t += 2) {
+                            halfResults[t] = half[t];
+                        }
+                        aggregator.reduceGradientsInto(half, halfResults);
+                        checkMixedAverage(rank, worldSize, halfResults, expectedShapes, "half in place");
+                        checkFlattenedViews(rank, worldSize, count, aggregator, made);
+                        checkSameBitsAsReduceGradients(rank, count, aggregator, made);
+                        return null;
+                    } finally {
+                        made.forEach(TensorMemory::close);
+                    }
+                });
+        outcomes.forEach(Ranks.Outcome::valueOrFail);
+    }
+
+    /** The call's tensors ({@link TensorFixtures#callTensors}) of FLOAT then of DOUBLE: 10 tensors, two groups. */
+    private static INDArray[] mixedTensors(int rank, int count) {
+        INDArray[] floats = callTensors(DataType.FLOAT, rank, count);
+        INDArray[] doubles = callTensors(DataType.DOUBLE, rank, count);
+        INDArray[] all = Arrays.copyOf(floats, floats.length + doubles.length);
+        System.arraycopy(doubles, 0, all, floats.length, doubles.length);
+        return all;
+    }
+
+    private static INDArray[] track(List<INDArray> made, INDArray[] tensors) {
+        made.addAll(Arrays.asList(tensors));
+        return tensors;
+    }
+
+    private static void checkMixedAverage(int rank, int worldSize, INDArray[] results, INDArray[] shapes,
+            String how) {
+        int half = results.length / 2;
+        ClosedForm.check("reduceGradientsInto " + how + " (float)", rank, Arrays.copyOfRange(results, 0, half),
+                Arrays.copyOfRange(shapes, 0, half), DataType.FLOAT, (t, i) -> average(worldSize, t, i));
+        ClosedForm.check("reduceGradientsInto " + how + " (double)", rank, Arrays.copyOfRange(results, half,
+                results.length), Arrays.copyOfRange(shapes, half, results.length), DataType.DOUBLE,
+                (t, i) -> average(worldSize, t, i));
+    }
+
+    /**
+     * DL4J's shape of a call: views of one flattened gradient, in order, averaged in place; and the
+     * flattened gradient itself beside an empty marker of shape [batch, 0].
+     */
+    private static void checkFlattenedViews(int rank, int worldSize, int count, GradientAggregator aggregator,
+            List<INDArray> made) {
+        long[][] shapes = {{count}, {3, 7}, {1}, {2, 5}};
+        long total = 0;
+        for (long[] shape : shapes) {
+            total += Arrays.stream(shape).reduce(1, (a, b) -> a * b);
+        }
+        INDArray flat = Nd4j.create(DataType.FLOAT, 1, total);
+        made.add(flat);
+        INDArray[] views = new INDArray[shapes.length];
+        long offset = 0;
+        for (int t = 0; t < shapes.length; t++) {
+            long length = Arrays.stream(shapes[t]).reduce(1, (a, b) -> a * b);
+            views[t] = flat.get(NDArrayIndex.point(0), NDArrayIndex.interval(offset, offset + length))
+                    .reshape('c', shapes[t]);
+            views[t].assign(filled(DataType.FLOAT, rank, t, shapes[t]));
+            offset += length;
+        }
+        INDArray[] expectedShapes = new INDArray[shapes.length];
+        for (int t = 0; t < shapes.length; t++) {
+            expectedShapes[t] = Nd4j.create(DataType.FLOAT, shapes[t]);
+            made.add(expectedShapes[t]);
+        }
+        aggregator.reduceGradientsInto(views, views);
+        ClosedForm.check("reduceGradientsInto views of one buffer", rank, views, expectedShapes, DataType.FLOAT,
+                (t, i) -> average(worldSize, t, i));
+
+        INDArray gradient = filled(DataType.FLOAT, rank, 0, 1, count);
+        INDArray marker = Nd4j.create(DataType.FLOAT, 32, 0);
+        made.add(gradient);
+        made.add(marker);
+        INDArray[] step = {gradient, marker};
+        aggregator.reduceGradientsInto(step, step);
+        ClosedForm.check("reduceGradientsInto a vector and an empty marker", rank, new INDArray[] {gradient},
+                new INDArray[] {gradient}, DataType.FLOAT, (t, i) -> average(worldSize, 0, i));
+        assertArrayEquals(new long[] {32, 0}, marker.shape());
+    }
+
+    /** Random values in the mixed tensors' layouts: reduceGradients' bits, apart and in place. */
+    private static void checkSameBitsAsReduceGradients(int rank, int count, GradientAggregator aggregator,
+            List<INDArray> made) {
+        INDArray[] random = track(made, mixedTensors(rank, count));
+        Random values = new Random(31L * rank + count);
+        for (INDArray tensor : random) {
+            if (tensor.length() > 0) {
+                double[] drawn = new double[(int) tensor.length()];
+                for (int i = 0; i < drawn.length; i++) {
+                    drawn[i] = (values.nextDouble() - 0.5) * Math.scalb(1.0, values.nextInt(9) - 4);
+                }
+                tensor.assign(Nd4j.create(drawn, tensor.shape(), 'c').castTo(tensor.dataType()));
+            }
+        }
+        INDArray[] expected = track(made, aggregator.reduceGradients(random));
+        INDArray[] apart = track(made, mixedTensors(rank + 100, count));
+        aggregator.reduceGradientsInto(random, apart);
+        INDArray[] inPlace = track(made, copies(random));
+        aggregator.reduceGradientsInto(inPlace, inPlace);
+        for (int t = 0; t < random.length; t++) {
+            assertBitIdentical(values(expected[t]), values(apart[t]), "rank " + rank + " tensor " + t + " apart");
+            assertBitIdentical(values(expected[t]), values(inPlace[t]), "rank " + rank + " tensor " + t
+                    + " in place");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void reduceGradientsIntoRefusesResultsThatDoNotFitBeforeAnythingIsSent(Algorithm algorithm) {
+        int worldSize = 3;
+        List<Ranks.Outcome<Object>> outcomes = withReusedGroup(algorithm, worldSize, 1 << 20,
+                (rank, aggregator) -> {
+                    INDArray a = filled(DataType.FLOAT, rank, 0, 6);
+                    INDArray b = filled(DataType.DOUBLE, rank, 1, 2, 3);
+                    INDArray[] grads = {a, b};
+                    refused(rank, aggregator, grads, null, "the result array is null");
+                    refused(rank, aggregator, grads, new INDArray[] {Nd4j.create(DataType.FLOAT, 6)},
+                            "passed 1 results for 2 gradients");
+                    refused(rank, aggregator, grads, new INDArray[] {Nd4j.create(DataType.FLOAT, 6), null},
+                            "result 1 is null");
+                    refused(rank, aggregator, grads, new INDArray[] {Nd4j.create(DataType.FLOAT, 6),
+                        Nd4j.create(DataType.DOUBLE, 3, 2)}, "result 1 is DOUBLE[3, 2] but gradient 1 is DOUBLE[2, 3]");
+                    refused(rank, aggregator, grads, new INDArray[] {Nd4j.create(DataType.DOUBLE, 6),
+                        Nd4j.create(DataType.DOUBLE, 2, 3)}, "result 0 is DOUBLE[6] but gradient 0 is FLOAT[6]");
+                    refused(rank, aggregator, new INDArray[] {a, b.castTo(DataType.INT32)}, new INDArray[] {a,
+                        Nd4j.create(DataType.INT32, 2, 3)}, "tensor 1 has data type INT");
+                    // Two results that share elements 4 and 5 of one buffer.
+                    INDArray buffer = Nd4j.create(DataType.FLOAT, 10);
+                    INDArray early = buffer.get(NDArrayIndex.interval(0, 6));
+                    INDArray late = buffer.get(NDArrayIndex.interval(4, 10));
+                    INDArray c = filled(DataType.FLOAT, rank, 2, 6);
+                    refused(rank, aggregator, new INDArray[] {a, c}, new INDArray[] {early, late},
+                            "result 1 and result 0 share memory");
+                    // Each result the other's gradient.
+                    refused(rank, aggregator, new INDArray[] {a, c}, new INDArray[] {c, a},
+                            "share memory; a result may share memory only with its own gradient");
+                    // A result that overlaps its own gradient without being it.
+                    refused(rank, aggregator, new INDArray[] {early}, new INDArray[] {buffer.get(
+                            NDArrayIndex.interval(2, 8))}, "result 0 and gradient 0 share memory");
+                    // Nothing was sent: the group goes on.
+                    aggregator.reduceGradientsInto(grads, grads);
+                    assertEquals((float) average(worldSize, 0, 5), a.getFloat(5), 0.0);
+                    assertEquals(average(worldSize, 1, 4), b.getDouble(1, 1), 0.0);
+                    return null;
+                });
+        outcomes.forEach(Ranks.Outcome::valueOrFail);
+    }
+
+    private static void refused(int rank, GradientAggregator aggregator, INDArray[] grads, INDArray[] results,
+            String detail) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> aggregator.reduceGradientsInto(grads, results), detail);
+        assertTrue(e.getMessage().startsWith("reduceGradientsInto on rank " + rank + ": "), e.getMessage());
+        assertTrue(e.getMessage().contains(detail), e.getMessage());
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void reduceGradientsIntoAllocatesABoundedAmountPerCall(Algorithm algorithm) {
+        // No result to make: a call may allocate a few small objects (its deadline, a view when the
+        // array changed) and nothing that grows with the size; in place, apart, and DataParallel's
+        // step (a flattened gradient beside an empty marker), at 1 KiB and 4 MiB.
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        assumeTrue(threads.isThreadAllocatedMemoryEnabled(), "per-thread allocation counting is off");
+        for (int count : new int[] {256, 1 << 20}) {
+            int calls = count < 1000 ? 100 : 8;
+            List<Ranks.Outcome<long[]>> outcomes = withReusedGroup(algorithm, 3, Duration.ofSeconds(60), Map.of(),
+                    (rank, aggregator) -> {
+                        INDArray gradient = filled(DataType.FLOAT, rank, 0, 1, count);
+                        INDArray result = Nd4j.create(DataType.FLOAT, 1, count);
+                        INDArray marker = Nd4j.create(DataType.FLOAT, 32, 0);
+                        INDArray[][][] shapes = {
+                            {{gradient}, {gradient}},
+                            {{gradient}, {result}},
+                            {{gradient, marker}, {gradient, marker}},
+                        };
+                        long id = Thread.currentThread().getId();
+                        long[] perCall = new long[shapes.length];
+                        try {
+                            for (int s = 0; s < shapes.length; s++) {
+                                INDArray[] grads = shapes[s][0];
+                                INDArray[] results = shapes[s][1];
+                                for (int i = 0; i < 3 * calls; i++) {
+                                    aggregator.reduceGradientsInto(grads, results);
+                                }
+                                perCall[s] = Long.MAX_VALUE;
+                                for (int round = 0; round < ALLOCATION_ROUNDS; round++) {
+                                    long before = threads.getThreadAllocatedBytes(id);
+                                    for (int i = 0; i < calls; i++) {
+                                        aggregator.reduceGradientsInto(grads, results);
+                                    }
+                                    perCall[s] = Math.min(perCall[s],
+                                            (threads.getThreadAllocatedBytes(id) - before) / calls);
+                                }
+                            }
+                        } finally {
+                            TensorMemory.close(gradient, result, marker);
+                        }
+                        return perCall;
+                    });
+            String[] names = {"in place", "apart", "with a marker"};
+            for (Ranks.Outcome<long[]> outcome : outcomes) {
+                long[] bytes = outcome.valueOrFail();
+                for (int s = 0; s < bytes.length; s++) {
+                    System.out.printf("allocation %s %s reduceGradientsInto %s count=%d rank %d: %d B per call%n",
+                            getClass().getSimpleName(), algorithm, names[s], count, outcome.rank, bytes[s]);
+                    assertTrue(bytes[s] <= MAX_CALL_ALLOCATION_BYTES, algorithm + " " + names[s] + " with " + count
+                            + " floats on rank " + outcome.rank + " allocated " + bytes[s]
+                            + " bytes per call, more than " + MAX_CALL_ALLOCATION_BYTES);
+                }
+            }
+        }
     }
 }

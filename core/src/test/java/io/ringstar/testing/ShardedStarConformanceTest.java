@@ -210,6 +210,39 @@ public abstract class ShardedStarConformanceTest {
         return tests;
     }
 
+    @TestFactory
+    List<DynamicTest> reduceGradientsIntoHasTheAveragesBitsWhateverTheServers() {
+        // The smallest world size: the servers' paths are the same for the others.
+        int worldSize = worldSizes()[0];
+        List<DynamicTest> tests = new ArrayList<>();
+        for (DataType type : new DataType[] {DataType.FLOAT, DataType.HALF}) {
+            tests.add(DynamicTest.dynamicTest("n=" + worldSize + " " + type, () -> {
+                List<byte[][]> one = run(worldSize, 1, Map.of(),
+                        r -> r.parameterServer().reduceGradients(randomTensors(type, r.rank())));
+                checkAverage(one, worldSize, type);
+                for (int servers = 1; servers <= worldSize; servers++) {
+                    // Apart, into new arrays; and in place, the inputs being the results.
+                    assertSameBits(one, run(worldSize, servers, Map.of(), r -> {
+                        INDArray[] inputs = randomTensors(type, r.rank());
+                        INDArray[] results = new INDArray[inputs.length];
+                        for (int t = 0; t < inputs.length; t++) {
+                            results[t] = Nd4j.create(type, inputs[t].shape());
+                        }
+                        r.parameterServer().reduceGradientsInto(inputs, results);
+                        TensorMemory.close(inputs);
+                        return results;
+                    }), "reduceGradientsInto apart with " + servers + " servers");
+                    assertSameBits(one, run(worldSize, servers, Map.of(), r -> {
+                        INDArray[] inputs = randomTensors(type, r.rank());
+                        r.parameterServer().reduceGradientsInto(inputs, inputs);
+                        return inputs;
+                    }), "reduceGradientsInto in place with " + servers + " servers");
+                }
+            }));
+        }
+        return tests;
+    }
+
     /** Rank 0's result with one server against the float64 average, within the type's rounding. */
     private static void checkAverage(List<byte[][]> results, int worldSize, DataType type) {
         double[][] sum = new double[LENGTHS.length][];

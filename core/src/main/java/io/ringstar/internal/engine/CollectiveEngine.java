@@ -68,11 +68,10 @@ public final class CollectiveEngine implements AutoCloseable {
     private final CallObserver observer;
     /** The last call's layout, kept while calls pass the same shapes (see {@link TensorLayout#matches}). */
     private TensorLayout lastLayout;
-    /** The last source worked on in place, and the view of its bytes, kept while the same array comes back. */
-    private INDArray lastSource;
-    private Object lastSourceData;
-    private long lastSourceOffset;
-    private ByteBuffer lastSourceBytes;
+    /** The last source worked on where it lies, and the view of its bytes, kept while the same array comes back. */
+    private final KeptView sourceView = new KeptView();
+    /** The same for the last result the caller passed ({@link CollectiveRequest#into}). */
+    private final KeptView resultView = new KeptView();
     private long sequence;
     private CollectiveException failure;
     private boolean closed;
@@ -248,14 +247,34 @@ public final class CollectiveEngine implements AutoCloseable {
         }
     }
 
-    /** Whether the group is one 'c'-order array, worked on where it lies (and its result too, unless new). */
+    /**
+     * Whether the group is one 'c'-order array, worked on where it lies (and its result too, unless
+     * new): its one tensor with elements ({@link #soleTensor}) and that tensor's result are laid out
+     * in 'c' order.
+     */
     private static boolean inOwnMemory(CollectiveRequest request, TensorLayout.Group group) {
-        if (group.size() != 1) {
-            return false;
-        }
-        int index = group.tensorIndex(0);
-        return TensorMemory.isLinearInCOrder(request.sources()[index])
+        int index = soleTensor(request.sources(), group);
+        return index >= 0 && TensorMemory.isLinearInCOrder(request.sources()[index])
                 && (request.newResults() || TensorMemory.isLinearInCOrder(request.results()[index]));
+    }
+
+    /**
+     * The index in the call of the group's one tensor with elements, its others all empty, or -1 if
+     * it has none or several. Empty tensors hold no bytes but count in the layout (DataParallel's
+     * batch marker is one, of shape {@code [batch, 0]}), so they need no bucket.
+     */
+    private static int soleTensor(INDArray[] tensors, TensorLayout.Group group) {
+        int found = -1;
+        for (int member = 0; member < group.size(); member++) {
+            int index = group.tensorIndex(member);
+            if (tensors[index].length() > 0) {
+                if (found >= 0) {
+                    return -1;
+                }
+                found = index;
+            }
+        }
+        return found;
     }
 
     /**
@@ -310,11 +329,17 @@ public final class CollectiveEngine implements AutoCloseable {
             source = bucket.packWindow(sources, group, from, to);
             result = source;
         } else {
-            int index = group.tensorIndex(0);
+            int index = soleTensor(sources, group);
             int length = Math.toIntExact((to - from) * type.bytes());
-            source = sourceBytes(sources[index], from * type.bytes(), length);
-            result = results[index] == sources[index] ? source
-                    : TensorMemory.bytes(results[index], from * type.bytes(), length);
+            source = sourceView.bytes(sources[index], from * type.bytes(), length);
+            if (results[index] == sources[index]) {
+                result = source;
+            } else if (request.newResults()) {
+                // A new array every call: nothing to keep, and keeping it would hold the caller's result alive.
+                result = TensorMemory.bytes(results[index], from * type.bytes(), length);
+            } else {
+                result = resultView.bytes(results[index], from * type.bytes(), length);
+            }
         }
         if (compressed) {
             compression.run(collective, request, group, source, result, from);
@@ -401,22 +426,36 @@ public final class CollectiveEngine implements AutoCloseable {
     }
 
     /**
-     * A view of {@code source}'s bytes from {@code fromByte}, the same view as last time if the same array came
-     * back.
+     * The view of one array's bytes that the last call worked on, kept while the same array comes
+     * back (the usual training step), since making a view allocates: one for the sources worked on
+     * where they lie, one for results the caller passes.
      */
-    private ByteBuffer sourceBytes(INDArray source, long fromByte, int length) {
-        if (fromByte != 0) {
-            return TensorMemory.bytes(source, fromByte, length);
+    private static final class KeptView {
+        private INDArray array;
+        private Object data;
+        private long offset;
+        private ByteBuffer bytes;
+
+        /** A view of {@code tensor}'s bytes from {@code fromByte}: last time's if the same array came back. */
+        ByteBuffer bytes(INDArray tensor, long fromByte, int length) {
+            if (fromByte != 0) {
+                return TensorMemory.bytes(tensor, fromByte, length);
+            }
+            Object tensorData = tensor.data();
+            if (tensor != array || tensorData != data || tensor.offset() != offset || bytes.capacity() != length) {
+                bytes = TensorMemory.bytes(tensor, 0, length);
+                array = tensor;
+                data = tensorData;
+                offset = tensor.offset();
+            }
+            return bytes;
         }
-        Object data = source.data();
-        if (source != lastSource || data != lastSourceData || source.offset() != lastSourceOffset
-                || lastSourceBytes.capacity() != length) {
-            lastSourceBytes = TensorMemory.bytes(source, 0, length);
-            lastSource = source;
-            lastSourceData = data;
-            lastSourceOffset = source.offset();
+
+        void forget() {
+            array = null;
+            data = null;
+            bytes = null;
         }
-        return lastSourceBytes;
     }
 
     /** Closes the transport and frees the buckets. Idempotent. */
@@ -426,8 +465,8 @@ public final class CollectiveEngine implements AutoCloseable {
             return;
         }
         closed = true;
-        lastSource = null;
-        lastSourceBytes = null;
+        sourceView.forget();
+        resultView.forget();
         try {
             transport.close();
         } finally {

@@ -13,7 +13,8 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * the barrier included, is described by one of these and run the same way.
  *
  * <p>Mutable and reused: its owner (a communicator, an aggregator) keeps one and refills it for
- * each call with one of the resetting methods ({@link #inPlace}, {@link #newResults}, {@link #gather},
+ * each call with one of the resetting methods ({@link #inPlace}, {@link #newResults}, {@link #into},
+ * {@link #gather},
  * {@link #scatter}, {@link #barrier}) and then the optional settings, so that the steady state
  * allocates no request per call. It is filled and run by the thread that runs the collective, one
  * call at a time; the engine keeps no reference to it after {@link CollectiveEngine#run} returns.
@@ -82,6 +83,17 @@ public final class CollectiveRequest {
     public CollectiveRequest newResults(String name, CollectiveEngine.Algorithm run, TensorLayout tensorLayout,
             INDArray[] inputs, INDArray[] outputs, Deadline until) {
         return reset(name, Kind.IN_LAYOUT, run, tensorLayout, until).tensors(inputs, outputs, true);
+    }
+
+    /**
+     * Describes a call that reads {@code inputs} and writes into {@code outputs}, arrays the caller
+     * owns with the inputs' layout: an output may be its input itself (worked on in place), and the
+     * caller has checked that no output overlaps another output or another input. Nothing is made,
+     * so nothing is freed when the call fails; the outputs' contents are then undefined.
+     */
+    public CollectiveRequest into(String name, CollectiveEngine.Algorithm run, TensorLayout tensorLayout,
+            INDArray[] inputs, INDArray[] outputs, Deadline until) {
+        return reset(name, Kind.IN_LAYOUT, run, tensorLayout, until).tensors(inputs, outputs, false);
     }
 
     /**

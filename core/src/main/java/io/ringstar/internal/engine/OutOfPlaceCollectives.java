@@ -11,10 +11,11 @@ import java.time.Duration;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
 /**
- * The two calls of a {@link io.ringstar.GradientAggregator}, out of place (new result arrays, the
- * inputs untouched), over a {@link CollectiveEngine}, which packs tensors, numbers the collectives,
- * bounds each by the timeout and fails the group on the first failure. The star and the ring each
- * hold one, made with their two algorithms; they differ in nothing else.
+ * The calls of a {@link io.ringstar.GradientAggregator}, out of place (new result arrays, or arrays
+ * the caller passes, the inputs untouched unless they are those), over a {@link CollectiveEngine},
+ * which packs tensors, numbers the collectives, bounds each by the timeout and fails the group on
+ * the first failure. The star and the ring each hold one, made with their two algorithms; they
+ * differ in nothing else.
  *
  * <p>Owns the engine, and through it the transport, and closes them in {@link #close()}. Each call
  * blocks until done, at most the configuration's timeout. Not thread-safe: one call at a time.
@@ -22,6 +23,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 public final class OutOfPlaceCollectives implements AutoCloseable {
     private static final String BROADCAST = "broadcastParams";
     private static final String REDUCE = "reduceGradients";
+    private static final String REDUCE_INTO = "reduceGradientsInto";
 
     private final CollectiveEngine engine;
     private final Duration timeout;
@@ -32,6 +34,8 @@ public final class OutOfPlaceCollectives implements AutoCloseable {
     private final String algorithmName;
     /** The one request of this object's calls, refilled per call, so that a call allocates none. */
     private final CollectiveRequest request = new CollectiveRequest();
+    /** The checks of {@link #reduceGradientsInto}'s results, with their scratch kept from call to call. */
+    private final CallerResults callerResults = new CallerResults();
 
     /**
      * @param config this rank's configuration; its rank and world size must match the transport's
@@ -67,6 +71,20 @@ public final class OutOfPlaceCollectives implements AutoCloseable {
         engine.run(request.newResults(REDUCE, reduce, layout(REDUCE, grads), grads, results, Deadline.after(timeout))
                 .op(ReduceOp.AVG).compressible(compressible).algorithmName(algorithmName));
         return results;
+    }
+
+    /**
+     * The element-wise average of {@code grads} over all ranks, on every rank, written into
+     * {@code results} (see {@link io.ringstar.GradientAggregator#reduceGradientsInto}): the same
+     * algorithm, windows and additions as {@link #reduceGradients}, so the same bits, with no array
+     * made.
+     */
+    public void reduceGradientsInto(INDArray[] grads, INDArray[] results) {
+        engine.checkUsable(REDUCE_INTO);
+        TensorLayout layout = layout(REDUCE_INTO, grads);
+        callerResults.check(REDUCE_INTO, engine.rank(), layout, grads, results);
+        engine.run(request.into(REDUCE_INTO, reduce, layout, grads, results, Deadline.after(timeout))
+                .op(ReduceOp.AVG).compressible(compressible).algorithmName(algorithmName));
     }
 
     /** This rank. */
