@@ -164,9 +164,11 @@ final class TransportSweep implements AutoCloseable {
         try {
             List<GradientAggregator> aggregators = groups.get(algorithm);
             threads.run(local -> {
-                for (int i = 0; i < calls; i++) {
-                    call(algorithm == Algorithm.COMM ? null : aggregators.get(local), local, operation,
-                            inputs.get(local));
+                try (INDArray result = resultFor(operation, inputs.get(local))) {
+                    for (int i = 0; i < calls; i++) {
+                        call(algorithm == Algorithm.COMM ? null : aggregators.get(local), local, operation,
+                                inputs.get(local), result);
+                    }
                 }
                 return null;
             // Only a guard against a call that breaks its own timeout: a few timeouts, plus 10 ms a call.
@@ -176,15 +178,29 @@ final class TransportSweep implements AutoCloseable {
         }
     }
 
-    /** One untimed or timed call on local rank {@code local}, freeing what it returns. */
-    private void call(GradientAggregator aggregator, int local, Operation operation, INDArray input) {
+    /**
+     * The array an aggregator's {@code operation} writes its result into, made once per row and rank
+     * as a training loop would ({@link Operation#REDUCE_INTO}); {@code null} for the others. The
+     * caller closes it ({@code try} with resources accepts the {@code null}).
+     */
+    private static INDArray resultFor(Operation operation, INDArray input) {
+        return operation.needsResult() ? TensorMemory.newDetached(ElementType.of(input.dataType()), input.shape())
+                : null;
+    }
+
+    /** One untimed or timed call on local rank {@code local}, freeing what it returns unless it is {@code result}. */
+    private void call(GradientAggregator aggregator, int local, Operation operation, INDArray input,
+            INDArray result) {
         if (operation.communicator()) {
-            INDArray result = operation.call(communicators.get(local), input);
+            INDArray returned = operation.call(communicators.get(local), input);
             if (operation.allocates()) {
-                result.close();
+                returned.close();
             }
         } else {
-            TensorMemory.close(operation.call(aggregator, input));
+            INDArray[] returned = operation.call(aggregator, input, result);
+            if (operation.allocates()) {
+                TensorMemory.close(returned);
+            }
         }
     }
 
@@ -229,34 +245,47 @@ final class TransportSweep implements AutoCloseable {
         List<RankTimes> ranks = threads.run(local -> {
             GradientAggregator aggregator = aggregators == null ? null : aggregators.get(local);
             INDArray input = inputs.get(local);
-            long wrong = checkedCall(aggregator, local, type, operation, input, inputCount);
-            for (int i = 0; i < warmup; i++) {
-                call(aggregator, local, operation, input);
+            try (INDArray result = resultFor(operation, input)) {
+                return measureRank(aggregator, local, type, operation, input, result, inputCount, warmup, iters);
             }
-            transports.get(local).barrier();
-            // The process's counters are read by one rank per process, between two barriers: the
-            // first keeps the others' wait for the slowest warm-up out of its figures, the second
-            // keeps the reading (two files per thread of the JVM) out of the first call's time. The
-            // thread's own are read last before the calls and first after them; never inside.
-            ResourceCounters processBefore = local == 0 ? ResourceCounters.ofProcess() : null;
-            transports.get(local).barrier();
-            ResourceCounters threadBefore = ResourceCounters.ofCurrentThread();
-            // Timed here, not read from collectiveStatistics(): a row's time per call is the slowest rank's
-            // for each call in turn (below), which per-rank percentiles since the opening cannot give.
-            long[] nanos = new long[iters];
-            long before = System.nanoTime();
-            for (int i = 0; i < iters; i++) {
-                call(aggregator, local, operation, input);
-                long after = System.nanoTime();
-                nanos[i] = after - before;
-                before = after;
-            }
-            ResourceCounters threadUsage = ResourceCounters.ofCurrentThread().since(threadBefore);
-            ResourceCounters processUsage = local == 0 ? ResourceCounters.ofProcess().since(processBefore) : null;
-            return new RankTimes(wrong, nanos, threadUsage, processUsage);
         }, limit);
         MemoryMeter.Peaks peaks = memory.stop();
+        return row(type, size, algorithm, operation, iters, worldSize, ranks, peaks);
+    }
 
+    /** One rank's part of a row: the checked call, the warm-up, the barriers and the timed calls. */
+    private RankTimes measureRank(GradientAggregator aggregator, int local, ElementType type, Operation operation,
+            INDArray input, INDArray result, long inputCount, int warmup, int iters) {
+        long wrong = checkedCall(aggregator, local, type, operation, input, result, inputCount);
+        for (int i = 0; i < warmup; i++) {
+            call(aggregator, local, operation, input, result);
+        }
+        transports.get(local).barrier();
+        // The process's counters are read by one rank per process, between two barriers: the
+        // first keeps the others' wait for the slowest warm-up out of its figures, the second
+        // keeps the reading (two files per thread of the JVM) out of the first call's time. The
+        // thread's own are read last before the calls and first after them; never inside.
+        ResourceCounters processBefore = local == 0 ? ResourceCounters.ofProcess() : null;
+        transports.get(local).barrier();
+        ResourceCounters threadBefore = ResourceCounters.ofCurrentThread();
+        // Timed here, not read from collectiveStatistics(): a row's time per call is the slowest rank's
+        // for each call in turn (below), which per-rank percentiles since the opening cannot give.
+        long[] nanos = new long[iters];
+        long before = System.nanoTime();
+        for (int i = 0; i < iters; i++) {
+            call(aggregator, local, operation, input, result);
+            long after = System.nanoTime();
+            nanos[i] = after - before;
+            before = after;
+        }
+        ResourceCounters threadUsage = ResourceCounters.ofCurrentThread().since(threadBefore);
+        ResourceCounters processUsage = local == 0 ? ResourceCounters.ofProcess().since(processBefore) : null;
+        return new RankTimes(wrong, nanos, threadUsage, processUsage);
+    }
+
+    /** The row from every local rank's outcome, with one rank per process after gathering every rank's. */
+    private BenchRow row(ElementType type, long size, Algorithm algorithm, Operation operation, int iters,
+            int worldSize, List<RankTimes> ranks, MemoryMeter.Peaks peaks) {
         // A call's time is the slowest rank's: over the threads of this JVM, or, with one rank per
         // process, over every rank's times gathered at the end of the row.
         long[] perCall = new long[iters];
@@ -299,20 +328,22 @@ final class TransportSweep implements AutoCloseable {
 
     /** The first call of a row on local rank {@code local}, and how many elements of its result are wrong. */
     private long checkedCall(GradientAggregator aggregator, int local, ElementType type, Operation operation,
-            INDArray input, long inputCount) {
+            INDArray input, INDArray result, long inputCount) {
         int worldSize = placement.config().worldSize();
         if (!operation.communicator()) {
-            INDArray[] checked = operation.call(aggregator, input);
+            INDArray[] checked = operation.call(aggregator, input, result);
             long wrong = ClosedFormPattern.countWrong(checked[0], type, operation, worldSize,
                     settings.compression());
-            TensorMemory.close(checked);
+            if (operation.allocates()) {
+                TensorMemory.close(checked);
+            }
             return wrong;
         }
-        INDArray result = operation.call(communicators.get(local), input);
-        long wrong = ClosedFormPattern.countWrong(result, type, operation, worldSize, placement.groupRank(local),
+        INDArray returned = operation.call(communicators.get(local), input);
+        long wrong = ClosedFormPattern.countWrong(returned, type, operation, worldSize, placement.groupRank(local),
                 inputCount, settings.compression());
         if (operation.allocates()) {
-            result.close();
+            returned.close();
         }
         return wrong;
     }
