@@ -28,8 +28,9 @@ import org.nd4j.linalg.dataset.api.iterator.DataSetIterator;
  * Attaching makes every rank's parameters, updater state (Adam's moments, momentum) and step and
  * epoch counters (which schedules and Adam's bias correction read) those of rank 0, with one
  * {@link GradientAggregator#broadcastParams} call; then a {@link TrainingListener} replaces, at every
- * step, the flattened gradients with their average over the ranks, after DL4J computed them and
- * before the updater reads them ({@link TrainingListener#onGradientCalculation}). The aggregator's
+ * step, the flattened gradients with their average over the ranks, in place
+ * ({@link GradientAggregator#reduceGradientsInto}, no copy of the gradients), after DL4J computed them
+ * and before the updater reads them ({@link TrainingListener#onGradientCalculation}). The aggregator's
  * results are bit-identical on every rank, so every rank's updater makes the same update from the
  * same state, and the parameters stay bit-identical across ranks, with the star and with the ring.
  * With each rank's batch of {@code b} examples, a step equals one step of a single process on the
@@ -48,8 +49,8 @@ import org.nd4j.linalg.dataset.api.iterator.DataSetIterator;
  * <h2>What every rank must keep equal</h2>
  * The same network (layers, parameter count, updater), the same batch size at every step, and the
  * same number of steps in every epoch; {@link #shard} gives each rank that. A rank that disagrees
- * does not average unlike things and does not hang: each step's call carries a marker as long as
- * the rank's batch, and the end of each epoch of {@code fit(iterator)} makes a check call of another
+ * does not average unlike things and does not hang: each step's call carries an empty marker whose
+ * shape holds the rank's batch size, and the end of each epoch of {@code fit(iterator)} makes a check call of another
  * tensor count, so ranks whose batch sizes differ at a step, or one still training while another
  * ends its epoch, all fail in that call with a {@link io.ringstar.CollectiveMismatchException}
  * whose message names the step, as in {@code "DataParallel step 17 (epoch 0) on rank 2: ..."}

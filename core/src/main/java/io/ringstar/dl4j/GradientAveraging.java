@@ -17,14 +17,18 @@ import org.nd4j.linalg.factory.Nd4j;
  * them, it replaces the network's flattened gradients with their average over the ranks; at the end
  * of each epoch of {@code fit(iterator)} it makes the check call that meets a rank still stepping.
  *
- * <p>Each step's call carries, besides the gradients, a marker whose length is this rank's batch
- * size, and the epoch's check call carries {@value #EPOCH_CHECK_TENSORS} one-element tensors:
- * every call's tensor count and element counts are compared on every rank, so ranks with different
- * batch sizes, or one at a step while another is at its epoch's end, all fail at once with a
+ * <p>Each step's call carries, besides the gradients, a marker whose shape is {@code [batch, 0]}
+ * for this rank's batch size, and the epoch's check call carries {@value #EPOCH_CHECK_TENSORS}
+ * one-element tensors: every call's tensor count and shapes are compared on every rank (the
+ * layout's fingerprint in every message), so ranks with different batch sizes, or one at a step
+ * while another is at its epoch's end, all fail at once with a
  * {@link io.ringstar.CollectiveMismatchException} instead of averaging unlike things or waiting.
- * The marker travels in the same collective as the gradients, so it costs no round trip; the
- * aggregator then packs the two into its bucket, one copy of the gradients more than a call with
- * the gradients alone.
+ * The marker is empty, so it holds no bytes and travels in the same collective as the gradients:
+ * no round trip, no byte on the wire, and the gradients stay the call's one array with elements,
+ * which {@link GradientAggregator#reduceGradientsInto} averages in place where they lie, without
+ * a bucket or a result array (an earlier marker of {@code batch} zeros made the aggregator pack
+ * both into its bucket, unpack a new result and copy it back: three copies of the gradients per
+ * step, now none).
  */
 final class GradientAveraging extends BaseTrainingListener {
     /** The tensors of the epoch-end check: more than a step's two, so the two never match. */
@@ -37,6 +41,8 @@ final class GradientAveraging extends BaseTrainingListener {
     private final int rank;
     /** A step's marker, kept while the batch size and data type stay the same (the usual case). */
     private INDArray marker;
+    /** A step's call: the gradients and the marker, refilled each step, so that a step allocates no array. */
+    private final INDArray[] step = new INDArray[2];
 
     GradientAveraging(TrainedNetwork network, GradientAggregator aggregator) {
         this.network = network;
@@ -77,19 +83,18 @@ final class GradientAveraging extends BaseTrainingListener {
     public void onGradientCalculation(Model model) {
         requireOwnNetwork(model);
         INDArray gradients = network.gradients();
-        INDArray stepMarker = marker(network.batchSize(), gradients.dataType());
-        INDArray[] averaged;
+        step[0] = gradients;
+        step[1] = marker(network.batchSize(), gradients.dataType());
         try {
-            averaged = aggregator.reduceGradients(gradients, stepMarker);
+            // In place: the gradients are the results, and DL4J's updater reads the average from them.
+            aggregator.reduceGradientsInto(step, step);
         } catch (CollectiveException e) {
             throw StepFailures.restate(e, "DataParallel step " + network.iterationCount() + " (epoch "
                     + network.epochCount() + ")", rank, "this rank's batch has " + network.batchSize()
                     + " examples; " + STEP_ADVICE);
-        }
-        try {
-            gradients.assign(averaged[0]);
         } finally {
-            TensorMemory.close(averaged);
+            // No reference to the network's memory between steps.
+            step[0] = null;
         }
     }
 
@@ -111,7 +116,7 @@ final class GradientAveraging extends BaseTrainingListener {
             check[i] = Nd4j.zeros(DataType.FLOAT, 1);
         }
         try {
-            TensorMemory.close(aggregator.reduceGradients(check));
+            aggregator.reduceGradientsInto(check, check);
         } catch (CollectiveException e) {
             // The epoch is counted after its listeners ran; the step count is that of the next step.
             throw StepFailures.restate(e, "DataParallel end of epoch " + network.epochCount() + " at step "
@@ -125,7 +130,8 @@ final class GradientAveraging extends BaseTrainingListener {
     private INDArray marker(int batchSize, DataType type) {
         if (marker == null || marker.length() != batchSize || marker.dataType() != type) {
             TensorMemory.close(marker);
-            marker = Nd4j.zeros(type, batchSize);
+            // Empty, of shape [batch, 0]: the batch size is in the shape, which every rank compares.
+            marker = Nd4j.create(type, batchSize, 0);
         }
         return marker;
     }
