@@ -227,7 +227,9 @@ final class TransportSweep implements AutoCloseable {
 
     /**
      * One row: every rank checks one call, makes the warm-up calls, meets the others at the
-     * transport's barrier and times each of its calls; the memory meter watches throughout.
+     * transport's barrier and times each of its calls, with the kernel's counters of its thread and
+     * process ({@link ResourceCounters}) read just before and after them; the memory meter watches
+     * throughout.
      */
     BenchRow measure(ElementType type, long size, List<INDArray> inputs, Algorithm algorithm, Operation operation) {
         return measure(type, size, inputs, algorithm, operation, size / type.bytes());
