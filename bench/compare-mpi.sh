@@ -3,22 +3,26 @@
 #   - Open MPI (bench/mpi/collectives.c) over shared memory (btl vader, or sm on Open MPI 5) and
 #     over TCP on loopback (btl tcp, interface lo): MPI_Allreduce, MPI_Reduce + MPI_Bcast, MPI_Bcast,
 #     and (with --comm yes) MPI_Reduce, MPI_Allgather and MPI_Reduce_scatter_block;
-#   - ringstar's sweep (`ringstar launch --nproc N -- bench ...`): ring all-reduce, star
-#     reduceGradients and broadcastParams, and (with --comm yes) the Communicator's allreduce,
-#     allgather, reducescatter, broadcast and reduce (`bench --algorithm comm --op all`, its
-#     all-reduce algorithm chosen by size), over Netty (TCP on loopback), Aeron UDP on loopback (an
-#     embedded driver per rank) and Aeron IPC (every rank a client of one SharedMediaDriver);
+#   - ringstar's sweep (`ringstar launch --nproc N -- bench ...`): the ring's reduceGradients and
+#     reduceGradientsInto (reduce, reduceinto), the star's reduceGradients and broadcastParams, and
+#     (with --comm yes) the Communicator's allreduce, allgather, reducescatter, broadcast and reduce
+#     (`bench --algorithm comm --op all`, its all-reduce algorithm chosen by size), over Netty with
+#     its default options (netty: shared memory between the ranks of this host), Netty with
+#     sharedMemory=off (netty-tcp: TCP on loopback), Aeron UDP on loopback (an embedded driver per
+#     rank) and Aeron IPC (every rank a client of one SharedMediaDriver), both Aeron paths with
+#     sharedMemory=off so that they measure Aeron;
 # at the same sizes, types and world sizes, all written in one CSV (the columns of `ringstar bench
 # --output x.csv`, see its --help); then prints the busbw ratio ringstar / Open MPI per size: ring
-# vs MPI_Allreduce, star reduce vs MPI_Reduce + MPI_Bcast, star broadcast vs MPI_Bcast; Netty and
-# Aeron UDP vs Open MPI's TCP, Aeron IPC vs its shared memory; then, in tables of their own, the
-# communicator's allreduce vs MPI_Allreduce, allgather vs MPI_Allgather, reducescatter vs
-# MPI_Reduce_scatter_block, broadcast vs MPI_Bcast and reduce vs MPI_Reduce. A ratio above 1 means
-# ringstar moved the bytes faster. All-gather's size is the gathered result, reduce-scatter's the
-# input (nccl-tests' convention), both rounded down to whole elements per rank.
+# (both calls) vs MPI_Allreduce, star reduce vs MPI_Reduce + MPI_Bcast, star broadcast vs MPI_Bcast;
+# netty and Aeron IPC vs Open MPI's shared memory, netty-tcp and Aeron UDP vs its TCP; then, in
+# tables of their own, the communicator's allreduce vs MPI_Allreduce, allgather vs MPI_Allgather,
+# reducescatter vs MPI_Reduce_scatter_block, broadcast vs MPI_Bcast and reduce vs MPI_Reduce; then
+# issue 28's targets, met or not. A ratio above 1 means ringstar moved the bytes faster.
+# All-gather's size is the gathered result, reduce-scatter's the input (nccl-tests' convention),
+# both rounded down to whole elements per rank.
 #
 # Usage: bench/compare-mpi.sh [--world-sizes 2,3,4] [--min-bytes 4] [--max-bytes 64M] [--runs 1]
-#          [--type float|double|both] [--transports netty,aeron-udp,aeron-ipc] [--iters N]
+#          [--type float|double|both] [--transports netty,netty-tcp,aeron-udp,aeron-ipc] [--iters N]
 #          [--warmup N] [--comm yes|no] [--out DIR]
 # --iters and --warmup go to both sides; by default each picks them per size (the warm-up moves
 # about 32 MiB in at most 2000 calls, or a fifth of the timed calls if more; ringstar's bench also
@@ -26,18 +30,23 @@
 # communicator and its Open MPI counterparts out (default yes).
 #        bench/compare-mpi.sh --ratios FILE.csv     (only print the ratios of an earlier run's CSV)
 # Aeron options for every Aeron rank go in AERON_OPTS, e.g. AERON_OPTS='--option aeron.termLength=16M'.
+# NETWORK_PATH_OPTS (default '--option sharedMemory=off') keeps netty-tcp, aeron-udp and aeron-ipc
+# off the shared-memory channel; a ringstar without that option refuses it: set it empty there.
 # Writes DIR/compare-run<R>.csv and DIR/ratios-run<R>.md (default DIR bench/results/compare-mpi).
 # Installs Open MPI with apt-get when mpicc or mpirun is missing and this runs as root; builds
 # bench/target/ringstar.jar when it is missing. Exit status: 0 every result right, 1 otherwise.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 
-world_sizes=2,3,4 min_bytes=4 max_bytes=64M runs=1 type=both transports=netty,aeron-udp,aeron-ipc
+world_sizes=2,3,4 min_bytes=4 max_bytes=64M runs=1 type=both transports=netty,netty-tcp,aeron-udp,aeron-ipc
 iters='' warmup='' comm=yes out=bench/results/compare-mpi ratios=''
 parse_flags "world-sizes min-bytes max-bytes runs type transports iters warmup comm out ratios" "$@"
+network_path=${NETWORK_PATH_OPTS---option sharedMemory=off}
+# The star's reduceGradientsInto is left out (the ring's is the one the targets name) and so is the
+# ring's broadcast (no Open MPI row to compare it with).
 case $comm in
-  yes) mpi_ops=(--ops all) ringstar_launches=("ps all" "ring reduce" "comm all") ;;
-  no) mpi_ops=() ringstar_launches=("ps all" "ring reduce") ;;
+  yes) mpi_ops=(--ops all) ringstar_launches=("ps reduce,broadcast" "ring reduce,reduceinto" "comm all") ;;
+  no) mpi_ops=() ringstar_launches=("ps reduce,broadcast" "ring reduce,reduceinto") ;;
   *) echo "compare-mpi.sh: --comm is yes or no, was '$comm'" >&2; exit 2 ;;
 esac
 
@@ -88,11 +97,12 @@ mpi() {
 }
 
 # ringstar LABEL TRANSPORT N CSV: ringstar's sweep as N processes, in two launches: the star's
-# reduce and broadcast, then the ring's reduce (its broadcast has no Open MPI row to compare with);
-# with --comm yes a third, the communicator's five operations.
-# Rank 0 writes the rows, whose transport column is then set to LABEL (aeron-udp and aeron-ipc are
-# both `aeron` to ringstar). Returns 1 when a launch failed; the rows a failed launch still wrote
-# (rank 0 writes them before it exits 1 on wrong elements) are kept, so their `wrong` shows.
+# reduce and broadcast, then the ring's reduce and reduceinto; with --comm yes a third, the
+# communicator's five operations.
+# Rank 0 writes the rows, whose transport column is then set to LABEL (netty and netty-tcp are both
+# `netty` to ringstar, aeron-udp and aeron-ipc both `aeron`). Returns 1 when a launch failed; the
+# rows a failed launch still wrote (rank 0 writes them before it exits 1 on wrong elements) are kept,
+# so their `wrong` shows.
 # Called on the left of `||`, where set -e does not act: every failure is checked by hand.
 ringstar() {
   local label=$1 transport=$2 n=$3 csv=$4 pair algorithm op raw launch result=0
@@ -142,8 +152,8 @@ aeron_ipc() {
     cat "$driver_dir.log" >&2
     result=1
   else
-    RINGSTAR_ARGS="--option aeron.dir=$driver_dir ${AERON_OPTS:-}" ringstar aeron-ipc aeron "$1" "$2" \
-      || result=$?
+    RINGSTAR_ARGS="--option aeron.dir=$driver_dir $network_path ${AERON_OPTS:-}" ringstar aeron-ipc aeron "$1" \
+      "$2" || result=$?
   fi
   # SIGTERM, then SIGKILL after 10 s: a driver that ignores the first must not hold the run.
   kill "$driver" 2>/dev/null || true
@@ -168,9 +178,10 @@ for run in $(seq 1 "$runs"); do
         mpi-shm) mpi mpi-shm "$n" "$csv" "self,$shm" ;;
         mpi-tcp) mpi mpi-tcp "$n" "$csv" self,tcp --mca btl_tcp_if_include lo ;;
         netty) ringstar netty netty "$n" "$csv" ;;
-        aeron-udp) RINGSTAR_ARGS=${AERON_OPTS:-} ringstar aeron-udp aeron "$n" "$csv" ;;
+        netty-tcp) RINGSTAR_ARGS=$network_path ringstar netty-tcp netty "$n" "$csv" ;;
+        aeron-udp) RINGSTAR_ARGS="$network_path ${AERON_OPTS:-}" ringstar aeron-udp aeron "$n" "$csv" ;;
         aeron-ipc) aeron_ipc "$n" "$csv" ;;
-        *) echo "compare-mpi.sh: unknown transport $what (netty, aeron-udp, aeron-ipc)" >&2; exit 2 ;;
+        *) echo "compare-mpi.sh: unknown transport $what (netty, netty-tcp, aeron-udp, aeron-ipc)" >&2; exit 2 ;;
       esac || status=1
       [ ! -s "$csv" ] || parts+=("$csv")
     done
@@ -179,8 +190,9 @@ for run in $(seq 1 "$runs"); do
     echo "compare-mpi.sh: run $run produced no results" >&2
     exit 1
   fi
-  # One header for all: Open MPI's program and ringstar must write the same columns in the same order
-  # (merge refuses a part with other columns, naming both headers).
+  # One header for all: ringstar's columns begin with those of Open MPI's program, in the same order,
+  # and add the per-call accounting at the end, which Open MPI's rows leave empty (merge refuses a
+  # part whose columns differ otherwise, naming both headers).
   all=$out/compare-run$run.csv
   report merge --out "$all" "${parts[@]}"
   rm -f "${parts[@]}"

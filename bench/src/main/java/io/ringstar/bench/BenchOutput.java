@@ -85,6 +85,11 @@ final class BenchOutput {
                 + " cleaner-less direct memory + JavaCPP; mapped files and JVM-internal memory not counted;"
                 + (settings.oneRankPerProcess() ? " one value per rank" : " one value for the JVM that runs every"
                         + " rank as a thread"));
+        meta.put("accounting", "per timed call, from just before the first to just after the last: the calling"
+                + " thread's CPU time (ThreadMXBean), page faults and context switches (/proc/thread-self), the mean"
+                + " over the ranks; the process's (faults: /proc/self/stat; CPU time and switches: summed over"
+                + " /proc/self/task/*/schedstat and status, threads alive at both readings), the mean over the "
+                + (settings.oneRankPerProcess() ? "processes" : "one JVM of every rank") + "; null where not counted");
         meta.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
         meta.put("processors", runtime.availableProcessors());
         meta.put("max_heap_bytes", runtime.maxMemory());

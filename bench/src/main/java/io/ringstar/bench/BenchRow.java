@@ -4,6 +4,7 @@ import io.ringstar.internal.tensor.ElementType;
 import io.ringstar.ranks.Algorithm;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.ToLongFunction;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -22,16 +23,43 @@ import org.HdrHistogram.Histogram;
  * @param heapPeakPerRank peak heap bytes: one value per rank when each rank is a process, one
  *     value for the whole JVM when the ranks are its threads
  * @param offHeapPeakPerRank peak off-heap bytes, counted the same way
+ * @param threadUsage what the kernel counted for each rank's calling thread over the row's timed
+ *     calls, one per rank (every rank of the group, with threads or gathered from the processes)
+ * @param processUsage what it counted for each process over them: one per rank when each rank is
+ *     a process, one for the JVM (all its rank threads, background threads and the rest) otherwise
  */
 record BenchRow(String transport, ElementType type, Algorithm algorithm, String algorithmLabel, Operation operation,
         long sizeBytes, long count, int iters, long p50Nanos, long p99Nanos, double busFactor, long wrong,
-        List<Long> heapPeakPerRank, List<Long> offHeapPeakPerRank) {
+        List<Long> heapPeakPerRank, List<Long> offHeapPeakPerRank, List<ResourceCounters> threadUsage,
+        List<ResourceCounters> processUsage) {
     /** Precision of the percentiles: 3 significant digits, a relative error below 0.1%. */
     private static final int SIGNIFICANT_DIGITS = 3;
 
     BenchRow {
         heapPeakPerRank = List.copyOf(heapPeakPerRank);
         offHeapPeakPerRank = List.copyOf(offHeapPeakPerRank);
+        threadUsage = List.copyOf(threadUsage);
+        processUsage = List.copyOf(processUsage);
+    }
+
+    /** A calling thread's CPU time per call in microseconds, the mean over the ranks; NaN when unknown. */
+    double threadCpuMicros() {
+        return ResourceCounters.meanPerCall(threadUsage, ResourceCounters::cpuNanos, iters) / 1e3;
+    }
+
+    /** A process's CPU time per call in microseconds, the mean over the processes; NaN when unknown. */
+    double processCpuMicros() {
+        return ResourceCounters.meanPerCall(processUsage, ResourceCounters::cpuNanos, iters) / 1e3;
+    }
+
+    /** {@code field} of the calling threads per call, the mean over the ranks; NaN when unknown. */
+    double perThreadCall(ToLongFunction<ResourceCounters> field) {
+        return ResourceCounters.meanPerCall(threadUsage, field, iters);
+    }
+
+    /** {@code field} of the processes per call, the mean over the processes; NaN when unknown. */
+    double perProcessCall(ToLongFunction<ResourceCounters> field) {
+        return ResourceCounters.meanPerCall(processUsage, field, iters);
     }
 
     String typeName() {

@@ -50,7 +50,7 @@ final class ClosedFormPattern {
      */
     static double expected(Operation operation, int worldSize, int rank, long inputElements, long index) {
         return switch (operation) {
-            case REDUCE, ALL_REDUCE -> average(worldSize, index);
+            case REDUCE, REDUCE_INTO, ALL_REDUCE -> average(worldSize, index);
             case BROADCAST, COMM_BROADCAST -> value(Operation.ROOT, index);
             case COMM_REDUCE -> rank == Operation.ROOT ? average(worldSize, index) : value(rank, index);
             case ALL_GATHER -> value(Math.toIntExact(index / inputElements), index % inputElements);
@@ -89,7 +89,8 @@ final class ClosedFormPattern {
      */
     static long countWrong(INDArray result, ElementType type, Operation operation, int worldSize, int rank,
             long inputElements, Compression compression) {
-        boolean compressed = (operation == Operation.REDUCE || operation == Operation.ALL_REDUCE)
+        boolean compressed = (operation == Operation.REDUCE || operation == Operation.REDUCE_INTO
+                || operation == Operation.ALL_REDUCE)
                 && compression.kind() != Compression.Kind.NONE;
         if (compressed && compression.kind() == Compression.Kind.TOPK) {
             return -1;

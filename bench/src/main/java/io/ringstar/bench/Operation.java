@@ -8,14 +8,19 @@ import java.util.List;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
 /**
- * The collectives the bench times: the two of {@link GradientAggregator} (algorithms ps and ring)
+ * The collectives the bench times: the three of {@link GradientAggregator} (algorithms ps and ring)
  * and the five of {@link Communicator} (algorithm comm). Two labels appear twice, one per family:
  * {@code reduce} is reduceGradients (an average on every rank) for an aggregator and a reduce to
  * rank 0 for the communicator; {@code broadcast} is rank 0's values everywhere for both.
  */
 public enum Operation {
-    /** {@link GradientAggregator#reduceGradients}: all-reduce (average) semantics. */
+    /** {@link GradientAggregator#reduceGradients}: all-reduce (average) semantics, new result arrays. */
     REDUCE("reduce", false),
+    /**
+     * {@link GradientAggregator#reduceGradientsInto}: the same average, written into a result array
+     * the bench makes once per row and passes to every call (the training loop's form).
+     */
+    REDUCE_INTO("reduceinto", false),
     /** {@link GradientAggregator#broadcastParams}: rank 0's values everywhere. */
     BROADCAST("broadcast", false),
     /** {@link Communicator#allReduce} with AVG, in place. */
@@ -60,12 +65,28 @@ public enum Operation {
                 .orElseThrow(() -> new IllegalArgumentException("no operation '" + label + "'"));
     }
 
-    INDArray[] call(GradientAggregator aggregator, INDArray tensor) {
+    /**
+     * One call on {@code aggregator}: its results, new arrays owned by the caller, or for
+     * {@link #REDUCE_INTO} {@code result} itself, written in place ({@link #allocates} tells which).
+     *
+     * @param result where {@link #REDUCE_INTO} writes, with {@code tensor}'s shape and type; ignored otherwise
+     */
+    INDArray[] call(GradientAggregator aggregator, INDArray tensor, INDArray result) {
         return switch (this) {
             case REDUCE -> aggregator.reduceGradients(tensor);
+            case REDUCE_INTO -> {
+                INDArray[] results = {result};
+                aggregator.reduceGradientsInto(new INDArray[] {tensor}, results);
+                yield results;
+            }
             case BROADCAST -> aggregator.broadcastParams(tensor);
             default -> throw new IllegalStateException(label + " is a communicator operation");
         };
+    }
+
+    /** Whether this operation of an aggregator writes into a result array the caller passes. */
+    boolean needsResult() {
+        return this == REDUCE_INTO;
     }
 
     /**
@@ -88,9 +109,12 @@ public enum Operation {
         return input;
     }
 
-    /** Whether {@link #call(Communicator, INDArray)} returns a new array rather than its input. */
+    /**
+     * Whether a call returns new arrays, which the caller closes, rather than its input
+     * ({@link #call(Communicator, INDArray)}) or the result it was given ({@link #REDUCE_INTO}).
+     */
     boolean allocates() {
-        return this == ALL_GATHER || this == REDUCE_SCATTER;
+        return this == ALL_GATHER || this == REDUCE_SCATTER || this == REDUCE || this == BROADCAST;
     }
 
     /**
@@ -120,7 +144,7 @@ public enum Operation {
      */
     public double busBandwidthFactor(int worldSize) {
         return switch (this) {
-            case REDUCE, ALL_REDUCE -> 2.0 * (worldSize - 1) / worldSize;
+            case REDUCE, REDUCE_INTO, ALL_REDUCE -> 2.0 * (worldSize - 1) / worldSize;
             case ALL_GATHER, REDUCE_SCATTER -> (worldSize - 1) / (double) worldSize;
             case BROADCAST, COMM_BROADCAST, COMM_REDUCE -> 1.0;
         };

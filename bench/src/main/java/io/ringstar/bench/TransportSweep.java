@@ -34,11 +34,16 @@ import org.nd4j.linalg.factory.Nd4j;
  * which this object owns and closes.
  */
 final class TransportSweep implements AutoCloseable {
-    /** The control gather's row per rank: heap peak, off-heap peak, wrong elements, then each call's time. */
+    /**
+     * The control gather's row per rank: heap peak, off-heap peak, wrong elements, the calling
+     * thread's and the process's {@link ResourceCounters}, then each call's time.
+     */
     private static final int HEAP = 0;
     private static final int OFF_HEAP = 1;
     private static final int WRONG = 2;
-    private static final int FIRST_CALL = 3;
+    private static final int THREAD_USAGE = 3;
+    private static final int PROCESS_USAGE = THREAD_USAGE + ResourceCounters.FIELDS;
+    private static final int FIRST_CALL = PROCESS_USAGE + ResourceCounters.FIELDS;
 
     private final BenchSettings settings;
     private final RankPlacement placement;
@@ -50,8 +55,14 @@ final class TransportSweep implements AutoCloseable {
     /** One per local rank when the communicator is benchmarked, else empty. */
     private final List<Communicator> communicators = new ArrayList<>();
 
-    /** One rank's outcome for one row. */
-    private record RankTimes(long wrong, long[] nanosPerCall) {
+    /**
+     * One rank's outcome for one row.
+     *
+     * @param threadUsage its calling thread's counters over the timed calls
+     * @param processUsage the process's over them, read by local rank 0 only ({@code null} on the others)
+     */
+    private record RankTimes(long wrong, long[] nanosPerCall, ResourceCounters threadUsage,
+            ResourceCounters processUsage) {
     }
 
     private TransportSweep(BenchSettings settings, RankPlacement placement, MemoryMeter memory,
@@ -153,9 +164,11 @@ final class TransportSweep implements AutoCloseable {
         try {
             List<GradientAggregator> aggregators = groups.get(algorithm);
             threads.run(local -> {
-                for (int i = 0; i < calls; i++) {
-                    call(algorithm == Algorithm.COMM ? null : aggregators.get(local), local, operation,
-                            inputs.get(local));
+                try (INDArray result = resultFor(operation, inputs.get(local))) {
+                    for (int i = 0; i < calls; i++) {
+                        call(algorithm == Algorithm.COMM ? null : aggregators.get(local), local, operation,
+                                inputs.get(local), result);
+                    }
                 }
                 return null;
             // Only a guard against a call that breaks its own timeout: a few timeouts, plus 10 ms a call.
@@ -165,15 +178,29 @@ final class TransportSweep implements AutoCloseable {
         }
     }
 
-    /** One untimed or timed call on local rank {@code local}, freeing what it returns. */
-    private void call(GradientAggregator aggregator, int local, Operation operation, INDArray input) {
+    /**
+     * The array an aggregator's {@code operation} writes its result into, made once per row and rank
+     * as a training loop would ({@link Operation#REDUCE_INTO}); {@code null} for the others. The
+     * caller closes it ({@code try} with resources accepts the {@code null}).
+     */
+    private static INDArray resultFor(Operation operation, INDArray input) {
+        return operation.needsResult() ? TensorMemory.newDetached(ElementType.of(input.dataType()), input.shape())
+                : null;
+    }
+
+    /** One untimed or timed call on local rank {@code local}, freeing what it returns unless it is {@code result}. */
+    private void call(GradientAggregator aggregator, int local, Operation operation, INDArray input,
+            INDArray result) {
         if (operation.communicator()) {
-            INDArray result = operation.call(communicators.get(local), input);
+            INDArray returned = operation.call(communicators.get(local), input);
             if (operation.allocates()) {
-                result.close();
+                returned.close();
             }
         } else {
-            TensorMemory.close(operation.call(aggregator, input));
+            INDArray[] returned = operation.call(aggregator, input, result);
+            if (operation.allocates()) {
+                TensorMemory.close(returned);
+            }
         }
     }
 
@@ -200,7 +227,9 @@ final class TransportSweep implements AutoCloseable {
 
     /**
      * One row: every rank checks one call, makes the warm-up calls, meets the others at the
-     * transport's barrier and times each of its calls; the memory meter watches throughout.
+     * transport's barrier and times each of its calls, with the kernel's counters of its thread and
+     * process ({@link ResourceCounters}) read just before and after them; the memory meter watches
+     * throughout.
      */
     BenchRow measure(ElementType type, long size, List<INDArray> inputs, Algorithm algorithm, Operation operation) {
         return measure(type, size, inputs, algorithm, operation, size / type.bytes());
@@ -218,25 +247,47 @@ final class TransportSweep implements AutoCloseable {
         List<RankTimes> ranks = threads.run(local -> {
             GradientAggregator aggregator = aggregators == null ? null : aggregators.get(local);
             INDArray input = inputs.get(local);
-            long wrong = checkedCall(aggregator, local, type, operation, input, inputCount);
-            for (int i = 0; i < warmup; i++) {
-                call(aggregator, local, operation, input);
+            try (INDArray result = resultFor(operation, input)) {
+                return measureRank(aggregator, local, type, operation, input, result, inputCount, warmup, iters);
             }
-            transports.get(local).barrier();
-            // Timed here, not read from collectiveStatistics(): a row's time per call is the slowest rank's
-            // for each call in turn (below), which per-rank percentiles since the opening cannot give.
-            long[] nanos = new long[iters];
-            long before = System.nanoTime();
-            for (int i = 0; i < iters; i++) {
-                call(aggregator, local, operation, input);
-                long after = System.nanoTime();
-                nanos[i] = after - before;
-                before = after;
-            }
-            return new RankTimes(wrong, nanos);
         }, limit);
         MemoryMeter.Peaks peaks = memory.stop();
+        return row(type, size, algorithm, operation, iters, worldSize, ranks, peaks);
+    }
 
+    /** One rank's part of a row: the checked call, the warm-up, the barriers and the timed calls. */
+    private RankTimes measureRank(GradientAggregator aggregator, int local, ElementType type, Operation operation,
+            INDArray input, INDArray result, long inputCount, int warmup, int iters) {
+        long wrong = checkedCall(aggregator, local, type, operation, input, result, inputCount);
+        for (int i = 0; i < warmup; i++) {
+            call(aggregator, local, operation, input, result);
+        }
+        transports.get(local).barrier();
+        // The process's counters are read by one rank per process, between two barriers: the
+        // first keeps the others' wait for the slowest warm-up out of its figures, the second
+        // keeps the reading (two files per thread of the JVM) out of the first call's time. The
+        // thread's own are read last before the calls and first after them; never inside.
+        ResourceCounters processBefore = local == 0 ? ResourceCounters.ofProcess() : null;
+        transports.get(local).barrier();
+        ResourceCounters threadBefore = ResourceCounters.ofCurrentThread();
+        // Timed here, not read from collectiveStatistics(): a row's time per call is the slowest rank's
+        // for each call in turn (below), which per-rank percentiles since the opening cannot give.
+        long[] nanos = new long[iters];
+        long before = System.nanoTime();
+        for (int i = 0; i < iters; i++) {
+            call(aggregator, local, operation, input, result);
+            long after = System.nanoTime();
+            nanos[i] = after - before;
+            before = after;
+        }
+        ResourceCounters threadUsage = ResourceCounters.ofCurrentThread().since(threadBefore);
+        ResourceCounters processUsage = local == 0 ? ResourceCounters.ofProcess().since(processBefore) : null;
+        return new RankTimes(wrong, nanos, threadUsage, processUsage);
+    }
+
+    /** The row from every local rank's outcome, with one rank per process after gathering every rank's. */
+    private BenchRow row(ElementType type, long size, Algorithm algorithm, Operation operation, int iters,
+            int worldSize, List<RankTimes> ranks, MemoryMeter.Peaks peaks) {
         // A call's time is the slowest rank's: over the threads of this JVM, or, with one rank per
         // process, over every rank's times gathered at the end of the row.
         long[] perCall = new long[iters];
@@ -248,16 +299,23 @@ final class TransportSweep implements AutoCloseable {
         long wrong = ranks.stream().mapToLong(RankTimes::wrong).sum();
         List<Long> heap = List.of(peaks.heapBytes());
         List<Long> offHeap = List.of(peaks.offHeapBytes());
+        List<ResourceCounters> threadUsage = ranks.stream().map(RankTimes::threadUsage).toList();
+        List<ResourceCounters> processUsage = List.of(ranks.get(0).processUsage());
         if (placement.oneRankPerProcess()) {
             long[] mine = new long[FIRST_CALL + iters];
             mine[HEAP] = peaks.heapBytes();
             mine[OFF_HEAP] = peaks.offHeapBytes();
             mine[WRONG] = wrong;
+            threadUsage.get(0).toArray(mine, THREAD_USAGE);
+            processUsage.get(0).toArray(mine, PROCESS_USAGE);
             System.arraycopy(perCall, 0, mine, FIRST_CALL, iters);
             long[][] gathered = gather(mine);
             heap = column(gathered, HEAP);
             offHeap = column(gathered, OFF_HEAP);
             wrong = column(gathered, WRONG).stream().mapToLong(Long::longValue).sum();
+            threadUsage = Arrays.stream(gathered).map(rank -> ResourceCounters.fromArray(rank, THREAD_USAGE)).toList();
+            processUsage = Arrays.stream(gathered).map(rank -> ResourceCounters.fromArray(rank, PROCESS_USAGE))
+                    .toList();
             for (long[] rank : gathered) {
                 for (int i = 0; i < iters; i++) {
                     perCall[i] = Math.max(perCall[i], rank[FIRST_CALL + i]);
@@ -267,25 +325,27 @@ final class TransportSweep implements AutoCloseable {
         return new BenchRow(transport(), type, algorithm, settings.algorithmLabel(algorithm), operation, size,
                 size / type.bytes(), iters,
                 BenchRow.percentile(perCall, 50), BenchRow.percentile(perCall, 99),
-                operation.busBandwidthFactor(worldSize), wrong, heap, offHeap);
+                operation.busBandwidthFactor(worldSize), wrong, heap, offHeap, threadUsage, processUsage);
     }
 
     /** The first call of a row on local rank {@code local}, and how many elements of its result are wrong. */
     private long checkedCall(GradientAggregator aggregator, int local, ElementType type, Operation operation,
-            INDArray input, long inputCount) {
+            INDArray input, INDArray result, long inputCount) {
         int worldSize = placement.config().worldSize();
         if (!operation.communicator()) {
-            INDArray[] checked = operation.call(aggregator, input);
+            INDArray[] checked = operation.call(aggregator, input, result);
             long wrong = ClosedFormPattern.countWrong(checked[0], type, operation, worldSize,
                     settings.compression());
-            TensorMemory.close(checked);
+            if (operation.allocates()) {
+                TensorMemory.close(checked);
+            }
             return wrong;
         }
-        INDArray result = operation.call(communicators.get(local), input);
-        long wrong = ClosedFormPattern.countWrong(result, type, operation, worldSize, placement.groupRank(local),
+        INDArray returned = operation.call(communicators.get(local), input);
+        long wrong = ClosedFormPattern.countWrong(returned, type, operation, worldSize, placement.groupRank(local),
                 inputCount, settings.compression());
         if (operation.allocates()) {
-            result.close();
+            returned.close();
         }
         return wrong;
     }

@@ -84,6 +84,17 @@ import picocli.CommandLine.Spec;
             "  Memory is per process: with threads, one figure for the JVM and all its ranks; with one",
             "  rank per process, rank 0 gathers every rank's peaks (a '#' line under each row lists them;",
             "  the columns show the largest).",
+            "  Per timed call, counted by the kernel from just before the first timed call to just after",
+            "  the last (Linux /proc; empty in the file and '-' in the table where there is none):",
+            "  cpu(us) [thread_cpu_us]  the calling thread's CPU time, the mean over the ranks",
+            "  proc-cpu(us) [process_cpu_us]  the process's (every thread: transport I/O, Aeron's driver,",
+            "                         the GC), the mean over the processes; with threads, the one JVM's",
+            "  minflt [thread_minor_faults]  the calling thread's minor page faults (fresh memory touched);",
+            "                         [process_minor_faults, thread_major_faults, process_major_faults]",
+            "  csw vol/inv [thread_voluntary_switches, thread_involuntary_switches]  the calling thread's",
+            "                         context switches: given up (waited) / taken away (preempted);",
+            "                         [process_voluntary_switches, process_involuntary_switches] the process's",
+            "  cpu(us) near p50(us) says a call worked; far below it, with voluntary switches, that it waited.",
             "",
             "Environment: run with OMP_NUM_THREADS=1. The ranks are threads that share the",
             "machine's cores, and ND4J's own native threads would compete with them; when the",
@@ -119,8 +130,10 @@ public final class BenchCommand implements Command {
             + " Communicator: its all-reduce picks by size, or --option allReduceAlgorithm=ring|doubling|star"
             + " forces one, and the rows say comm-ring and so on)")
     private String algorithm;
-    @Option(names = "--op", paramLabel = "O", description = {"with ps, ring, both: reduce | broadcast | all (default"
-            + " reduce): reduce = reduceGradients (the ring's all-reduce, the star's gather-average-send-back),"
+    @Option(names = "--op", paramLabel = "O", description = {"with ps, ring, both: reduce | reduceinto | broadcast,"
+            + " several separated by commas, or all (default reduce): reduce = reduceGradients (the ring's"
+            + " all-reduce, the star's gather-average-send-back; new result arrays), reduceinto ="
+            + " reduceGradientsInto (the same average into a result array made once per row),"
             + " broadcast = broadcastParams (rank 0's values to every rank)",
         "with comm: allreduce | allgather | reducescatter | broadcast | reduce, several separated by commas, or all"
             + " (default allreduce): allReduce(AVG) in place; allGather (the size is the gathered result, each rank"
@@ -271,45 +284,38 @@ public final class BenchCommand implements Command {
     }
 
     /**
-     * The operations {@code --op} picks: for the aggregators reduce, broadcast or all (default
-     * reduce); for the communicator one or more of allreduce, allgather, reducescatter, broadcast and
-     * reduce separated by commas, or all (default allreduce). An op of the other family is refused
-     * with a message that says which algorithm has it.
+     * The operations {@code --op} picks, one or more of a family separated by commas, or all: for
+     * the aggregators reduce, reduceinto and broadcast (default reduce); for the communicator
+     * allreduce, allgather, reducescatter, broadcast and reduce (default allreduce). An op of the
+     * other family only is refused with a message that says which algorithm has it.
      */
     static List<Operation> operations(String given, boolean communicator) throws UsageException {
-        if (!communicator) {
-            if (given != null && Operation.of(true).stream().anyMatch(op -> op.label().equals(given))
-                    && Operation.of(false).stream().noneMatch(op -> op.label().equals(given))) {
-                throw new UsageException(BenchSettings.OP + " " + given + " is a communicator operation: give "
-                        + Algorithm.FLAG + " " + Algorithm.COMM.label());
-            }
-            List<String> choices = List.of("reduce", "broadcast", "all");
-            return switch (FlagValues.choice(BenchSettings.OP, given, "reduce", choices)) {
-                case "broadcast" -> List.of(Operation.BROADCAST);
-                case "all" -> List.of(Operation.REDUCE, Operation.BROADCAST);
-                default -> List.of(Operation.REDUCE);
-            };
-        }
-        List<String> labels = Operation.of(true).stream().map(Operation::label).toList();
-        String text = given == null ? Operation.ALL_REDUCE.label() : given;
+        List<Operation> family = Operation.of(communicator);
+        List<String> labels = family.stream().map(Operation::label).toList();
+        String text = given == null ? (communicator ? Operation.ALL_REDUCE : Operation.REDUCE).label() : given;
         if (text.equals("all")) {
-            return Operation.of(true);
+            return family;
         }
         List<Operation> chosen = new ArrayList<>();
-        for (String label : text.split(",", -1)) {
-            if (!labels.contains(label.trim())) {
-                throw new UsageException(BenchSettings.OP + " with " + Algorithm.FLAG + " " + Algorithm.COMM.label()
-                        + " takes " + String.join("|", labels) + " (several separated by commas) or all, was '"
-                        + text + "'");
+        for (String part : text.split(",", -1)) {
+            String label = part.trim();
+            if (!labels.contains(label)) {
+                if (!communicator && Operation.of(true).stream().anyMatch(op -> op.label().equals(label))) {
+                    throw new UsageException(BenchSettings.OP + " " + label + " is a communicator operation: give "
+                            + Algorithm.FLAG + " " + Algorithm.COMM.label());
+                }
+                throw new UsageException(BenchSettings.OP + (communicator ? " with " + Algorithm.FLAG + " "
+                        + Algorithm.COMM.label() : "") + " takes " + String.join("|", labels)
+                        + " (several separated by commas) or all, was '" + text + "'");
             }
-            Operation op = Operation.of(true, label.trim());
+            Operation op = Operation.of(communicator, label);
             if (chosen.contains(op)) {
-                throw new UsageException(BenchSettings.OP + " names " + label.trim() + " twice: '" + text + "'");
+                throw new UsageException(BenchSettings.OP + " names " + label + " twice: '" + text + "'");
             }
             chosen.add(op);
         }
         // Declaration order, so that the rows come in the same order whatever order the flag gives.
-        return Operation.of(true).stream().filter(chosen::contains).toList();
+        return family.stream().filter(chosen::contains).toList();
     }
 
     /**

@@ -165,8 +165,8 @@ class BenchCommandTest {
                 "--max-bytes", "64", "--output", csv.toString());
         assertEquals(0, outcome.status(), outcome.all());
         List<Map<String, String>> rows = readCsv(csv);
-        // float: 4..64 B (5 sizes), double: 8..64 B (4 sizes); two algorithms, two operations each.
-        assertEquals((5 + 4) * 2 * 2, rows.size());
+        // float: 4..64 B (5 sizes), double: 8..64 B (4 sizes); two algorithms, three operations each.
+        assertEquals((5 + 4) * 2 * 3, rows.size());
         assertEquals(rows.size(), tableRows(outcome.out()), outcome.out());
         Set<String> seen = new HashSet<>();
         for (Map<String, String> row : rows) {
@@ -182,13 +182,30 @@ class BenchCommandTest {
             assertEquals(size / (row.get("type").equals("float") ? 4 : 8), Long.parseLong(row.get("count")));
             double p50 = number(row, "time_p50_us");
             assertTrue(p50 > 0 && number(row, "time_p99_us") >= p50, row.toString());
-            double factor = row.get("op").equals("reduce") ? 2.0 * 2 / 3 : 1.0;
+            double factor = row.get("op").startsWith("reduce") ? 2.0 * 2 / 3 : 1.0;
             assertClose(factor, number(row, "bus_factor"), "bus factor");
             assertClose(size / (p50 * 1e3), number(row, "algbw_gbps"), "algbw = size / p50");
             assertClose(number(row, "algbw_gbps") * factor, number(row, "busbw_gbps"), "busbw = algbw x factor");
             assertTrue(number(row, "heap_peak_bytes") > 0 && number(row, "offheap_peak_bytes") > 0, row.toString());
+            assertCountedPerCall(row);
         }
-        assertTrue(outcome.out().contains("# wrote 36 rows to " + csv), outcome.out());
+        assertTrue(outcome.out().contains("# wrote 54 rows to " + csv), outcome.out());
+    }
+
+    /**
+     * The accounting columns parse and are sane: nothing negative, and the calls cost their thread
+     * some CPU time. (The process's may read 0 over a row this short: its threads' schedstat moves
+     * at scheduler ticks; ResourceCountersTest sees it move over a longer busy loop.)
+     */
+    private static void assertCountedPerCall(Map<String, String> row) {
+        if (!Files.isReadable(Path.of("/proc/thread-self/stat"))) {
+            ResultFile.ACCOUNTING_COLUMNS.forEach(column -> assertEquals("", row.get(column), column));
+            return;
+        }
+        for (String column : ResultFile.ACCOUNTING_COLUMNS) {
+            assertTrue(number(row, column) >= 0, column + " in " + row);
+        }
+        assertTrue(number(row, "thread_cpu_us") > 0, row.toString());
     }
 
     @Test
@@ -230,8 +247,8 @@ class BenchCommandTest {
         assertEquals(0, outcome.status(), outcome.all());
         List<Map<String, String>> rows = readCsv(csv);
         for (String transport : List.of("netty", "aeron")) {
-            // 256 B .. 1 KiB, two algorithms, two operations.
-            assertEquals(3 * 2 * 2, rows.stream().filter(row -> row.get("transport").equals(transport)).count(),
+            // 256 B .. 1 KiB, two algorithms, three operations.
+            assertEquals(3 * 2 * 3, rows.stream().filter(row -> row.get("transport").equals(transport)).count(),
                     transport);
         }
         assertTrue(rows.stream().allMatch(row -> row.get("wrong").equals("0")), rows.toString());

@@ -23,7 +23,14 @@ class ResultFileTest {
     private static final ResultFile.Run RUN = new ResultFile.Run("2026-11-26T12:00:00Z", 4, "threads");
     private static final BenchRow ROW = new BenchRow("netty", ElementType.FLOAT, Algorithm.RING, "ring",
             Operation.REDUCE, 1 << 20, (1 << 20) / 4, 40, 123_456, 234_567, 1.5, 0, List.of(64L << 20),
-            List.of(8L << 20, 9L << 20));
+            List.of(8L << 20, 9L << 20),
+            List.of(new ResourceCounters(4_000_000, 80, 0, 40, 4), new ResourceCounters(2_000_000, 0, 0, 20, 0)),
+            List.of(new ResourceCounters(12_000_000, 400, 0, 400, 8), new ResourceCounters(6_000_000, 0, 0, 80, 0)));
+    /** The same row where the system counted nothing (no /proc). */
+    private static final BenchRow UNCOUNTED = new BenchRow("netty", ElementType.FLOAT, Algorithm.RING, "ring",
+            Operation.REDUCE, 1 << 20, (1 << 20) / 4, 40, 123_456, 234_567, 1.5, 0, List.of(64L << 20),
+            List.of(8L << 20, 9L << 20), List.of(ResourceCounters.NONE, ResourceCounters.NONE),
+            List.of(ResourceCounters.NONE, ResourceCounters.NONE));
 
     @TempDir
     Path directory;
@@ -80,5 +87,41 @@ class ResultFileTest {
         assertEquals(columns.size(), cells.length);
         assertEquals("123.456", cells[columns.indexOf("time_p50_us")]);
         assertEquals("netty", cells[columns.indexOf("transport")]);
+    }
+
+    @Test
+    void accountingColumnsComeLastPerCallAndEmptyWhereUncounted() throws IOException {
+        List<String> columns = List.of(ResultFile.CSV_HEADER.split(","));
+        // Appended: the older columns keep their places, so older readers and files still agree.
+        assertEquals("offheap_peak_bytes", columns.get(columns.size() - ResultFile.ACCOUNTING_COLUMNS.size() - 1));
+        assertEquals(ResultFile.ACCOUNTING_COLUMNS,
+                columns.subList(columns.size() - ResultFile.ACCOUNTING_COLUMNS.size(), columns.size()));
+        Path file = directory.resolve("rows.csv");
+        ResultFile.write(file, RUN, Map.of(), List.of(ROW, UNCOUNTED));
+        List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+        String[] counted = lines.get(1).split(",", -1);
+        // Means over the ranks (threads) and the processes, divided by the 40 calls.
+        assertEquals("75", counted[columns.indexOf("thread_cpu_us")]);
+        assertEquals("225", counted[columns.indexOf("process_cpu_us")]);
+        assertEquals("1", counted[columns.indexOf("thread_minor_faults")]);
+        assertEquals("5", counted[columns.indexOf("process_minor_faults")]);
+        assertEquals("0", counted[columns.indexOf("thread_major_faults")]);
+        assertEquals("0.75", counted[columns.indexOf("thread_voluntary_switches")]);
+        assertEquals("0.05", counted[columns.indexOf("thread_involuntary_switches")]);
+        assertEquals("6", counted[columns.indexOf("process_voluntary_switches")]);
+        assertEquals("0.1", counted[columns.indexOf("process_involuntary_switches")]);
+        String[] uncounted = lines.get(2).split(",", -1);
+        assertEquals(columns.size(), uncounted.length);
+        for (String column : ResultFile.ACCOUNTING_COLUMNS) {
+            assertEquals("", uncounted[columns.indexOf(column)], column);
+        }
+
+        Path json = directory.resolve("rows.json");
+        ResultFile.write(json, RUN, Map.of(), List.of(UNCOUNTED));
+        JsonObject row = JsonParser.parseString(Files.readString(json, StandardCharsets.UTF_8)).getAsJsonObject()
+                .getAsJsonArray("rows").get(0).getAsJsonObject();
+        for (String column : ResultFile.ACCOUNTING_COLUMNS) {
+            assertTrue(row.has(column) && row.get(column).isJsonNull(), column + " in " + row);
+        }
     }
 }

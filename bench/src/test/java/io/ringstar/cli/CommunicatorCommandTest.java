@@ -33,9 +33,16 @@ class CommunicatorCommandTest {
                 Operation.COMM_BROADCAST, Operation.COMM_REDUCE), BenchCommand.operations("all", true));
         assertEquals(List.of(Operation.ALL_GATHER, Operation.COMM_REDUCE),
                 BenchCommand.operations("reduce, allgather", true), "declaration order, whatever the flag's");
-        // The aggregators' values are unchanged.
+        // The aggregators': reduce by default; lists in declaration order too.
         assertEquals(List.of(Operation.REDUCE), BenchCommand.operations(null, false));
-        assertEquals(List.of(Operation.REDUCE, Operation.BROADCAST), BenchCommand.operations("all", false));
+        assertEquals(List.of(Operation.REDUCE, Operation.REDUCE_INTO, Operation.BROADCAST),
+                BenchCommand.operations("all", false));
+        assertEquals(List.of(Operation.REDUCE_INTO, Operation.BROADCAST),
+                BenchCommand.operations("broadcast,reduceinto", false));
+        UsageException unknownAggregatorOp = assertThrows(UsageException.class,
+                () -> BenchCommand.operations("reduce,x", false));
+        assertTrue(unknownAggregatorOp.getMessage().contains("reduce|reduceinto|broadcast"),
+                unknownAggregatorOp.getMessage());
         UsageException notAggregator = assertThrows(UsageException.class,
                 () -> BenchCommand.operations("allgather", false));
         assertTrue(notAggregator.getMessage().contains("--op allgather is a communicator operation: give --algorithm"

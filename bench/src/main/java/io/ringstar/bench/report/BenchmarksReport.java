@@ -109,13 +109,14 @@ public final class BenchmarksReport {
 
                 `%s` (%s). Open MPI runs `bench/mpi/collectives.c`:
                 MPI_Allreduce then ÷ n (against the ring), MPI_Reduce to rank 0, ÷ n, MPI_Bcast (against the
-                star's reduceGradients) and MPI_Bcast (against broadcastParams), over shared memory (`mpi-shm`)
-                and TCP on loopback (`mpi-tcp`); its program is built with -O3. On both sides a call's time is
-                the slowest rank's. Each cell is ringstar's busbw ÷ Open MPI's at the same size, type and
-                world size (above 1: ringstar is faster). All rows: `%s/%s`.
+                star's reduceGradients) and MPI_Bcast (against broadcastParams), over shared memory (`mpi-shm`,
+                against ringstar's defaults, `netty`, and Aeron IPC) and TCP on loopback (`mpi-tcp`, against
+                Netty with `sharedMemory=off`, `netty-tcp`, and Aeron UDP); its program is built with -O3. On
+                both sides a call's time is the slowest rank's. Each cell is ringstar's busbw ÷ Open MPI's at
+                the same size, type and world size (above 1: ringstar is faster). All rows: `%s/%s`.
                 """.formatted(run.command("compare-mpi"), run.outcome("compare-mpi", log), inputs.results(),
                 ReportInputs.COMPARE));
-        text.append(inputs.compare().map(MpiRatioTables::render)
+        text.append(inputs.compare().map(rows -> MpiRatioTables.render(rows) + TargetsTable.render(rows))
                 .orElse("\nNo results: compare-mpi.sh wrote no CSV.\n"));
     }
 

@@ -12,12 +12,15 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code ringstar report merge --out ALL.csv PART.csv...}: one CSV of several with the same header,
- * optionally with every row's transport set to a label (compare-mpi.sh tells Aeron UDP from Aeron IPC
- * so). A part with other columns than the first is refused, naming both headers.
+ * {@code ringstar report merge --out ALL.csv PART.csv...}: one CSV of several, optionally with every
+ * row's transport set to a label (compare-mpi.sh tells Aeron UDP from Aeron IPC so). The parts may
+ * differ only in columns added at the end (the bench's accounting columns, which Open MPI's program
+ * does not write): the merged header is the widest, and a shorter part's rows get empty fields in
+ * the columns it lacks. A part whose columns are not a beginning of the widest is refused, naming
+ * both headers.
  */
 @Command(name = "merge", mixinStandardHelpOptions = true,
-        description = "Concatenates CSV files with the same header into one.")
+        description = "Concatenates CSV files whose headers agree (one may add columns at the end) into one.")
 public final class MergeCommand extends ReportJob {
     @Option(names = "--out", required = true, paramLabel = "FILE", description = "the merged file (replaced)")
     private Path out;
@@ -30,24 +33,33 @@ public final class MergeCommand extends ReportJob {
 
     @Override
     int report() throws IOException {
-        List<String> header = null;
-        Path first = null;
-        List<String> lines = new ArrayList<>();
+        List<CsvFile> files = new ArrayList<>();
+        CsvFile widest = null;
         for (Path part : parts) {
             CsvFile csv = CsvFile.read(part);
-            if (header == null) {
-                header = csv.header();
-                first = part;
-                lines.add(line(header));
-            } else if (!header.equals(csv.header())) {
-                throw new IllegalArgumentException(part + " has other columns than " + first + ":\n  "
+            files.add(csv);
+            if (widest == null || csv.header().size() > widest.header().size()) {
+                widest = csv;
+            }
+        }
+        List<String> header = widest.header();
+        for (CsvFile csv : files) {
+            if (!csv.header().equals(header.subList(0, csv.header().size()))) {
+                throw new IllegalArgumentException(csv.file() + " has other columns than " + widest.file() + ":\n  "
                         + String.join(",", csv.header()) + "\n  " + String.join(",", header));
             }
+        }
+        List<String> lines = new ArrayList<>();
+        lines.add(line(header));
+        for (CsvFile csv : files) {
             int column = transport == null ? -1 : csv.require(List.of("transport")).header().indexOf("transport");
             for (CsvFile.Row row : csv.rows()) {
                 List<String> cells = new ArrayList<>(row.cells());
                 if (column >= 0) {
                     cells.set(column, transport);
+                }
+                while (cells.size() < header.size()) {
+                    cells.add("");
                 }
                 lines.add(line(cells));
             }

@@ -3,6 +3,7 @@ package io.ringstar.cli.report;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ringstar.bench.ResultFile;
 import io.ringstar.bench.report.Fixtures;
 import io.ringstar.bench.report.ResultRow;
 import io.ringstar.bench.report.RunRecordTest;
@@ -40,10 +41,17 @@ class ReportCommandTest {
     }
 
     @Test
-    void compareMpiPrintsTheRatios() {
-        Outcome outcome = run("compare-mpi", sample("all.csv", 0).toString());
+    void compareMpiPrintsTheRatiosThenTheTargets() {
+        Path csv = Fixtures.csv(dir.resolve("all.csv"), List.of(
+                Fixtures.line(2, "netty-tcp", "float", "ps", "reduce", 1024, 20, 30, 0.1, 0),
+                Fixtures.line(2, "netty-tcp", "float", "ring", "reduce", 1024, 10, 30, 0.2, 0),
+                Fixtures.line(2, "mpi-tcp", "float", "mpi", "reduce", 1024, 5, 30, 0.4, 0),
+                Fixtures.line(2, "mpi-tcp", "float", "mpi-reduce-bcast", "reduce", 1024, 5, 30, 0.4, 0)));
+        Outcome outcome = run("compare-mpi", csv.toString());
         assertEquals(0, outcome.status(), outcome.err());
         assertTrue(outcome.out().contains("| 1 KiB | 0.5 | 0.25 |"), outcome.out());
+        assertTrue(outcome.out().contains("| 2 | TCP (sharedMemory=off) ÷ Open MPI TCP | reduceGradients | at 1 KiB"
+                + " | time ≤ 3× | 10 µs vs 5 µs (2×) | yes |"), outcome.out());
     }
 
     @Test
@@ -88,6 +96,29 @@ class ReportCommandTest {
         Outcome refused = run("merge", "--out", merged.toString(), sample("c.csv", 0).toString(), other.toString());
         assertEquals(1, refused.status());
         assertTrue(refused.err().contains(other + " has other columns than " + dir.resolve("c.csv")), refused.err());
+    }
+
+    @Test
+    void mergeWidensOlderPartsToTheBenchsAccountingColumns() throws Exception {
+        // Open MPI's program writes the older columns; ringstar's bench adds its accounting at the end.
+        Path mpi = Fixtures.csv(dir.resolve("mpi.csv"),
+                List.of(Fixtures.line(2, "mpi-tcp", "float", "mpi", "reduce", 1024, 5, 30, 0.4, 0)));
+        String accounting = String.join(",", ResultFile.ACCOUNTING_COLUMNS);
+        Path ringstar = dir.resolve("ringstar.csv");
+        Files.writeString(ringstar, Fixtures.HEADER + "," + accounting + "\n"
+                + Fixtures.line(2, "netty", "float", "ring", "reduce", 1024, 10, 30, 0.2, 0)
+                + ",12.5,30,0.01,0.5,0,0,0.75,0.01,3,0.2\n");
+        Path merged = dir.resolve("merged.csv");
+        Outcome outcome = run("merge", "--out", merged.toString(), mpi.toString(), ringstar.toString());
+        assertEquals(0, outcome.status(), outcome.err());
+        List<String> lines = Files.readAllLines(merged);
+        assertEquals(Fixtures.HEADER + "," + accounting, lines.get(0));
+        assertTrue(lines.get(1).endsWith(",0,0" + ",".repeat(ResultFile.ACCOUNTING_COLUMNS.size())), lines.get(1));
+        assertTrue(lines.get(2).endsWith(",12.5,30,0.01,0.5,0,0,0.75,0.01,3,0.2"), lines.get(2));
+        // The reports read the merged file, and a file of the older columns alone.
+        assertEquals(2, ResultRow.read(merged).size());
+        assertEquals(0, run("compare-mpi", merged.toString()).status());
+        assertEquals(1, ResultRow.read(mpi).size());
     }
 
     @Test
