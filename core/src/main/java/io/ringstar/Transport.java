@@ -101,6 +101,8 @@ public interface Transport extends AutoCloseable {
      * The default runs the two calls in turn; {@link io.ringstar.spi.PeerTransport} posts the receive.
      *
      * @return the received message's length
+     * @throws IllegalArgumentException as the two calls would (a rank that is this one or out of
+     *     range, a message too long); an implementation may check both ranks before it sends
      */
     default int sendAndReceive(int destRank, ByteBuffer header, ByteBuffer payload, int srcRank,
             MessageHandler handler, Deadline deadline) {
