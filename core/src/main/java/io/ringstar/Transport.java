@@ -86,6 +86,31 @@ public interface Transport extends AutoCloseable {
     int receive(int srcRank, MessageHandler handler, Deadline deadline);
 
     /**
+     * Sends a message to {@code destRank} (as {@link #send(int, ByteBuffer, ByteBuffer, Deadline)})
+     * and then receives the next message from {@code srcRank} (as {@link #receive}), with the
+     * receive posted before the send: bytes of the awaited message that arrive while the send waits
+     * for its peer (back-pressure) may already be handed to {@code handler}, on this thread, instead
+     * of waiting in the transport's memory to be taken afterwards. What a step of a ring does: send
+     * to the next rank, take the previous one's message. {@code srcRank} may be {@code destRank}.
+     *
+     * <p>The outcome is that of the two calls one after the other. If the send fails, its exception
+     * propagates and the receive is not made, but a message the handler had begun taking during the
+     * send is then skipped as it arrives (as after a receive that ended early); one it had not begun
+     * stays queued. If the handler throws during the send, the send still completes and then the
+     * handler's exception propagates, as the receive's would. Both parts share {@code deadline}.
+     * The default runs the two calls in turn; {@link io.ringstar.spi.PeerTransport} posts the receive.
+     *
+     * @return the received message's length
+     * @throws IllegalArgumentException as the two calls would (a rank that is this one or out of
+     *     range, a message too long); an implementation may check both ranks before it sends
+     */
+    default int sendAndReceive(int destRank, ByteBuffer header, ByteBuffer payload, int srcRank,
+            MessageHandler handler, Deadline deadline) {
+        send(destRank, header, payload, deadline);
+        return receive(srcRank, handler, deadline);
+    }
+
+    /**
      * Receives the next message from {@code srcRank} into {@code dst}, starting at its position,
      * and advances the position by the message length. Waits at most {@link #timeout()}.
      *

@@ -273,6 +273,39 @@ public abstract class PeerTransport implements Transport, TransportProbe {
         }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here the handler is attached to {@code srcRank}'s inbox before the send begins and stays
+     * attached while the send's waits drive the I/O, so bytes read from that peer meanwhile go to
+     * the handler as they arrive rather than into the inbox's storage (over a transport whose bytes
+     * live elsewhere, Aeron's term or an in-process sender's buffer, that saves a copy). Whenever
+     * the I/O lock may pass to another thread during the send, the inbox is detached, so the
+     * handler is called on this thread only. Once the send has returned, the receive goes on as
+     * {@link #receive} does, unless the message came whole during the send.
+     */
+    @Override
+    public final int sendAndReceive(int destRank, ByteBuffer header, ByteBuffer payload, int srcRank,
+            MessageHandler handler, Deadline deadline) {
+        PeerChannel in = channel("recv", srcRank);
+        Objects.requireNonNull(handler, "handler");
+        int length;
+        engine.enter("send", destRank, deadline);
+        try {
+            engine.post(in, handler);
+            boolean sent = false;
+            try {
+                send(destRank, header, payload, deadline);
+                sent = true;
+            } finally {
+                length = engine.unpost(!sent);
+            }
+        } finally {
+            engine.exit();
+        }
+        return length >= 0 ? length : receive(srcRank, handler, deadline);
+    }
+
     @Override
     public final void barrier() {
         barrier(Deadline.after(timeout));
@@ -483,12 +516,14 @@ public abstract class PeerTransport implements Transport, TransportProbe {
      * to each other would deadlock); give the result to {@link #retakeIo}.
      */
     protected final int releaseIoForAWhile() {
+        engine.pausePosted();
         return engine.io.releaseAll();
     }
 
     /** Takes back the holds {@link #releaseIoForAWhile} let go of; blocks until it has them. */
     protected final void retakeIo(int holds) {
         engine.io.retake(holds);
+        engine.resumePosted();
     }
 
     private PeerChannel channel(String operation, int peer) {

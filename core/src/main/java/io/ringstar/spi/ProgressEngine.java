@@ -75,6 +75,15 @@ final class ProgressEngine {
     /** The peer a receive waits for now, or -1. */
     volatile int waitingOn = -1;
 
+    // ---- a receive posted before a send (PeerTransport.sendAndReceive); under the I/O lock ----
+    /** The inbox whose message a send's waits hand to {@link #postedHandler}, or null. */
+    private PeerChannel posted;
+    private MessageHandler postedHandler;
+    /** The posted message's length once it came whole during the send, else -1. */
+    private int postedLength = -1;
+    /** What the posted handler threw during the send, rethrown once the send is done. */
+    private RuntimeException postedFailure;
+
     ProgressEngine(PeerTransport owner, String name, int rank, int worldSize) {
         this.owner = owner;
         this.name = name;
@@ -141,6 +150,7 @@ final class ProgressEngine {
         if (waitingOn != null) {
             waitingOn.inbox.detach(false);
         }
+        pausePosted();
         try {
             if (repliesOwed) {
                 exchange.answerOwed();
@@ -152,6 +162,66 @@ final class ProgressEngine {
             if (waitingOn != null && handler != null) {
                 waitingOn.inbox.attach(handler);
             }
+            resumePosted();
+        }
+    }
+
+    /**
+     * Attaches {@code handler} to {@code channel}'s inbox for the duration of a send, so that what
+     * the send's waits read from that peer goes to it at once ({@link PeerTransport#sendAndReceive}).
+     */
+    void post(PeerChannel channel, MessageHandler handler) {
+        posted = channel;
+        postedHandler = handler;
+        postedLength = -1;
+        postedFailure = null;
+        channel.inbox.attach(handler);
+    }
+
+    /**
+     * Ends the posting: the posted message's length if it came whole, else -1 (the receive is still
+     * to be made). With {@code abandon} (the send failed), a message the handler began is given up.
+     * Without, a failure of the handler is thrown now, after the send, as the receive would have.
+     */
+    int unpost(boolean abandon) {
+        PeerChannel channel = posted;
+        pausePosted();
+        posted = null;
+        postedHandler = null;
+        RuntimeException failure = postedFailure;
+        postedFailure = null;
+        if (abandon) {
+            channel.inbox.detach(true);
+        }
+        if (postedLength >= 0 || abandon) {
+            channel.onTaken();
+        }
+        if (failure != null && !abandon) {
+            throw failure;
+        }
+        return postedLength;
+    }
+
+    /**
+     * Detaches the posted inbox while another thread may drive the I/O (or this one writes out of
+     * band), keeping a completion or a failure that happened while it was attached: the handler is
+     * called on the posting thread only, and never for a message after the posted one.
+     */
+    void pausePosted() {
+        PeerChannel channel = posted;
+        if (channel == null || postedLength >= 0 || postedFailure != null) {
+            return;
+        }
+        postedLength = channel.inbox.completed();
+        postedFailure = channel.inbox.takeHandlerFailure();
+        channel.inbox.detach(false);
+    }
+
+    /** Attaches the posted inbox again after {@link #pausePosted}, unless its message is done or failed. */
+    void resumePosted() {
+        PeerChannel channel = posted;
+        if (channel != null && postedLength < 0 && postedFailure == null) {
+            channel.inbox.attach(postedHandler);
         }
     }
 
@@ -205,6 +275,7 @@ final class ProgressEngine {
         if (waitingOn != null) {
             waitingOn.inbox.detach(false);
         }
+        pausePosted();
         try {
             if (waited >= WaitSchedule.YIELD_NANOS) {
                 TransportProbe.WaitWatcher watching = watcher;
@@ -232,6 +303,7 @@ final class ProgressEngine {
             if (waitingOn != null && handler != null) {
                 waitingOn.inbox.attach(handler);
             }
+            resumePosted();
         }
         return 0;
     }
@@ -252,6 +324,7 @@ final class ProgressEngine {
         if (waitingOn != null) {
             waitingOn.inbox.detach(false);
         }
+        pausePosted();
         int holds = io.releaseAll();
         try {
             Thread.yield();
@@ -260,6 +333,7 @@ final class ProgressEngine {
             if (waitingOn != null && handler != null) {
                 waitingOn.inbox.attach(handler);
             }
+            resumePosted();
         }
         return 0;
     }

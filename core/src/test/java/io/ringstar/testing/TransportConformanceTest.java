@@ -440,6 +440,79 @@ public abstract class TransportConformanceTest {
         assertArrayEquals(bytes(pattern(2, 0, 1, 1000)), next.array(), "the next message is intact");
     }
 
+    // ---- a receive posted before a send ----
+
+    @Test
+    void sendAndReceiveAroundARingAndBetweenAPairMovesEveryByteWhileBothSidesSend() {
+        // Messages far larger than a socket's buffers or an Aeron term: every send waits for its peer
+        // to read while that peer waits on its own send, which only works if those waits keep reading.
+        List<Transport> transports = group(3, Duration.ofSeconds(30));
+        int length = 6 << 20;
+        Ranks.runAll(3, LIMIT, rank -> {
+            Transport transport = transports.get(rank);
+            int next = (rank + 1) % 3;
+            int prev = (rank + 2) % 3;
+            for (int round = 0; round < 2; round++) {
+                Pieces pieces = new Pieces();
+                assertEquals(length + 16, transport.sendAndReceive(next, pattern(rank, next, round, 16),
+                        pattern(rank, next, round + 10, length), prev, pieces, Deadline.after(LIMIT)));
+                ByteBuffer expected = ByteBuffer.allocate(length + 16).put(pattern(prev, rank, round, 16))
+                        .put(pattern(prev, rank, round + 10, length));
+                assertArrayEquals(expected.array(), pieces.bytes.toByteArray(), "round " + round + " on rank " + rank);
+            }
+            if (rank < 2) {
+                // A pair: the rank it sends to is the one it receives from.
+                int peer = 1 - rank;
+                Pieces pieces = new Pieces();
+                assertEquals(2 * length, transport.sendAndReceive(peer, ByteBuffer.allocate(0),
+                        pattern(rank, peer, 5, 2 * length), peer, pieces, Deadline.after(LIMIT)));
+                assertArrayEquals(bytes(pattern(peer, rank, 5, 2 * length)), pieces.bytes.toByteArray());
+            }
+            return null;
+        });
+    }
+
+    @Test
+    void sendAndReceiveSendsFirstAndFailsAsTheReceiveWould() {
+        List<Transport> transports = group(2, Duration.ofSeconds(20));
+        transports.get(1).send(0, pattern(1, 0, 0, 100));
+        transports.get(1).send(0, pattern(1, 0, 1, 2 << 20));
+        transports.get(1).send(0, pattern(1, 0, 2, 300));
+        IllegalArgumentException refused = new IllegalArgumentException("refused at the start");
+        Transport.MessageHandler refusing = new Transport.MessageHandler() {
+            @Override
+            public void onStart(int messageLength) {
+                throw refused;
+            }
+
+            @Override
+            public void onBytes(ByteBuffer piece, int messageOffset) {
+                throw new AssertionError("a handler that refused the message at its start got its bytes");
+            }
+        };
+        assertSame(refused, assertThrows(IllegalArgumentException.class, () -> transports.get(0).sendAndReceive(1,
+                pattern(0, 1, 0, 8), pattern(0, 1, 1, 1000), 1, refusing, Deadline.after(LIMIT))));
+        ByteBuffer sent = ByteBuffer.allocate(1008);
+        transports.get(1).recv(0, sent);
+        assertArrayEquals(bytes(ByteBuffer.allocate(1008).put(pattern(0, 1, 0, 8)).put(pattern(0, 1, 1, 1000))
+                .flip()), sent.array(), "the send went before the receive failed");
+        ByteBuffer first = ByteBuffer.allocate(100);
+        transports.get(0).recv(1, first);
+        assertArrayEquals(bytes(pattern(1, 0, 0, 100)), first.array(), "refused at its start, the message stayed");
+        // Thrown from inside a message: the rest of it is skipped, the next one is intact.
+        IllegalStateException midway = new IllegalStateException("thrown from a piece");
+        assertSame(midway, assertThrows(IllegalStateException.class, () -> transports.get(0).sendAndReceive(1,
+                ByteBuffer.allocate(0), pattern(0, 1, 2, 10), 1, (piece, offset) -> {
+                    throw midway;
+                }, Deadline.after(LIMIT))));
+        ByteBuffer next = ByteBuffer.allocate(300);
+        transports.get(0).recv(1, next);
+        assertArrayEquals(bytes(pattern(1, 0, 2, 300)), next.array(), "the next message is intact");
+        ByteBuffer second = ByteBuffer.allocate(10);
+        transports.get(1).recv(0, second);
+        assertArrayEquals(bytes(pattern(0, 1, 2, 10)), second.array());
+    }
+
     @Test
     void firstInFirstOutHoldsAcrossBothKindsOfReceive() {
         List<Transport> transports = group(2, Duration.ofSeconds(20));

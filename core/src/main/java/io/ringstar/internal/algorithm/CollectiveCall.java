@@ -57,6 +57,13 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
     private ByteBuffer sourceView;
     /** Working space of an algorithm ({@link #scratch}), grown as needed and kept. */
     private ByteBuffer scratch;
+    /** The send held back to go out with the next receive ({@link #sendBeforeReceive}); null kind for none. */
+    private MessageKind heldKind;
+    private int heldDest;
+    private int heldIndex;
+    private ByteBuffer heldFrom;
+    private int heldOffset;
+    private int heldLength;
 
     /**
      * @param transport the group's transport, used for as long as this object is
@@ -114,6 +121,8 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
         this.relayedNotice = null;
         this.source = null;
         this.sourceView = null;
+        this.heldKind = null;
+        this.heldFrom = null;
         return this;
     }
 
@@ -193,18 +202,58 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
      */
     public void send(int destRank, MessageKind messageKind, int index, ByteBuffer from, int byteOffset,
             int byteLength) {
+        sendHeld();
+        ByteBuffer payload = prepare(messageKind, index, from, byteOffset, byteLength);
+        try {
+            transport.send(destRank, headerView, payload, deadline);
+        } catch (CollectiveException e) {
+            throw Failures.withContext(e, operation, rank, destRank, describeSend(messageKind, index, destRank));
+        }
+    }
+
+    /**
+     * Like {@link #send}, but the message may be held back until this rank's next receive, and then
+     * go out with the receive posted before it ({@link Transport#sendAndReceive}): bytes of the
+     * awaited message that arrive while the send waits for its peer are then taken at once. A
+     * message held is sent before any later one (a later send sends it first), so the order of
+     * messages is as if each had been sent here; every algorithm that holds a send receives after it.
+     * {@code from} must not change before that receive.
+     */
+    public void sendBeforeReceive(int destRank, MessageKind messageKind, int index, ByteBuffer from, int byteOffset,
+            int byteLength) {
+        sendHeld();
+        heldKind = messageKind;
+        heldDest = destRank;
+        heldIndex = index;
+        heldFrom = from;
+        heldOffset = byteOffset;
+        heldLength = byteLength;
+    }
+
+    /** Sends the message {@link #sendBeforeReceive} held back, if any, on its own. */
+    private void sendHeld() {
+        if (heldKind != null) {
+            MessageKind held = heldKind;
+            heldKind = null;
+            ByteBuffer from = heldFrom;
+            heldFrom = null;
+            send(heldDest, held, heldIndex, from, heldOffset, heldLength);
+        }
+    }
+
+    /** Writes the header of a message and returns its payload, a view of {@code from}'s bytes. */
+    private ByteBuffer prepare(MessageKind messageKind, int index, ByteBuffer from, int byteOffset, int byteLength) {
         if (from != source) {
             source = from;
             sourceView = from.duplicate();
         }
         ByteBuffer payload = sourceView.limit(byteOffset + byteLength).position(byteOffset);
         writeHeader(messageKind, index, payload, byteOffset, byteOffset + byteLength);
-        try {
-            transport.send(destRank, headerView, payload, deadline);
-        } catch (CollectiveException e) {
-            throw Failures.withContext(e, operation, rank, destRank,
-                    "sending message " + index + " (" + messageKind + ") to rank " + destRank);
-        }
+        return payload;
+    }
+
+    private static String describeSend(MessageKind messageKind, int index, int destRank) {
+        return "sending message " + index + " (" + messageKind + ") to rank " + destRank;
     }
 
     /** Sends a message of {@code kind} and {@code index} that is a header alone (a notice). */
@@ -296,11 +345,30 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
             throw new CollectiveTimeoutException(operation, rank, srcRank, "the call's timeout of "
                     + deadline.timeout() + " ran out before " + describe(messageKind, index, srcRank));
         }
+        if (heldKind != null && heldFrom == target && heldOffset < targetOffset + payloadBytes
+                && targetOffset < heldOffset + heldLength) {
+            // The receive would write bytes the send may still be reading from (the pair exchange in
+            // place, one chunk): they go one after the other.
+            sendHeld();
+        }
+        MessageKind sending = heldKind;
+        int destRank = heldDest;
+        int sendIndex = heldIndex;
         try {
-            transport.receive(srcRank, this, deadline);
+            if (sending == null) {
+                transport.receive(srcRank, this, deadline);
+            } else {
+                heldKind = null;
+                ByteBuffer payload = prepare(sending, sendIndex, heldFrom, heldOffset, heldLength);
+                heldFrom = null;
+                transport.sendAndReceive(destRank, headerView, payload, srcRank, this, deadline);
+            }
         } catch (CollectiveException e) {
             if (e == thrown) {
                 throw e;
+            }
+            if (sending != null && "send".equals(e.operation())) {
+                throw Failures.withContext(e, operation, rank, destRank, describeSend(sending, sendIndex, destRank));
             }
             throw Failures.withContext(e, operation, rank, srcRank, "waiting for " + describe(messageKind, index,
                     srcRank));
@@ -317,6 +385,8 @@ public final class CollectiveCall extends CallIntake implements Transport.Messag
      * first failure, not a chain of relays.
      */
     public void abortPeers(CollectiveException failure) {
+        heldKind = null;
+        heldFrom = null;
         AbortNotice notice = relayedNotice != null ? relayedNotice : AbortNotice.of(rank, failure);
         ByteBuffer payload = notice.encode();
         writeHeader(MessageKind.ABORT, 0, payload, 0, payload.limit());

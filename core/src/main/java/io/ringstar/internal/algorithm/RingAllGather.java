@@ -13,8 +13,9 @@ import java.nio.ByteBuffer;
  * from {@code r-1}. At step {@code t} it sends block {@code r-t} (its own at step 0, after that the
  * one received at step {@code t-1}) and receives block {@code r-t-1} (mod {@code n}). Each block is
  * cut into {@code K} chunks of at most the chunk size; the {@code (n-1)K} messages form one stream
- * in which message {@code m} carries what arrived as message {@code m-K}, and sends run at most
- * {@value #WINDOW} messages ahead of receives.
+ * in which message {@code m} carries what arrived as message {@code m-K}; sends run at most
+ * {@value SendWindow#MESSAGES} messages ahead of receives, the last one before each receive going
+ * with the receive posted first.
  *
  * <p><b>Bytes</b>, for a result of {@code S} bytes: every rank sends and receives
  * {@code (n-1)/n * S}. Latency: {@code n-1} steps.
@@ -28,9 +29,6 @@ import java.nio.ByteBuffer;
  * that disagrees fails every rank.
  */
 public final class RingAllGather {
-    /** Messages a rank may send ahead of the ones it has received. */
-    static final int WINDOW = 2;
-
     private RingAllGather() {
     }
 
@@ -68,14 +66,15 @@ public final class RingAllGather {
         int next = (rank + 1) % worldSize;
         int prev = (rank - 1 + worldSize) % worldSize;
         int messages = (worldSize - 1) * chunks;
+        int window = SendWindow.MESSAGES;
         int sent = 0;
         for (int m = 0; m < messages; m++) {
-            while (sent < messages && sent < m + WINDOW && sent - chunks < m) {
+            while (sent < messages && sent < m + window && sent - chunks < m) {
                 int block = Math.floorMod(rank - sent / chunks, worldSize);
                 int chunk = sent % chunks;
                 int start = ChunkLayout.partStartByte(blockUnits, chunks, chunk, unitBytes);
                 int end = ChunkLayout.partStartByte(blockUnits, chunks, chunk + 1, unitBytes);
-                call.send(next, kind, sent, result, block * blockBytes + start, end - start);
+                call.sendBeforeReceive(next, kind, sent, result, block * blockBytes + start, end - start);
                 sent++;
             }
             int block = Math.floorMod(rank - m / chunks - 1, worldSize);

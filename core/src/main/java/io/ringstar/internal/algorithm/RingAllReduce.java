@@ -17,9 +17,18 @@ import java.nio.ByteBuffer;
  * ring. Per rank that is {@code 2(n-1)/n} of the bucket sent and received.
  *
  * <p>The {@code 2(n-1)K} messages form one stream in which message {@code m} carries what was
- * received as message {@code m-K}; sends run at most {@value #WINDOW} messages ahead of receives,
- * so the next chunk is on the wire while the current one is being reduced, and no link ever holds
- * more than {@value #WINDOW} chunks.
+ * received as message {@code m-K}; sends run at most {@value SendWindow#MESSAGES} messages ahead
+ * of receives ({@link SendWindow}), so the next chunk is on the wire while the current one is
+ * being reduced, and no link ever holds more than that. The last send before each receive goes with the receive
+ * posted first ({@link CollectiveCall#sendBeforeReceive}), so what the previous rank sends while
+ * this one waits to send is reduced as it arrives.
+ *
+ * <p>At two ranks, below {@link #HALVES_FROM_BYTES} the ring is folded into one pair exchange
+ * ({@link #exchange}); from there on the ring itself runs, which at two ranks is a reduce-scatter
+ * then an all-gather (Rabenseifner's algorithm): each rank reduces half of the bucket instead of
+ * all of it, at the cost of a second step. Either gives the same bits: each element is
+ * {@code a op b} on one rank and {@code b op a} on the other, and every op is commutative. The
+ * choice is made by size, the same on every rank, since the two send different messages.
  *
  * <p>Every segment is summed in the same order on the one rank that finishes it, and the other
  * ranks copy that result, so results are bit-identical on every rank. The last reduce-scatter
@@ -36,8 +45,12 @@ import java.nio.ByteBuffer;
  * a received message is first copied whole to be checked.
  */
 public final class RingAllReduce {
-    /** Messages a rank may send ahead of the ones it has received. */
-    static final int WINDOW = 2;
+    /**
+     * At two ranks, the input size in bytes from which the ring (reduce-scatter, all-gather) runs
+     * instead of the pair exchange: where it came out faster over Netty on loopback, 2 ranks on 2
+     * cores (ALGORITHMS.md); below it the exchange's single step wins.
+     */
+    public static final long HALVES_FROM_BYTES = 64 << 10;
 
     private RingAllReduce() {
     }
@@ -48,12 +61,22 @@ public final class RingAllReduce {
      * {@code source} is only read.
      */
     public static void run(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements) {
+        run(call, source, result, maxChunkElements, HALVES_FROM_BYTES);
+    }
+
+    /**
+     * {@link #run(CollectiveCall, ByteBuffer, ByteBuffer, int)} with the two-rank threshold given
+     * (see {@link #HALVES_FROM_BYTES}): 0 for the ring at every size, {@link Long#MAX_VALUE} for the
+     * pair exchange at every size. Every rank must give the same.
+     */
+    public static void run(CollectiveCall call, ByteBuffer source, ByteBuffer result, int maxChunkElements,
+            long halvesFromBytes) {
         int worldSize = call.worldSize();
         if (worldSize == 1) {
             call.copyWhole(source, result);
             return;
         }
-        if (worldSize == 2) {
+        if (worldSize == 2 && call.elementCount() * call.type().bytes() < halvesFromBytes) {
             exchange(call, source, result, maxChunkElements);
             return;
         }
@@ -64,17 +87,19 @@ public final class RingAllReduce {
         int next = (rank + 1) % worldSize;
         int prev = (rank - 1 + worldSize) % worldSize;
         int messages = 2 * (worldSize - 1) * chunksPerSegment;
+        int window = SendWindow.MESSAGES;
         int sent = 0;
         for (int m = 0; m < messages; m++) {
             // Message s may go once message s-K has been received and processed (or s < K: own data).
-            while (sent < messages && sent < m + WINDOW && sent - chunksPerSegment < m) {
+            while (sent < messages && sent < m + window && sent - chunksPerSegment < m) {
                 // The segment message s carries is r - step; the same formula holds in both phases.
                 int segment = Math.floorMod(rank - sent / chunksPerSegment, worldSize);
                 long start = chunkStart(total, worldSize, chunksPerSegment, segment, sent % chunksPerSegment);
                 long end = chunkStart(total, worldSize, chunksPerSegment, segment, sent % chunksPerSegment + 1);
                 // The first step sends this rank's own input; every later one a segment reduced here.
                 ByteBuffer from = sent < chunksPerSegment ? source : result;
-                call.send(next, MessageKind.RING_ALL_REDUCE, sent, from, bytes(start, type), bytes(end - start, type));
+                call.sendBeforeReceive(next, MessageKind.RING_ALL_REDUCE, sent, from, bytes(start, type),
+                        bytes(end - start, type));
                 sent++;
             }
             int step = m / chunksPerSegment;
@@ -108,12 +133,13 @@ public final class RingAllReduce {
         ElementType type = call.type();
         long total = call.elementCount();
         int chunks = ChunkLayout.chunkCount(total, maxChunkElements);
+        int window = SendWindow.MESSAGES;
         int sent = 0;
         for (int chunk = 0; chunk < chunks; chunk++) {
-            while (sent < chunks && sent < chunk + WINDOW) {
+            while (sent < chunks && sent < chunk + window) {
                 int start = ChunkLayout.partStartByte(total, chunks, sent, type.bytes());
                 int end = ChunkLayout.partStartByte(total, chunks, sent + 1, type.bytes());
-                call.send(peer, MessageKind.RING_PAIR_EXCHANGE, sent, source, start, end - start);
+                call.sendBeforeReceive(peer, MessageKind.RING_PAIR_EXCHANGE, sent, source, start, end - start);
                 sent++;
             }
             int start = ChunkLayout.partStartByte(total, chunks, chunk, type.bytes());

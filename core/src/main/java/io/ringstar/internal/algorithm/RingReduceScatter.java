@@ -16,7 +16,8 @@ import java.nio.ByteBuffer;
  * last step, where the segment received is {@code r} itself, into the result, dividing an average
  * by {@code n} in the same pass. Each segment is cut into {@code K} chunks of at most the chunk
  * size; the {@code (n-1)K} messages form one stream in which message {@code m} carries what arrived
- * as message {@code m-K}, and sends run at most {@value #WINDOW} messages ahead of receives.
+ * as message {@code m-K}; sends run at most {@value SendWindow#MESSAGES} messages ahead of receives,
+ * the last one before each receive going with the receive posted first.
  *
  * <p><b>Bytes</b>, for an input of {@code S} bytes: every rank sends and receives
  * {@code (n-1)/n * S}. Latency: {@code n-1} steps.
@@ -33,9 +34,6 @@ import java.nio.ByteBuffer;
  * other operand at the offset it writes.
  */
 public final class RingReduceScatter {
-    /** Messages a rank may send ahead of the ones it has received. */
-    static final int WINDOW = 2;
-
     private RingReduceScatter() {
     }
 
@@ -69,16 +67,17 @@ public final class RingReduceScatter {
         int prev = (rank - 1 + worldSize) % worldSize;
         int messages = (worldSize - 1) * chunks;
         int lastStep = worldSize - 2;
+        int window = SendWindow.MESSAGES;
         MessageKind kind = MessageKind.RING_REDUCE_SCATTER;
         int sent = 0;
         for (int m = 0; m < messages; m++) {
-            while (sent < messages && sent < m + WINDOW && sent - chunks < m) {
+            while (sent < messages && sent < m + window && sent - chunks < m) {
                 int segment = Math.floorMod(rank - sent / chunks - 1, worldSize);
                 int chunk = sent % chunks;
                 int start = ChunkLayout.partStartByte(segmentElements, chunks, chunk, type.bytes());
                 int end = ChunkLayout.partStartByte(segmentElements, chunks, chunk + 1, type.bytes());
                 ByteBuffer from = sent < chunks ? source : scratch;
-                call.send(next, kind, sent, from, segment * segmentBytes + start, end - start);
+                call.sendBeforeReceive(next, kind, sent, from, segment * segmentBytes + start, end - start);
                 sent++;
             }
             int step = m / chunks;

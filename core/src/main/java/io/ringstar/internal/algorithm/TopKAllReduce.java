@@ -16,7 +16,7 @@ import java.nio.ByteBuffer;
  * <p><b>Steps.</b> {@link RingAllGather}'s ring, over blocks of bytes: every block has the same size,
  * known from the {@link PairLayout}, cut into {@code K} chunks of at most the chunk size; {@code n-1}
  * steps, rank {@code r} sends to {@code r+1} and receives from {@code r-1}, at most
- * {@value RingAllGather#WINDOW} messages ahead.
+ * {@value SendWindow#MESSAGES} messages ahead.
  *
  * <p><b>Bytes</b>, for a block of {@code P} bytes ({@code P} about {@code (4 + b) F S / b} for an
  * input of {@code S} bytes of {@code b}-byte values): every rank sends and receives

@@ -53,6 +53,12 @@ public final class BorrowedTransport implements Transport {
     }
 
     @Override
+    public int sendAndReceive(int destRank, ByteBuffer header, ByteBuffer payload, int srcRank,
+            MessageHandler handler, Deadline deadline) {
+        return owner.sendAndReceive(destRank, header, payload, srcRank, handler, deadline);
+    }
+
+    @Override
     public void barrier() {
         owner.barrier();
     }

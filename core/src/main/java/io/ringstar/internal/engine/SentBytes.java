@@ -1,5 +1,6 @@
 package io.ringstar.internal.engine;
 
+import io.ringstar.CollectiveException;
 import io.ringstar.Deadline;
 import io.ringstar.Transport;
 import java.nio.ByteBuffer;
@@ -49,6 +50,23 @@ final class SentBytes implements Transport {
     @Override
     public int receive(int srcRank, MessageHandler handler, Deadline deadline) {
         return transport.receive(srcRank, handler, deadline);
+    }
+
+    @Override
+    public int sendAndReceive(int destRank, ByteBuffer header, ByteBuffer payload, int srcRank,
+            MessageHandler handler, Deadline deadline) {
+        long length = header.remaining() + (long) payload.remaining();
+        try {
+            int received = transport.sendAndReceive(destRank, header, payload, srcRank, handler, deadline);
+            bytes += length;
+            return received;
+        } catch (CollectiveException e) {
+            // The message went unless the send part failed, whose exceptions name the operation "send".
+            if (!"send".equals(e.operation())) {
+                bytes += length;
+            }
+            throw e;
+        }
     }
 
     @Override

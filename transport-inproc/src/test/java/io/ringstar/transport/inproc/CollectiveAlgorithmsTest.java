@@ -8,6 +8,7 @@ import io.ringstar.internal.algorithm.CollectiveCall;
 import io.ringstar.internal.algorithm.DirectReduce;
 import io.ringstar.internal.algorithm.RecursiveDoubling;
 import io.ringstar.internal.algorithm.RingAllGather;
+import io.ringstar.internal.algorithm.RingAllReduce;
 import io.ringstar.internal.algorithm.RingBroadcast;
 import io.ringstar.internal.algorithm.RingReduceScatter;
 import io.ringstar.internal.protocol.MessageHeader;
@@ -15,9 +16,12 @@ import io.ringstar.internal.tensor.ElementType;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerArray;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -253,6 +257,67 @@ class CollectiveAlgorithmsTest {
             Vectors.check("checksummed all-gather", type, gathered, count * worldSize,
                     i -> Vectors.value((int) (i / count), i % count));
             seen.add(Vectors.crc(gathered));
+            return seen;
+        });
+        assertSameOnEveryRank(crcs);
+    }
+
+    /**
+     * The ring all-reduce at two ranks, whose pair exchange gives way to the ring's halves
+     * (reduce-scatter, all-gather) from {@link RingAllReduce#HALVES_FROM_BYTES}: closed forms on
+     * both sides of that size (in place, where the exchange's only chunk may not be posted under
+     * its own send, and not), and for random values of every floating type and op, where the order
+     * of operands would show, the same bits from the exchange and from the halves on every rank.
+     * The last case sends 8 MiB each way in 1 MiB chunks while the peer does the same.
+     */
+    @Test
+    void ringAllReduceGivesTheSameBitsByPairExchangeAndByHalves() {
+        int worldSize = 2;
+        long threshold = RingAllReduce.HALVES_FROM_BYTES / ElementType.FLOAT.bytes();
+        List<List<Long>> crcs = AlgorithmGroup.runAll(worldSize, false, CALL_TIMEOUT, WATCHDOG, session -> {
+            List<Long> seen = new ArrayList<>();
+            for (long count : new long[] {1, threshold - 1, threshold, threshold + 1, 2L << 20}) {
+                for (boolean inPlace : new boolean[] {true, false}) {
+                    // In place, one chunk: the exchange's receive writes where its own send reads.
+                    int chunk = count > threshold + 1 ? 1 << 18 : inPlace ? (int) count + 1 : 64;
+                    CollectiveCall call = session.begin("allReduce", ReduceOp.SUM, MessageHeader.NO_ROOT,
+                            ElementType.FLOAT, count);
+                    ByteBuffer source = Vectors.values(ElementType.FLOAT, session.rank, 0, count);
+                    ByteBuffer result = inPlace ? source : Vectors.allocate(ElementType.FLOAT, count, UNTOUCHED);
+                    RingAllReduce.run(call, source, result, chunk);
+                    Vectors.check("ring all-reduce of " + count + " FLOAT" + (inPlace ? " in place" : "") + " on rank "
+                            + session.rank + " of " + worldSize, ElementType.FLOAT, result, count,
+                            i -> Vectors.expected(ReduceOp.SUM, ElementType.FLOAT, worldSize, i));
+                    seen.add(Vectors.crc(result));
+                }
+            }
+            Random random = new Random(17 + session.rank);
+            for (ElementType type : new ElementType[] {ElementType.FLOAT, ElementType.DOUBLE, ElementType.HALF,
+                    ElementType.BFLOAT16}) {
+                for (ReduceOp op : ReduceOp.values()) {
+                    long count = 1009;
+                    ByteBuffer source = Vectors.allocate(type, count, 0);
+                    for (long i = 0; i < count; i++) {
+                        Vectors.put(type, source, i, (random.nextDouble() - 0.5) * Math.pow(2, random.nextInt(20)));
+                    }
+                    long[] bits = null;
+                    for (long halvesFrom : new long[] {0, Long.MAX_VALUE}) {
+                        CollectiveCall call = session.begin("allReduce", op, MessageHeader.NO_ROOT, type, count);
+                        ByteBuffer result = Vectors.allocate(type, count, UNTOUCHED);
+                        RingAllReduce.run(call, source.asReadOnlyBuffer(), result, 64, halvesFrom);
+                        long[] now = new long[(int) count];
+                        for (int i = 0; i < count; i++) {
+                            now[i] = Vectors.bits(type, result, i);
+                        }
+                        if (bits != null) {
+                            assertEquals(Arrays.toString(bits), Arrays.toString(now),
+                                    "the halves and the pair exchange disagree on " + op + " of " + type);
+                        }
+                        bits = now;
+                        seen.add(Vectors.crc(result));
+                    }
+                }
+            }
             return seen;
         });
         assertSameOnEveryRank(crcs);
