@@ -152,6 +152,17 @@ public final class Reduction {
     /** {@code dst = first (op) src}, where {@code first} is usually {@code dst} itself. */
     static void apply(int kernel, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer first,
             int firstOffset, ByteBuffer src, int srcOffset, int count, int divisor, boolean accelerated) {
+        apply(kernel, type, dst, dstOffset, first, firstOffset, src, srcOffset, count, divisor, accelerated,
+                BlockReduction.VECTORS);
+    }
+
+    /**
+     * {@link #apply} choosing the path: the scalar fallback, or the block kernels with or without
+     * {@link VectorHalfKernels} ({@code vectors} true only where {@link BlockReduction#VECTORS} is).
+     */
+    static void apply(int kernel, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer first,
+            int firstOffset, ByteBuffer src, int srcOffset, int count, int divisor, boolean accelerated,
+            boolean vectors) {
         long bytes = checkRegion(type, dst, dstOffset, count);
         if (first != dst || firstOffset != dstOffset) {
             checkRegion(type, first, firstOffset, count);
@@ -170,7 +181,7 @@ public final class Reduction {
         }
         if (accelerated) {
             BlockReduction.apply(kernel, type, dst, dstOffset, first, firstOffset, src, srcOffset, (int) bytes,
-                    divisor);
+                    divisor, vectors);
         } else {
             ScalarReduction.apply(kernel, type, dst, dstOffset, first, firstOffset, src, srcOffset, count, divisor);
         }
