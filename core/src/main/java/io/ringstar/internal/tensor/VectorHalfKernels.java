@@ -35,6 +35,11 @@ final class VectorHalfKernels {
     /** 2^-14, the smallest normal binary16, as float32 bits. */
     private static final int MIN_NORMAL_HALF = 0x38800000;
 
+    private static final IntVector ZERO = IntVector.zero(INTS);
+    private static final IntVector INF_NAN_EXPONENT = IntVector.broadcast(INTS, 0x38000000);
+    private static final IntVector MIN_INF = IntVector.broadcast(INTS, 0x7C00);
+    private static final IntVector TWO_TO_23 = IntVector.broadcast(INTS, 0x4B000000);
+
     private VectorHalfKernels() {
     }
 
@@ -49,6 +54,12 @@ final class VectorHalfKernels {
     /**
      * {@code a[i] = a[i] (kernel) b[i]} for {@code count} 16-bit elements ({@code b} unused by
      * DIVIDE): {@code half} tells HALF from BFLOAT16.
+     *
+     * <p>The operations are the ones JDK 17's C2 compiles to vector instructions on this machine
+     * (AVX-512): it leaves {@code convert(I2F)}, {@code abs()} and an {@code add} under a mask to
+     * Java code (measured: HALF 0.9 GB/s with them, 3.0 GB/s without), so a subnormal's mantissa m
+     * becomes a float as {@code (2^23 + m) - 2^23}, from the bits {@code 0x4B000000 | m}, and a
+     * magnitude is taken with a mask.
      *
      * <p>Each loop is written out in one method, with no call of this class inside: C2 keeps vectors
      * in registers only where every method that handles them is inlined, and it does not inline a
@@ -91,11 +102,11 @@ final class VectorHalfKernels {
             IntVector yMagnitude = ys.and(0x7FFF);
             IntVector xMoved = xMagnitude.lanewise(VectorOperators.LSHL, 13).add(0x38000000);
             IntVector yMoved = yMagnitude.lanewise(VectorOperators.LSHL, 13).add(0x38000000);
-            xMoved = xMoved.add(IntVector.broadcast(INTS, 0x38000000), xMagnitude.compare(VectorOperators.GE, 0x7C00));
-            yMoved = yMoved.add(IntVector.broadcast(INTS, 0x38000000), yMagnitude.compare(VectorOperators.GE, 0x7C00));
-            IntVector xSmall = ((FloatVector) xMagnitude.convert(VectorOperators.I2F, 0)).mul(0x1p-24f)
+            xMoved = xMoved.add(ZERO.blend(INF_NAN_EXPONENT, xMagnitude.compare(VectorOperators.GE, MIN_INF)));
+            yMoved = yMoved.add(ZERO.blend(INF_NAN_EXPONENT, yMagnitude.compare(VectorOperators.GE, MIN_INF)));
+            IntVector xSmall = xMagnitude.or(TWO_TO_23).reinterpretAsFloats().sub(0x1p23f).mul(0x1p-24f)
                     .reinterpretAsInts();
-            IntVector ySmall = ((FloatVector) yMagnitude.convert(VectorOperators.I2F, 0)).mul(0x1p-24f)
+            IntVector ySmall = yMagnitude.or(TWO_TO_23).reinterpretAsFloats().sub(0x1p23f).mul(0x1p-24f)
                     .reinterpretAsInts();
             FloatVector x = xMoved.blend(xSmall, xMagnitude.compare(VectorOperators.LT, 0x400))
                     .or(xs.lanewise(VectorOperators.LSHL, 16).and(0x80000000)).reinterpretAsFloats();
@@ -116,7 +127,7 @@ final class VectorHalfKernels {
             IntVector mantissaTop = magnitude.lanewise(VectorOperators.LSHR, 13);
             IntVector normal = magnitude.add(0xFFF - 0x38000000).add(mantissaTop.and(1))
                     .lanewise(VectorOperators.LSHR, 13);
-            IntVector subnormal = values.abs().add(0.5f).reinterpretAsInts().sub(0x3F000000);
+            IntVector subnormal = magnitude.reinterpretAsFloats().add(0.5f).reinterpretAsInts().sub(0x3F000000);
             VectorMask<Integer> nan = magnitude.compare(VectorOperators.GT, 0x7F800000);
             IntVector tooLarge = IntVector.broadcast(INTS, 0x7C00).blend(mantissaTop.and(0x3FF).or(0x7E00), nan);
             IntVector out = normal.blend(subnormal, magnitude.compare(VectorOperators.LT, MIN_NORMAL_HALF))
