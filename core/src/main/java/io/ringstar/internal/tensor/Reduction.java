@@ -23,8 +23,8 @@ import java.util.Objects;
  * copies the block back; the blocks stay in the L1 cache between those passes
  * ({@link BlockReduction}; the loops: {@link FloatKernels}, {@link IntegerKernels} and, widening
  * to float32 and back, {@link HalfKernels}, or {@link VectorHalfKernels} where the JVM was started
- * with {@code --add-modules jdk.incubator.vector}: HALF about 3 and BFLOAT16 about 2.5 times as
- * fast, with the same bits; a JVM without the module never loads that class).
+ * with {@code --add-modules jdk.incubator.vector}: HALF and BFLOAT16 about twice as fast on
+ * JDK 17, with the same bits; a JVM without the module never loads that class).
  * {@code ReductionBenchmark} compares the kernels with a plain copy of the same bytes.
  *
  * <p>Results: FLOAT and DOUBLE round each operation as Java does. HALF and BFLOAT16 are widened
