@@ -33,6 +33,11 @@ import org.openjdk.jmh.annotations.State;
  * parameters {@code op} and {@code type}, in {@link Combine}, so the other benchmarks are not
  * multiplied by them), in place like {@code add}: e.g.
  * {@code ringstar jmh ReductionBenchmark.combine -p type=HALF,INT -p op=SUM,MAX}.
+ *
+ * <p>HALF and BFLOAT16 take the incubating Vector API where the JVM has the module; JMH's forks
+ * inherit the launching JVM's flags, so compare
+ * {@code RINGSTAR_JAVA_OPTS="--add-modules jdk.incubator.vector" ringstar jmh ...} with a run
+ * without it (the same bits either way; the tests check both).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)

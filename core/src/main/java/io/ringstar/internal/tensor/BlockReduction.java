@@ -35,6 +35,7 @@ final class BlockReduction {
     private static final long DOUBLE_BASE;
     private static final long INT_BASE;
     private static final long LONG_BASE;
+    private static final long SHORT_BASE;
 
     /** Whether the block kernels can be used here, rather than the scalar fallback. */
     static final boolean AVAILABLE;
@@ -43,7 +44,7 @@ final class BlockReduction {
         sun.misc.Unsafe unsafe = null;
         long address = -1;
         long array = -1;
-        long[] bases = new long[4];
+        long[] bases = new long[5];
         boolean available;
         try {
             Field field = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
@@ -55,6 +56,7 @@ final class BlockReduction {
             bases[1] = unsafe.arrayBaseOffset(double[].class);
             bases[2] = unsafe.arrayBaseOffset(int[].class);
             bases[3] = unsafe.arrayBaseOffset(long[].class);
+            bases[4] = unsafe.arrayBaseOffset(short[].class);
             available = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN
                     && layoutAsExpected(unsafe, address, array, unsafe.arrayBaseOffset(byte[].class));
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
@@ -67,7 +69,28 @@ final class BlockReduction {
         DOUBLE_BASE = bases[1];
         INT_BASE = bases[2];
         LONG_BASE = bases[3];
+        SHORT_BASE = bases[4];
         AVAILABLE = available;
+    }
+
+    /**
+     * Whether HALF and BFLOAT16 go through {@link VectorHalfKernels}: only where the JVM was started
+     * with {@code --add-modules jdk.incubator.vector} (the class is not even loaded otherwise), and
+     * {@code -Dringstar.vectors=false} turns it off. A flag only adds speed: both paths give the
+     * same bits.
+     */
+    static final boolean VECTORS = AVAILABLE && vectorsPresent();
+
+    private static boolean vectorsPresent() {
+        if (!Boolean.parseBoolean(System.getProperty("ringstar.vectors", "true"))
+                || ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {
+            return false;
+        }
+        try {
+            return VectorHalfKernels.lanes() >= 4;
+        } catch (LinkageError | RuntimeException e) {
+            return false; // a JVM whose Vector API lacks a species or an operation: the array passes do
+        }
     }
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
@@ -75,9 +98,13 @@ final class BlockReduction {
     private BlockReduction() {
     }
 
-    /** {@code dst = first (kernel) src} over {@code bytes > 0} bytes; {@code src} is null for DIVIDE. */
+    /**
+     * {@code dst = first (kernel) src} over {@code bytes > 0} bytes; {@code src} is null for DIVIDE.
+     * {@code vectors}, which may be true only where {@link #VECTORS} is, sends HALF and BFLOAT16
+     * through {@link VectorHalfKernels} (false: the tests' way to reach {@link HalfKernels} there too).
+     */
     static void apply(int kernel, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer first,
-            int firstOffset, ByteBuffer src, int srcOffset, int bytes, int divisor) {
+            int firstOffset, ByteBuffer src, int srcOffset, int bytes, int divisor, boolean vectors) {
         Object dstArray = UNSAFE.getObject(dst, ARRAY_FIELD);
         long dstAddress = UNSAFE.getLong(dst, ADDRESS_FIELD) + dstOffset;
         Object firstArray = UNSAFE.getObject(first, ARRAY_FIELD);
@@ -111,6 +138,12 @@ final class BlockReduction {
                 break;
             case HALF:
             case BFLOAT16:
+                if (vectors) {
+                    a = scratch.shorts()[0];
+                    b = scratch.shorts()[1];
+                    base = SHORT_BASE;
+                    break;
+                }
                 block = HALF_BLOCK_BYTES;
                 // fall through: two 16-bit elements a packed int
             default:
@@ -124,7 +157,12 @@ final class BlockReduction {
             if (src != null) {
                 UNSAFE.copyMemory(srcArray, srcAddress + done, b, base, length);
             }
-            compute(kernel, type, a, b, length, divisor, scratch);
+            if (a instanceof short[]) {
+                VectorHalfKernels.combine(kernel, type == ElementType.HALF, (short[]) a, (short[]) b, length >>> 1,
+                        divisor);
+            } else {
+                compute(kernel, type, a, b, length, divisor, scratch);
+            }
             UNSAFE.copyMemory(a, base, dstArray, dstAddress + done, length);
         }
         // The addresses read above are not references: keep direct buffers (and their memory) alive until here.
@@ -194,6 +232,7 @@ final class BlockReduction {
         final double[][] doubles = {new double[BLOCK_BYTES / Double.BYTES], new double[BLOCK_BYTES / Double.BYTES]};
         private int[][] ints;
         private long[][] longs;
+        private short[][] shorts;
         private int[][] laneInts;
         private float[][] laneFloats;
 
@@ -210,6 +249,14 @@ final class BlockReduction {
                 longs = new long[][] {new long[BLOCK_BYTES / Long.BYTES], new long[BLOCK_BYTES / Long.BYTES]};
             }
             return longs;
+        }
+
+        /** Two blocks of 16-bit elements, for {@link VectorHalfKernels}. */
+        short[][] shorts() {
+            if (shorts == null) {
+                shorts = new short[][] {new short[BLOCK_BYTES / 2], new short[BLOCK_BYTES / 2]};
+            }
+            return shorts;
         }
 
         /** The 16-bit kernels' work arrays, of one lane (every other element) of a block each. */

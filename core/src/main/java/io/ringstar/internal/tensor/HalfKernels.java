@@ -17,6 +17,7 @@ import static io.ringstar.internal.tensor.Reduction.DIVIDE;
  * The element-wise op does not care that a lane holds every other element. Still the slowest
  * kernels: measured on a loaded 2-core machine, HALF about 3 and BFLOAT16 about 5 times as fast
  * as the scalar fallback, and a tenth to a quarter of a plain copy ({@code ReductionBenchmark}).
+ * Where the JVM has the Vector API, {@link VectorHalfKernels} does the same in one pass instead.
  */
 final class HalfKernels {
     private static final int LOW = 0;

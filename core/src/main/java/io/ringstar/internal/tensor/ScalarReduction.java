@@ -7,7 +7,6 @@ import static io.ringstar.internal.tensor.Reduction.MAXIMUM;
 import static io.ringstar.internal.tensor.Reduction.MINIMUM;
 import static io.ringstar.internal.tensor.Reduction.MULTIPLY;
 
-import io.ringstar.ReduceOp;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -16,38 +15,10 @@ import java.nio.ByteOrder;
  * {@code Unsafe}, a big-endian machine): absolute reads and writes through a little-endian
  * duplicate of each buffer (whatever the buffer's own {@link ByteBuffer#order()}), scalar, with
  * the same results. Owned by {@link Reduction}, which checks the regions and calls
- * {@link #apply}; the other methods are entries for the tests, so they run it on every JVM.
+ * {@link #apply} (the tests reach it on every JVM through {@code Reduction.apply}).
  */
 final class ScalarReduction {
     private ScalarReduction() {
-    }
-
-    static void add(ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset, int count) {
-        Reduction.apply(ADD, type, dst, dstOffset, dst, dstOffset, src, srcOffset, count, 1, false);
-    }
-
-    static void addAndDivide(ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset,
-            int count, int divisor) {
-        Reduction.apply(divisor == 1 ? ADD : ADD_AND_DIVIDE, type, dst, dstOffset, dst, dstOffset, src, srcOffset,
-                count, divisor, false);
-    }
-
-    static void sumAndDivide(ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer a, int aOffset,
-            ByteBuffer b, int bOffset, int count, int divisor) {
-        Reduction.apply(divisor == 1 ? ADD : ADD_AND_DIVIDE, type, dst, dstOffset, a, aOffset, b, bOffset, count,
-                divisor, false);
-    }
-
-    static void combine(ReduceOp op, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer a, int aOffset,
-            ByteBuffer b, int bOffset, int count, int divisor) {
-        Reduction.apply(Reduction.kernel(op, type, divisor), type, dst, dstOffset, a, aOffset, b, bOffset, count,
-                divisor, false);
-    }
-
-    static void divide(ElementType type, ByteBuffer buffer, int offset, int count, int divisor) {
-        if (divisor != 1) {
-            Reduction.apply(DIVIDE, type, buffer, offset, buffer, offset, null, 0, count, divisor, false);
-        }
     }
 
     static void apply(int kernel, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer first,

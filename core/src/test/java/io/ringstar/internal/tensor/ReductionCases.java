@@ -36,16 +36,31 @@ final class ReductionCases {
         }
     }
 
-    /** The two implementations: the one in use on this JVM, and the scalar fallback. */
+    /**
+     * The implementations: the one in use on this JVM ({@code ACCELERATED}: the block kernels, with
+     * {@link VectorHalfKernels} for HALF and BFLOAT16 where the JVM has the Vector API), the block
+     * kernels without it ({@code ARRAY_PASSES}: {@link HalfKernels}), and the scalar fallback.
+     */
     enum Path {
-        ACCELERATED, SCALAR;
+        ACCELERATED, ARRAY_PASSES, SCALAR;
+
+        /**
+         * The paths that differ for {@code type}: {@code ARRAY_PASSES} only where it is not what
+         * {@code ACCELERATED} already runs (a 16-bit type, with the Vector API in use).
+         */
+        static List<Path> of(ElementType type) {
+            boolean sixteenBits = type == ElementType.HALF || type == ElementType.BFLOAT16;
+            return sixteenBits && BlockReduction.VECTORS ? List.of(values()) : List.of(ACCELERATED, SCALAR);
+        }
+
+        private void apply(int kernel, ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer first,
+                int firstOffset, ByteBuffer src, int srcOffset, int count, int divisor) {
+            Reduction.apply(kernel, type, dst, dstOffset, first, firstOffset, src, srcOffset, count, divisor,
+                    this != SCALAR, this == ACCELERATED && BlockReduction.VECTORS);
+        }
 
         void add(ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset, int count) {
-            if (this == ACCELERATED) {
-                Reduction.add(type, dst, dstOffset, src, srcOffset, count);
-            } else {
-                ScalarReduction.add(type, dst, dstOffset, src, srcOffset, count);
-            }
+            apply(Reduction.ADD, type, dst, dstOffset, dst, dstOffset, src, srcOffset, count, 1);
         }
 
         void addAndDivide(ElementType type, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset, int count,
@@ -53,15 +68,16 @@ final class ReductionCases {
             if (this == ACCELERATED) {
                 Reduction.addAndDivide(type, dst, dstOffset, src, srcOffset, count, divisor);
             } else {
-                ScalarReduction.addAndDivide(type, dst, dstOffset, src, srcOffset, count, divisor);
+                apply(divisor == 1 ? Reduction.ADD : Reduction.ADD_AND_DIVIDE, type, dst, dstOffset, dst, dstOffset,
+                        src, srcOffset, count, divisor);
             }
         }
 
         void divide(ElementType type, ByteBuffer buffer, int offset, int count, int divisor) {
             if (this == ACCELERATED) {
                 Reduction.divide(type, buffer, offset, count, divisor);
-            } else {
-                ScalarReduction.divide(type, buffer, offset, count, divisor);
+            } else if (divisor != 1) {
+                apply(Reduction.DIVIDE, type, buffer, offset, buffer, offset, null, 0, count, divisor);
             }
         }
 
@@ -70,7 +86,8 @@ final class ReductionCases {
             if (this == ACCELERATED) {
                 Reduction.combine(op, type, dst, dstOffset, a, aOffset, b, bOffset, count, divisor);
             } else {
-                ScalarReduction.combine(op, type, dst, dstOffset, a, aOffset, b, bOffset, count, divisor);
+                apply(Reduction.kernel(op, type, divisor), type, dst, dstOffset, a, aOffset, b, bOffset, count,
+                        divisor);
             }
         }
     }

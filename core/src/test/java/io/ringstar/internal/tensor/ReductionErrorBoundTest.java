@@ -8,6 +8,7 @@ import io.ringstar.ReduceOp;
 import io.ringstar.internal.tensor.ReductionCases.Memory;
 import io.ringstar.internal.tensor.ReductionCases.Path;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -27,7 +28,8 @@ class ReductionErrorBoundTest {
         // Half the smallest subnormal: the absolute error of an average rounded into the subnormals.
         double subnormalSlack = type == ElementType.HALF ? 0x1p-25 : 0x1p-134;
         SplittableRandom random = new SplittableRandom(8);
-        for (Path path : Path.values()) {
+        // The bound is one of the rounding, which every path shares bit for bit (ReductionTest): two paths do.
+        for (Path path : List.of(Path.ACCELERATED, Path.SCALAR)) {
             for (int n = 2; n <= 8; n++) {
                 for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.AVG}) {
                     double[][] values = new double[n][TRIALS];

@@ -103,8 +103,8 @@ class ReductionSpecialValuesTest {
     private static void check(ElementType type, Kernel kernel, long[] a, long[] b, String context) {
         int size = type.bytes();
         int count = a.length;
-        for (Path path : Path.values()) {
-            ByteBuffer dst = (path == Path.ACCELERATED ? Memory.DIRECT_SLICE : Memory.HEAP).allocate(count * size);
+        for (Path path : Path.of(type)) {
+            ByteBuffer dst = (path != Path.SCALAR ? Memory.DIRECT_SLICE : Memory.HEAP).allocate(count * size);
             ByteBuffer src = Memory.HEAP_SLICE.allocate(count * size);
             for (int i = 0; i < count; i++) {
                 putBits(dst, i * size, size, a[i]);
