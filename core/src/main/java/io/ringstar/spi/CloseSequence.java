@@ -84,6 +84,8 @@ final class CloseSequence {
                 channel.inbox.close();
                 try {
                     channel.closeChannel();
+                    // After the socket: a peer that reads its end drains the ring first (goodbye in it).
+                    channel.sharedMemory.close();
                 } catch (RuntimeException e) {
                     LOG.log(System.Logger.Level.DEBUG, "rank " + transport.rank() + ": closing the channel to rank "
                             + channel.peer() + ": " + e);

@@ -141,6 +141,16 @@ public abstract class PeerTransport implements Transport, TransportProbe {
         return NO_ANSWER;
     }
 
+    /**
+     * Whether {@code peer} may run on this host, by what the transport knows of it without a
+     * lookup (a loopback connection, an equal address: {@link SameHost}): such peers are offered a
+     * shared-memory ring at {@link #start(PeerChannel[], WaitSchedule, SharedMemoryOptions) start},
+     * and the file is the proof. Default: false.
+     */
+    protected boolean mayShareMemoryWith(int peer) {
+        return false;
+    }
+
     /** Whether to run the background thread that reads between calls. */
     protected boolean readsInBackground() {
         return true;
@@ -170,11 +180,36 @@ public abstract class PeerTransport implements Transport, TransportProbe {
      * @param schedule how waits spin, yield and block on this host ({@link WaitSchedule#choose})
      */
     protected final void start(PeerChannel[] peers, WaitSchedule schedule) {
+        start(peers, schedule, SharedMemoryOptions.OFF);
+    }
+
+    /**
+     * {@link #start(PeerChannel[], WaitSchedule)} for a network transport whose peers on this host
+     * may talk through shared memory: before the background thread starts and any call can run, it
+     * agrees with every peer over the channels just installed which pairs use a ring (see
+     * {@code SharedMemoryNegotiation}; the peers {@link #mayShareMemoryWith} names are offered
+     * one), within the transport's timeout, and switches those channels over. Every rank of the
+     * group must start this way: each waits for every peer's part.
+     *
+     * @throws CollectiveTimeoutException if a peer did not take part within the timeout
+     * @throws CollectiveException if a peer failed meanwhile, or with {@code sharedMemory=on} if a
+     *     pair cannot use shared memory (naming the rank, the peer and the cause)
+     */
+    protected final void start(PeerChannel[] peers, WaitSchedule schedule, SharedMemoryOptions sharedMemory) {
         if (peers.length != worldSize) {
             throw new IllegalArgumentException("expected " + worldSize + " channels, got " + peers.length);
         }
         engine.schedule = Objects.requireNonNull(schedule, "schedule");
         engine.channels = peers.clone();
+        if (sharedMemory != SharedMemoryOptions.OFF && worldSize > 1) {
+            engine.lockIo();
+            try {
+                SharedMemoryNegotiation.run(this, engine.channels, sharedMemory, Deadline.after(timeout));
+            } finally {
+                engine.exit();
+            }
+            engine.noteRings();
+        }
         synchronized (lifecycle) {
             started = true;
             if (engine.closed || worldSize == 1 || !readsInBackground()) {
@@ -424,6 +459,41 @@ public abstract class PeerTransport implements Transport, TransportProbe {
     @Override
     public final void listen(PeerEvents listener) {
         engine.exchange.listen(listener);
+    }
+
+    // ---- shared memory ----
+
+    /**
+     * The peers this rank exchanges frames with through shared memory in both directions (rings
+     * both ways, both switched over), in rank order; empty before the start, for a transport
+     * without shared memory, and for peers on the network path. Any thread.
+     */
+    public final List<Integer> sharedMemoryPeers() {
+        List<Integer> peers = new ArrayList<>();
+        for (PeerChannel channel : engine.channels) {
+            if (channel != null && channel.sharedMemory.writing && channel.sharedMemory.reading) {
+                peers.add(channel.peer());
+            }
+        }
+        return peers;
+    }
+
+    /** Bytes (frames and messages) this rank wrote into shared-memory rings so far, over every peer. Any thread. */
+    public final long sharedMemoryBytesSent() {
+        long total = 0;
+        for (PeerChannel channel : engine.channels) {
+            total += channel == null ? 0 : channel.sharedMemory.bytesWritten();
+        }
+        return total;
+    }
+
+    /** Bytes this rank took out of shared-memory rings so far, over every peer. Any thread. */
+    public final long sharedMemoryBytesReceived() {
+        long total = 0;
+        for (PeerChannel channel : engine.channels) {
+            total += channel == null ? 0 : channel.sharedMemory.bytesRead();
+        }
+        return total;
     }
 
     // ---- for transports ----
