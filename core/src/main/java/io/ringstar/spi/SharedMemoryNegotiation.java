@@ -30,7 +30,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * </ol>
  *
  * The start waits, within the transport's timeout, until every peer's offer or none has come and
- * been answered and every offer of this rank has its answer. Answers go out from that wait, never
+ * been answered (and, if accepted, its switch record came), and every offer of this rank has its
+ * answer: then {@link PeerTransport#sharedMemoryPeers} is settled. Answers go out from that wait, never
  * from inside the I/O. When a pair cannot have shared memory (no room in the directory, the peer
  * cannot open the file, a garbage file), with {@code sharedMemory=auto} it uses the network, and the
  * process logs one WARNING (once, however many pairs and transports) saying why and what to do;
@@ -150,6 +151,7 @@ final class SharedMemoryNegotiation {
     private static boolean finished(SharedMemoryLink link) {
         return link.peerOffer != SharedMemoryLink.NOTHING
                 && (link.peerOffer != SharedMemoryLink.OFFERED || link.answered)
+                && (link.in == null || link.reading)
                 && (link.out == null || link.peerAnswer != SharedMemoryLink.NOTHING);
     }
 
