@@ -105,7 +105,7 @@ final class SharedMemoryNegotiation {
                             options.ringBytes(), nonce, options.usableSpaceFunction());
                 } catch (IOException e) {
                     cannot(transport, options, peer, "cannot make its shared-memory ring to rank " + peer + " in "
-                            + options.directory() + ": " + e.getMessage(), e);
+                            + options.directory() + ": " + describe(e), e);
                 }
             } else if (options.required()) {
                 throw new CollectiveException("connect", rank, peer, "option sharedMemory=on, but rank " + peer
@@ -243,6 +243,17 @@ final class SharedMemoryNegotiation {
                 + " default is 64 MiB), or lower option sharedMemoryBytes, or point sharedMemoryDirectory at a memory"
                 + " file system both ranks see; --shared-memory off silences this.");
         return true;
+    }
+
+    /** An I/O exception in words: the JDK's file exceptions say only the path. */
+    private static String describe(IOException e) {
+        if (e instanceof java.nio.file.NoSuchFileException) {
+            return "no such file or directory: " + e.getMessage();
+        }
+        if (e instanceof java.nio.file.AccessDeniedException) {
+            return "permission denied: " + e.getMessage();
+        }
+        return e.getMessage() == null ? e.toString() : e.getMessage();
     }
 
     private static void send(PeerChannel channel, int type, long value, Deadline deadline) {

@@ -218,7 +218,7 @@ public final class SharedMemoryRing implements AutoCloseable {
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
             made = true;
             writeFully(file, header, 0);
-            ByteBuffer zeros = ByteBuffer.allocateDirect((int) Math.min(capacity, 1 << 20));
+            ByteBuffer zeros = ByteBuffer.allocateDirect(Math.min(capacity, 1 << 20));
             for (long at = HEADER_BYTES; at < size; at += zeros.capacity()) {
                 writeFully(file, zeros.clear(), at);
             }
