@@ -113,6 +113,20 @@ public abstract class PeerChannel implements Inbox.Listener {
         sharedMemory.drain();
     }
 
+    /**
+     * For a record a transport writes from inside its I/O, where it must not wait (Aeron's goodbye
+     * acknowledgement): once frames to the peer go through shared memory, the record must go there
+     * too, or it could overtake them. Writes the record into the ring if no frame is being written
+     * there and it has room.
+     *
+     * @return true if it wrote it; false if it could not now (try again later) or if frames to the
+     *     peer do not go through shared memory ({@link #writesToSharedMemory}: then the transport
+     *     writes it to its own medium)
+     */
+    protected final boolean tryRecordToSharedMemory(int type, long value) {
+        return sharedMemory.writing && sharedMemory.tryRecord(type, value);
+    }
+
     /** Whether frames to the peer go through shared memory (the negotiation chose it and the switch went out). */
     public final boolean writesToSharedMemory() {
         return sharedMemory.writing;

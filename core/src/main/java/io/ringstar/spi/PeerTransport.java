@@ -144,7 +144,7 @@ public abstract class PeerTransport implements Transport, TransportProbe {
     /**
      * Whether {@code peer} may run on this host, by what the transport knows of it without a
      * lookup (a loopback connection, an equal address: {@link SameHost}): such peers are offered a
-     * shared-memory ring at {@link #start(PeerChannel[], WaitSchedule, SharedMemoryOptions) start},
+     * shared-memory ring by {@link #startSharedMemory},
      * and the file is the proof. Default: false.
      */
     protected boolean mayShareMemoryWith(int peer) {
@@ -180,42 +180,44 @@ public abstract class PeerTransport implements Transport, TransportProbe {
      * @param schedule how waits spin, yield and block on this host ({@link WaitSchedule#choose})
      */
     protected final void start(PeerChannel[] peers, WaitSchedule schedule) {
-        start(peers, schedule, SharedMemoryOptions.OFF);
-    }
-
-    /**
-     * {@link #start(PeerChannel[], WaitSchedule)} for a network transport whose peers on this host
-     * may talk through shared memory: before the background thread starts and any call can run, it
-     * agrees with every peer over the channels just installed which pairs use a ring (see
-     * {@code SharedMemoryNegotiation}; the peers {@link #mayShareMemoryWith} names are offered
-     * one), within the transport's timeout, and switches those channels over. Every rank of the
-     * group must start this way: each waits for every peer's part.
-     *
-     * @throws CollectiveTimeoutException if a peer did not take part within the timeout
-     * @throws CollectiveException if a peer failed meanwhile, or with {@code sharedMemory=on} if a
-     *     pair cannot use shared memory (naming the rank, the peer and the cause)
-     */
-    protected final void start(PeerChannel[] peers, WaitSchedule schedule, SharedMemoryOptions sharedMemory) {
         if (peers.length != worldSize) {
             throw new IllegalArgumentException("expected " + worldSize + " channels, got " + peers.length);
         }
         engine.schedule = Objects.requireNonNull(schedule, "schedule");
         engine.channels = peers.clone();
-        if (sharedMemory != SharedMemoryOptions.OFF && worldSize > 1) {
-            engine.lockIo();
-            try {
-                SharedMemoryNegotiation.run(this, engine.channels, sharedMemory, Deadline.after(timeout));
-            } finally {
-                engine.exit();
-            }
-            engine.noteRings();
-        }
         synchronized (lifecycle) {
             started = true;
             if (engine.closed || worldSize == 1 || !readsInBackground()) {
                 return;
             }
             engine.startReader();
+        }
+    }
+
+    /**
+     * For a network transport whose peers on this host may talk through shared memory: agrees with
+     * every peer over the channels that {@link #start} installed which pairs use a ring (see
+     * {@code SharedMemoryNegotiation}; the peers {@link #mayShareMemoryWith} names are offered one),
+     * within the transport's timeout, and switches those channels over. Call once, after
+     * {@link #start} and before the constructor returns (no call of the user's may run meanwhile);
+     * every rank of the group must do it, since each waits for every peer's part. With
+     * {@code sharedMemory=off} it still answers the peers' offers (with no).
+     *
+     * @throws CollectiveTimeoutException if a peer did not take part within the timeout
+     * @throws CollectiveException if a peer failed meanwhile, or with {@code sharedMemory=on} if a
+     *     pair cannot use shared memory (naming the rank, the peer and the cause)
+     */
+    protected final void startSharedMemory(SharedMemoryOptions options) {
+        Objects.requireNonNull(options, "options");
+        if (worldSize == 1) {
+            return;
+        }
+        engine.lockIo();
+        try {
+            SharedMemoryNegotiation.run(this, engine.channels, options, Deadline.after(timeout));
+        } finally {
+            engine.noteRings();
+            engine.exit();
         }
     }
 

@@ -23,6 +23,11 @@ final class SharedMemoryLink {
     private final PeerChannel channel;
     private final ByteBuffer frameHeader = ByteBuffer.allocateDirect(Frame.HEADER_BYTES)
             .order(ByteOrder.LITTLE_ENDIAN);
+    /** Stages a record written from inside the I/O ({@link #tryRecord}) while a frame may wait in the other. */
+    private final ByteBuffer recordHeader = ByteBuffer.allocateDirect(Frame.HEADER_BYTES)
+            .order(ByteOrder.LITTLE_ENDIAN);
+    /** A frame is being written into the ring (its writer may be waiting for room). */
+    private boolean inFrame;
 
     // ---- the negotiation, see SharedMemoryNegotiation ----
 
@@ -74,6 +79,26 @@ final class SharedMemoryLink {
      * fails the channel, since what follows would be read as its rest.
      */
     void writeFrame(int type, long value, ByteBuffer header, ByteBuffer payload, Deadline deadline) {
+        inFrame = true;
+        try {
+            writeWhole(type, value, header, payload, deadline);
+        } finally {
+            inFrame = false;
+        }
+    }
+
+    /** See {@link PeerChannel#tryRecordToSharedMemory}. */
+    boolean tryRecord(int type, long value) {
+        if (inFrame || out.writable() < Frame.HEADER_BYTES) {
+            return false;
+        }
+        Frame.write(recordHeader, 0, type, value);
+        out.put(recordHeader.clear());
+        bytesWritten += Frame.HEADER_BYTES;
+        return true;
+    }
+
+    private void writeWhole(int type, long value, ByteBuffer header, ByteBuffer payload, Deadline deadline) {
         Frame.write(frameHeader, 0, type, value);
         frameHeader.clear();
         long total = Frame.HEADER_BYTES + (type == Frame.DATA ? (long) header.remaining() + payload.remaining() : 0);

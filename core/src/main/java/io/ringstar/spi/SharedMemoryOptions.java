@@ -13,11 +13,11 @@ import java.util.function.ToLongFunction;
  * How a network transport's peers on this host use shared memory ({@link SharedMemoryRing}): the
  * options {@code sharedMemory} (auto, on, off), {@code sharedMemoryBytes} and
  * {@code sharedMemoryDirectory} ({@link NetworkOptions}), and the job id that names the ring
- * files. Given to {@link PeerTransport#start(PeerChannel[], WaitSchedule, SharedMemoryOptions)}.
+ * files. Given to {@link PeerTransport#startSharedMemory}.
  * Immutable.
  */
 public final class SharedMemoryOptions {
-    /** The network path only, for every peer: what a transport without the options gets. */
+    /** The network path only, for every peer (the peers' offers are still answered). */
     public static final SharedMemoryOptions OFF = new SharedMemoryOptions(NetworkOptions.SHARED_MEMORY_OFF,
             NetworkOptions.DEFAULT_SHARED_MEMORY_BYTES, Path.of(NetworkOptions.DEFAULT_SHARED_MEMORY_DIRECTORY),
             NetworkOptions.DEFAULT_JOB_ID, SharedMemoryOptions::usableSpace);

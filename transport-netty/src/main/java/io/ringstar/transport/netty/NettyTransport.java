@@ -232,7 +232,8 @@ public final class NettyTransport extends PeerTransport {
                 takeOver(deadline);
             }
             waitSchedule = WaitSchedule.choose(waitSpin, countRanksOnThisHost());
-            start(links, waitSchedule, sharedMemory);
+            start(links, waitSchedule);
+            startSharedMemory(sharedMemory);
         } catch (RuntimeException | Error e) {
             close();
             throw e;
