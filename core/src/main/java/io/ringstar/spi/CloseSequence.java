@@ -83,9 +83,9 @@ final class CloseSequence {
             if (channel != null) {
                 channel.inbox.close();
                 try {
-                    channel.closeChannel();
-                    // After the socket: a peer that reads its end drains the ring first (goodbye in it).
+                    // Before the network: the peer may see the ring closed (its goodbye in it) first.
                     channel.sharedMemory.close();
+                    channel.closeChannel();
                 } catch (RuntimeException e) {
                     LOG.log(System.Logger.Level.DEBUG, "rank " + transport.rank() + ": closing the channel to rank "
                             + channel.peer() + ": " + e);

@@ -251,6 +251,10 @@ public abstract class PeerChannel implements Inbox.Listener {
     }
 
     final void send(int type, long value, ByteBuffer header, ByteBuffer payload, Deadline deadline, String operation) {
+        if (sharedMemory.peerClosedItsRing()) {
+            // Its goodbye is in the ring: seen now, so the send fails as it would on the network.
+            sharedMemory.drain();
+        }
         throwIfGone(operation);
         sending = true;
         writing = operation;

@@ -223,13 +223,29 @@ final class SharedMemoryLink {
         }
     }
 
-    /** Unlinks both ring files (whichever end is first removes a file) and stops using them. */
+    /**
+     * Whether the peer closed its ring to this rank ({@link SharedMemoryRing#markWriterClosed}): a
+     * sender then drains it first, so a goodbye there makes the send fail at once, as a goodbye on
+     * the network would have (the network connection ends a moment later). One acquiring read.
+     */
+    boolean peerClosedItsRing() {
+        SharedMemoryRing ring = in;
+        return reading && ring != null && ring.writerClosed();
+    }
+
+    /**
+     * Marks this rank's ring closed (its last frame, the goodbye, is in it), unlinks both ring files
+     * (whichever end is first removes a file) and stops using them.
+     */
     void close() {
-        writing = false;
-        reading = false;
         if (out != null) {
+            if (writing) {
+                out.markWriterClosed();
+            }
             out.close();
         }
+        writing = false;
+        reading = false;
         if (in != null) {
             in.close();
         }

@@ -51,6 +51,11 @@ import java.util.function.ToLongFunction;
  * +---------------------------------------------------------------+
  * |              job id hash (64 bits, FNV-1a of UTF-8)           |   40
  * +---------------------------------------------------------------+
+ * |                       ... zero to 64 ...                      |
+ * +---------------------------------------------------------------+
+ * |   writer closed (64 bits): 1 once the writer closed, after    |   64
+ * +   its last frame (its goodbye); release / acquire             +
+ * +---------------------------------------------------------------+
  * |                       ... zero to 128 ...                     |
  * +---------------------------------------------------------------+
  * |   producer position (64 bits): bytes ever written; written     |  128
@@ -108,6 +113,7 @@ public final class SharedMemoryRing implements AutoCloseable {
     static final int WRITER_RANK_OFFSET = 32;
     static final int READER_RANK_OFFSET = 36;
     static final int JOB_HASH_OFFSET = 40;
+    static final int WRITER_CLOSED_OFFSET = 64;
     static final int PRODUCER_OFFSET = 128;
     static final int CONSUMER_OFFSET = 256;
 
@@ -445,6 +451,20 @@ public final class SharedMemoryRing implements AutoCloseable {
         }
         source.position(at + copied);
         return copied;
+    }
+
+    /**
+     * Marks the ring closed by its writer, after its last frame: a reader that looks
+     * ({@link #writerClosed}) knows to take what is left, the goodbye among it, at once, without
+     * waiting for the network connection to end.
+     */
+    public void markWriterClosed() {
+        LONGS.setRelease(mapping, WRITER_CLOSED_OFFSET, 1L);
+    }
+
+    /** Whether the writer closed the ring ({@link #markWriterClosed}); every frame it wrote is published. */
+    public boolean writerClosed() {
+        return (long) LONGS.getAcquire(mapping, WRITER_CLOSED_OFFSET) != 0;
     }
 
     /** Bytes written so far, the producer position. */
