@@ -50,6 +50,20 @@ public final class NetworkOptions {
     public static final int MIN_RECEIVE_BUFFER_BYTES = 64 << 10;
     /** Option: whether a waiting call spins first ({@link PeerTransport#start}). */
     public static final String WAIT_SPIN_OPTION = "waitSpin";
+    /** Option: whether peers on this host talk through shared memory: auto, on or off. */
+    public static final String SHARED_MEMORY_OPTION = "sharedMemory";
+    /** {@value #SHARED_MEMORY_OPTION} value: shared memory where a peer can open this rank's ring, else the network. */
+    public static final String SHARED_MEMORY_AUTO = "auto";
+    /** {@value #SHARED_MEMORY_OPTION} value: every peer through shared memory, or the open fails. */
+    public static final String SHARED_MEMORY_ON = "on";
+    /** {@value #SHARED_MEMORY_OPTION} value: the network path only. */
+    public static final String SHARED_MEMORY_OFF = "off";
+    /** Option: bytes of the ring from this rank to each peer on its host. */
+    public static final String SHARED_MEMORY_BYTES_OPTION = "sharedMemoryBytes";
+    public static final int DEFAULT_SHARED_MEMORY_BYTES = 4 << 20;
+    /** Option: the directory the ring files are made in. */
+    public static final String SHARED_MEMORY_DIRECTORY_OPTION = "sharedMemoryDirectory";
+    public static final String DEFAULT_SHARED_MEMORY_DIRECTORY = "/dev/shm";
 
     /** Declares {@value #JOB_ID_OPTION}. */
     public static final ConfigOption<String> JOB_ID = ConfigOption.builder(JOB_ID_OPTION, OptionParser.text()
@@ -88,9 +102,29 @@ public final class NetworkOptions {
             .description("whether a waiting call spins 50 us before it yields: auto (unless this host runs more of "
                     + "the group's ranks, and Aeron drivers moving their UDP, than the JVM has cores), on (ranks "
                     + "pinned to cores of their own) or off").build();
+    /** Declares {@value #SHARED_MEMORY_OPTION}. */
+    public static final ConfigOption<String> SHARED_MEMORY = ConfigOption.builder(SHARED_MEMORY_OPTION,
+                    OptionParser.choice(SHARED_MEMORY_AUTO, SHARED_MEMORY_ON, SHARED_MEMORY_OFF))
+            .flag("shared-memory").environmentVariable("RINGSTAR_SHARED_MEMORY").defaultValue(SHARED_MEMORY_AUTO)
+            .description("peers on this host through a ring in shared memory: auto (where the peer can open this"
+                    + " rank's ring file, else the network path, with one warning), on (every peer, or the open"
+                    + " fails) or off (the network path only)").build();
+    /** Declares {@value #SHARED_MEMORY_BYTES_OPTION}. */
+    public static final ConfigOption<Integer> SHARED_MEMORY_BYTES = ConfigOption.builder(SHARED_MEMORY_BYTES_OPTION,
+                    OptionParser.byteSize(64 << 10, 1 << 30).and(size -> Integer.bitCount(size) == 1,
+                            "a power of two"))
+            .defaultValue(DEFAULT_SHARED_MEMORY_BYTES).defaultText("4M")
+            .description("bytes of the shared-memory ring from this rank to each peer on its host (one file each in"
+                    + " " + DEFAULT_SHARED_MEMORY_DIRECTORY + ")").build();
+    /** Declares {@value #SHARED_MEMORY_DIRECTORY_OPTION}. */
+    public static final ConfigOption<Path> SHARED_MEMORY_DIRECTORY = ConfigOption.builder(
+                    SHARED_MEMORY_DIRECTORY_OPTION, OptionParser.path())
+            .defaultValue(Path.of(DEFAULT_SHARED_MEMORY_DIRECTORY)).defaultText(DEFAULT_SHARED_MEMORY_DIRECTORY)
+            .description("where the shared-memory ring files are made: a memory file system both ranks of a pair"
+                    + " see").build();
     /** Every option above: each network transport publishes them with its own. */
     public static final List<ConfigOption<?>> ALL = List.of(JOB_ID, SECRET, SECRET_FILE, BIND, PORT,
-            RECEIVE_BUFFER_BYTES, WAIT_SPIN);
+            RECEIVE_BUFFER_BYTES, WAIT_SPIN, SHARED_MEMORY, SHARED_MEMORY_BYTES, SHARED_MEMORY_DIRECTORY);
 
     /** Set once a transport of this process has warned that its job has no secret. */
     private static final AtomicBoolean WARNED_UNAUTHENTICATED = new AtomicBoolean();

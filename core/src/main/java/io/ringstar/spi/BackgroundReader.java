@@ -34,7 +34,7 @@ final class BackgroundReader implements Runnable {
             }
             try {
                 while (!engine.closed && !engine.inCall()) {
-                    engine.owner.progress(ProgressEngine.BACKGROUND_BLOCK_NANOS);
+                    engine.backgroundRound(ProgressEngine.BACKGROUND_BLOCK_NANOS);
                     if (engine.repliesOwed) {
                         // Between calls, this thread is the one that answers peers' status queries.
                         engine.exchange.answerOwed();

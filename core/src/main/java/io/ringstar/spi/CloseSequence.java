@@ -83,6 +83,8 @@ final class CloseSequence {
             if (channel != null) {
                 channel.inbox.close();
                 try {
+                    // Before the network: the peer may see the ring closed (its goodbye in it) first.
+                    channel.sharedMemory.close();
                     channel.closeChannel();
                 } catch (RuntimeException e) {
                     LOG.log(System.Logger.Level.DEBUG, "rank " + transport.rank() + ": closing the channel to rank "

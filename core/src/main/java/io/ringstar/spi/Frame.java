@@ -55,6 +55,17 @@ public final class Frame {
     /** The group failed ({@link TransportProbe#reportFailure}); value is the rank it failed on first. */
     public static final int FAILURE_REPORT = 6;
     /**
+     * Shared memory ({@code SharedMemoryNegotiation}): the sender made a ring file for this rank;
+     * value is its nonce, which the file must hold too. Sent once, at the transport's start.
+     */
+    public static final int SHM_OFFER = 7;
+    /** The sender has no ring for this rank (another host, or option sharedMemory=off); value 0. */
+    public static final int SHM_NONE = 8;
+    /** The answer to an {@link #SHM_OFFER}: value 1 if the sender mapped the ring and will read it, 0 if not. */
+    public static final int SHM_ANSWER = 9;
+    /** The last frame on the network: every later frame from the sender comes through its ring. */
+    public static final int SHM_SWITCH = 10;
+    /**
      * Types from here up belong to one transport (the transport's channel handles them); those below
      * are the skeleton's, which every transport carries alike.
      */
@@ -104,6 +115,10 @@ public final class Frame {
             case STATUS_QUERY -> "STATUS_QUERY";
             case STATUS_REPLY -> "STATUS_REPLY";
             case FAILURE_REPORT -> "FAILURE_REPORT";
+            case SHM_OFFER -> "SHM_OFFER";
+            case SHM_NONE -> "SHM_NONE";
+            case SHM_ANSWER -> "SHM_ANSWER";
+            case SHM_SWITCH -> "SHM_SWITCH";
             default -> "type " + type;
         };
     }

@@ -20,6 +20,8 @@ public abstract class PeerChannel implements Inbox.Listener {
     protected final int rank;
     protected final int peer;
     final Inbox inbox;
+    /** The rings to and from the peer when it shares this host's memory, and their negotiation. */
+    final SharedMemoryLink sharedMemory = new SharedMemoryLink(this);
     /** The first reason the peer counts as gone, or null while it is there. */
     private volatile String failure;
     private volatile Throwable failureCause;
@@ -102,6 +104,40 @@ public abstract class PeerChannel implements Inbox.Listener {
     // ---- state, for the transport's I/O code ----
 
     /**
+     * The network stream from the peer ended (or its medium failed): call before deciding whether
+     * the peer closed or was lost. Takes what is left in the peer's shared-memory ring, if it has
+     * one, so that a goodbye waiting there is seen: a peer that closed cleanly said goodbye through
+     * the ring and then closed its socket. Called under the I/O lock; nothing without a ring.
+     */
+    protected final void networkEnded() {
+        sharedMemory.drain();
+    }
+
+    /**
+     * For a record a transport writes from inside its I/O, where it must not wait (Aeron's goodbye
+     * acknowledgement): once frames to the peer go through shared memory, the record must go there
+     * too, or it could overtake them. Writes the record into the ring if no frame is being written
+     * there and it has room.
+     *
+     * @return true if it wrote it; false if it could not now (try again later) or if frames to the
+     *     peer do not go through shared memory ({@link #writesToSharedMemory}: then the transport
+     *     writes it to its own medium)
+     */
+    protected final boolean tryRecordToSharedMemory(int type, long value) {
+        return sharedMemory.writing && sharedMemory.tryRecord(type, value);
+    }
+
+    /** Whether frames to the peer go through shared memory (the negotiation chose it and the switch went out). */
+    public final boolean writesToSharedMemory() {
+        return sharedMemory.writing;
+    }
+
+    /** Whether frames from the peer come through shared memory (its switch record arrived). */
+    public final boolean readsFromSharedMemory() {
+        return sharedMemory.reading;
+    }
+
+    /**
      * Marks the peer gone; the first reason wins. Waiting and later calls fail with it. The first
      * failure is also told to the transport's {@link TransportProbe.PeerEvents}, unless the peer said
      * goodbye first (its stream ending after that is no failure) or this transport is closing.
@@ -177,6 +213,8 @@ public abstract class PeerChannel implements Inbox.Listener {
             }
             case Frame.STATUS_REPLY -> storeStatus(value, System.nanoTime());
             case Frame.FAILURE_REPORT -> transport.engine.exchange.failureReported(peer, (int) value);
+            case Frame.SHM_OFFER, Frame.SHM_NONE, Frame.SHM_ANSWER, Frame.SHM_SWITCH ->
+                    SharedMemoryNegotiation.onRecord(this, type, value);
             default -> {
                 if (type >= Frame.FIRST_TRANSPORT_TYPE) {
                     onTransportRecord(type, value);
@@ -213,11 +251,19 @@ public abstract class PeerChannel implements Inbox.Listener {
     }
 
     final void send(int type, long value, ByteBuffer header, ByteBuffer payload, Deadline deadline, String operation) {
+        if (sharedMemory.peerClosedItsRing()) {
+            // Its goodbye is in the ring: seen now, so the send fails as it would on the network.
+            sharedMemory.drain();
+        }
         throwIfGone(operation);
         sending = true;
         writing = operation;
         try {
-            writeFrame(type, value, header, payload, deadline);
+            if (sharedMemory.writing) {
+                sharedMemory.writeFrame(type, value, header, payload, deadline);
+            } else {
+                writeFrame(type, value, header, payload, deadline);
+            }
         } finally {
             sending = false;
             writing = "send";

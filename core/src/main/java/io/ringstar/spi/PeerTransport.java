@@ -141,6 +141,16 @@ public abstract class PeerTransport implements Transport, TransportProbe {
         return NO_ANSWER;
     }
 
+    /**
+     * Whether {@code peer} may run on this host, by what the transport knows of it without a
+     * lookup (a loopback connection, an equal address: {@link SameHost}): such peers are offered a
+     * shared-memory ring by {@link #startSharedMemory},
+     * and the file is the proof. Default: false.
+     */
+    protected boolean mayShareMemoryWith(int peer) {
+        return false;
+    }
+
     /** Whether to run the background thread that reads between calls. */
     protected boolean readsInBackground() {
         return true;
@@ -181,6 +191,33 @@ public abstract class PeerTransport implements Transport, TransportProbe {
                 return;
             }
             engine.startReader();
+        }
+    }
+
+    /**
+     * For a network transport whose peers on this host may talk through shared memory: agrees with
+     * every peer over the channels that {@link #start} installed which pairs use a ring (see
+     * {@code SharedMemoryNegotiation}; the peers {@link #mayShareMemoryWith} names are offered one),
+     * within the transport's timeout, and switches those channels over. Call once, after
+     * {@link #start} and before the constructor returns (no call of the user's may run meanwhile);
+     * every rank of the group must do it, since each waits for every peer's part. With
+     * {@code sharedMemory=off} it still answers the peers' offers (with no).
+     *
+     * @throws CollectiveTimeoutException if a peer did not take part within the timeout
+     * @throws CollectiveException if a peer failed meanwhile, or with {@code sharedMemory=on} if a
+     *     pair cannot use shared memory (naming the rank, the peer and the cause)
+     */
+    protected final void startSharedMemory(SharedMemoryOptions options) {
+        Objects.requireNonNull(options, "options");
+        if (worldSize == 1) {
+            return;
+        }
+        engine.lockIo();
+        try {
+            SharedMemoryNegotiation.run(this, engine.channels, options, Deadline.after(timeout));
+        } finally {
+            engine.noteRings();
+            engine.exit();
         }
     }
 
@@ -457,6 +494,41 @@ public abstract class PeerTransport implements Transport, TransportProbe {
     @Override
     public final void listen(PeerEvents listener) {
         engine.exchange.listen(listener);
+    }
+
+    // ---- shared memory ----
+
+    /**
+     * The peers this rank exchanges frames with through shared memory in both directions (rings
+     * both ways, both switched over), in rank order; empty before the start, for a transport
+     * without shared memory, and for peers on the network path. Any thread.
+     */
+    public final List<Integer> sharedMemoryPeers() {
+        List<Integer> peers = new ArrayList<>();
+        for (PeerChannel channel : engine.channels) {
+            if (channel != null && channel.sharedMemory.writing && channel.sharedMemory.reading) {
+                peers.add(channel.peer());
+            }
+        }
+        return peers;
+    }
+
+    /** Bytes (frames and messages) this rank wrote into shared-memory rings so far, over every peer. Any thread. */
+    public final long sharedMemoryBytesSent() {
+        long total = 0;
+        for (PeerChannel channel : engine.channels) {
+            total += channel == null ? 0 : channel.sharedMemory.bytesWritten();
+        }
+        return total;
+    }
+
+    /** Bytes this rank took out of shared-memory rings so far, over every peer. Any thread. */
+    public final long sharedMemoryBytesReceived() {
+        long total = 0;
+        for (PeerChannel channel : engine.channels) {
+            total += channel == null ? 0 : channel.sharedMemory.bytesRead();
+        }
+        return total;
     }
 
     // ---- for transports ----

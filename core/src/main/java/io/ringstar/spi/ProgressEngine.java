@@ -72,6 +72,8 @@ final class ProgressEngine {
     /** Receives and barriers waiting now, and the sum of their starts (nanoTime). Under {@link #waits}. */
     private int openWaits;
     private long openWaitsBegan;
+    /** Some channel has an incoming shared-memory ring: the rounds poll the rings. Set once, at the start. */
+    private volatile boolean hasRings;
     /** The peer a receive waits for now, or -1. */
     volatile int waitingOn = -1;
 
@@ -116,19 +118,20 @@ final class ProgressEngine {
         }
         if (waited < schedule.spinNanos()) {
             if (waitingOn != null && (++spins & (WaitSchedule.SPINS_PER_FULL_ROUND - 1)) != 0) {
-                return transport.poll(waitingOn);
+                int fromRing = waitingOn.sharedMemory.poll(false);
+                return fromRing > 0 ? fromRing : transport.poll(waitingOn);
             }
             if (repliesOwed) {
                 outOfBand(waitingOn, handler, null);
             }
-            return transport.progress(0);
+            return pollRings() + transport.progress(0);
         }
         if (waited < WaitSchedule.YIELD_NANOS) {
             if (repliesOwed) {
                 outOfBand(waitingOn, handler, null);
             }
             Thread.yield();
-            return transport.progress(0);
+            return pollRings() + transport.progress(0);
         }
         TransportProbe.WaitWatcher watching = watcher;
         if (repliesOwed || watching != null) {
@@ -138,7 +141,46 @@ final class ProgressEngine {
                 return 0;
             }
         }
+        int fromRings = pollRings();
+        if (fromRings > 0) {
+            // Bytes came through shared memory, which no selector sees: look again before blocking.
+            return fromRings + transport.progress(0);
+        }
         return transport.progress(WaitSchedule.blockNanos(waited, deadline));
+    }
+
+    /**
+     * One round of I/O between calls (the background reader's): the rings, then the transport's
+     * own, blocking at most {@code blockNanos}, or at most {@link WaitSchedule#MAX_BLOCK_NANOS}
+     * while peers write through rings (no selector wakes up for them).
+     */
+    int backgroundRound(long blockNanos) {
+        int fromRings = pollRings();
+        long block = fromRings > 0 ? 0 : hasRings ? Math.min(blockNanos, WaitSchedule.MAX_BLOCK_NANOS) : blockNanos;
+        return fromRings + owner.progress(block);
+    }
+
+    /** Takes what every peer's incoming shared-memory ring holds, as far as its inbox has room. */
+    int pollRings() {
+        if (!hasRings) {
+            return 0;
+        }
+        int moved = 0;
+        for (PeerChannel channel : channels) {
+            if (channel != null) {
+                moved += channel.sharedMemory.poll(false);
+            }
+        }
+        return moved;
+    }
+
+    /** Notes whether any channel reads a ring (after the shared-memory negotiation). */
+    void noteRings() {
+        boolean any = false;
+        for (PeerChannel channel : channels) {
+            any |= channel != null && channel.sharedMemory.in != null;
+        }
+        hasRings = any;
     }
 
     /**

@@ -149,8 +149,18 @@ class NetworkOptionsTest {
 
     @Test
     void theNetworkOptionsAreDeclaredOnceWithTheirDefaultsAndChecks() {
-        assertEquals(List.of("jobId", "secret", "secretFile", "bind", "port", "receiveBufferBytes", "waitSpin"),
+        assertEquals(List.of("jobId", "secret", "secretFile", "bind", "port", "receiveBufferBytes", "waitSpin",
+                "sharedMemory", "sharedMemoryBytes", "sharedMemoryDirectory"),
                 NetworkOptions.ALL.stream().map(io.ringstar.config.ConfigOption::name).toList());
+        assertEquals("auto", NetworkOptions.SHARED_MEMORY.value(DistributedConfig.builder().build()));
+        assertEquals(Optional.of("shared-memory"), NetworkOptions.SHARED_MEMORY.flag());
+        assertEquals(Optional.of("RINGSTAR_SHARED_MEMORY"), NetworkOptions.SHARED_MEMORY.environmentVariable());
+        InvalidConfigException sharing = assertThrows(InvalidConfigException.class, () -> NetworkOptions.SHARED_MEMORY
+                .value(DistributedConfig.builder().option(NetworkOptions.SHARED_MEMORY_OPTION, "of").build()));
+        assertTrue(sharing.getMessage().contains("off"), sharing.getMessage());
+        assertEquals(4 << 20, NetworkOptions.SHARED_MEMORY_BYTES.value(DistributedConfig.builder().build()));
+        assertThrows(InvalidConfigException.class, () -> NetworkOptions.SHARED_MEMORY_BYTES.value(
+                DistributedConfig.builder().option(NetworkOptions.SHARED_MEMORY_BYTES_OPTION, "3M").build()));
         assertEquals(Optional.of("secret-file"), NetworkOptions.SECRET_FILE.flag());
         assertEquals(Optional.of("RINGSTAR_SECRET_FILE"), NetworkOptions.SECRET_FILE.environmentVariable());
         assertEquals(Optional.empty(), NetworkOptions.SECRET.flag(), "a secret on a command line is seen by ps");

@@ -119,9 +119,9 @@ class PeerTransportProbeTest {
         RecordingTransport transport = new RecordingTransport(0, 2);
         Events events = new Events();
         transport.listen(events);
-        transport.peers[1].onRecord(Frame.FAILURE_REPORT + 1, 0);
+        transport.peers[1].onRecord(Frame.SHM_SWITCH + 1, 0);
         assertTrue(transport.peers[1].gone());
-        assertEquals(List.of("failed 1: rank 1 sent an unknown record, type 7"), events.heard);
+        assertEquals(List.of("failed 1: rank 1 sent an unknown record, type 11"), events.heard);
         transport.close();
     }
 

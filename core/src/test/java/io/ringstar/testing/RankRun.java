@@ -9,6 +9,7 @@ import io.ringstar.GradientAggregator;
 import io.ringstar.ParameterServer;
 import io.ringstar.Transport;
 import io.ringstar.Transports;
+import io.ringstar.spi.PeerTransport;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,7 +39,8 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * longer, {@code tensors} = one tensor fewer, {@code sequence} = from iteration 1 on, aggregators whose
  * call numbers start again at 0), and {@code option.<name>} for any transport or aggregator option.
  *
- * <p>Lines: {@code FORMED <rank> ms=<t>} once the group formed; {@code LISTENING <rank> <port>
+ * <p>Lines: {@code FORMED <rank> ms=<t> shm=[<peers>]} once the group formed (the peers it reaches
+ * through shared memory); {@code LISTENING <rank> <port>
  * <transport>} if the transport has a {@code listenPort()}, {@code IPC <rank> [<peers>]} if it has a
  * {@code usesIpc(int)}; {@code ITER <rank> <i>}; {@code OK <rank> iterations=<n> elements=<m>}, or on
  * failure {@code FAIL rank=<r> peer=<p> op="<operation>" <exception class> :: <message>}, printed
@@ -88,7 +90,9 @@ final class RankRun {
         try {
             DistributedConfig config = config(rank);
             transport = Transports.open(config);
-            OUT.println("FORMED " + rank + " ms=" + millisSince(start));
+            String shared = transport instanceof PeerTransport peers
+                    ? peers.sharedMemoryPeers().toString().replace(" ", "") : "[]";
+            OUT.println("FORMED " + rank + " ms=" + millisSince(start) + " shm=" + shared);
             describe(transport);
             String[] algorithms = settings.getOrDefault("algorithms", "ring,ps").split(",");
             // With skew=sequence a second set, numbered from 0 again, takes over from iteration 1.

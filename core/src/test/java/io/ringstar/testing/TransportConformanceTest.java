@@ -44,10 +44,41 @@ public abstract class TransportConformanceTest {
      */
     protected abstract List<Transport> createGroup(int worldSize, Duration timeout);
 
+    /**
+     * Whether the groups of this suite talk through shared memory (a network transport's ranks on
+     * this host with option {@code sharedMemory} at its default): then a case checks that the bytes
+     * went through the rings. Default: false.
+     */
+    protected boolean sharedMemoryExpected() {
+        return false;
+    }
+
     private List<Transport> group(int worldSize, Duration timeout) {
         group = createGroup(worldSize, timeout);
         assertEquals(worldSize, group.size());
         return group;
+    }
+
+    @Test
+    void messagesBetweenPeersOnThisHostGoThroughSharedMemoryWhereExpected() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(sharedMemoryExpected(), "a suite without shared memory");
+        List<Transport> ranks = group(3, LIMIT);
+        SharedMemoryAssertions.assertAllPairsShareMemory(ranks);
+        io.ringstar.spi.PeerTransport zero = (io.ringstar.spi.PeerTransport) ranks.get(0);
+        io.ringstar.spi.PeerTransport one = (io.ringstar.spi.PeerTransport) ranks.get(1);
+        long sentBefore = zero.sharedMemoryBytesSent();
+        long receivedBefore = one.sharedMemoryBytesReceived();
+        // Longer than one publication of the ring's writer, so the reader takes it in pieces.
+        ByteBuffer message = pattern(0, 1, 0, 300_007);
+        Thread sender = new Thread(() -> zero.send(1, message.duplicate()));
+        sender.start();
+        ByteBuffer into = ByteBuffer.allocateDirect(message.capacity());
+        one.recv(0, into);
+        sender.join(LIMIT.toMillis());
+        assertArrayEquals(bytes(message), bytes(into.flip()));
+        long frame = io.ringstar.spi.Frame.HEADER_BYTES + message.capacity();
+        assertEquals(sentBefore + frame, zero.sharedMemoryBytesSent(), "bytes rank 0 wrote into rings");
+        assertTrue(one.sharedMemoryBytesReceived() >= receivedBefore + frame, "bytes rank 1 took out of rings");
     }
 
     @AfterEach

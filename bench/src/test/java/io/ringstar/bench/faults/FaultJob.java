@@ -32,7 +32,8 @@ import java.util.stream.Stream;
  * {@link #close()} kills what still runs, then fails the test if any child or descendant of a
  * child is alive, if a port a child listened on cannot be bound again (unless a process that is
  * none of the job's has taken it meanwhile), or if an Aeron driver
- * directory of a child that ended by itself is still in {@code /dev/shm}. A process killed with
+ * directory of a child that ended by itself is still in {@code /dev/shm}, or a shared-memory ring file
+ * of the job's processes is (unless close had to kill one: then they are removed). A process killed with
  * SIGKILL cannot remove its directory; the next Aeron rank that starts on the machine would, and
  * this class removes it at once.
  */
@@ -73,6 +74,8 @@ final class FaultJob implements AutoCloseable {
     private final Map<ChildProcess, Long> pids = new LinkedHashMap<>();
     /** Processes this test killed with SIGKILL: their driver directories are left for the next rank to remove. */
     private final Set<Long> killed = new LinkedHashSet<>();
+    /** Processes {@link #close()} had to kill (the case did not end them): what they had open may stay. */
+    private final Set<Long> killedHere = new LinkedHashSet<>();
     private final Set<Long> descendants = new LinkedHashSet<>();
     private final Set<Integer> tcpPorts = new LinkedHashSet<>();
     private final Set<Integer> udpPorts = new LinkedHashSet<>();
@@ -186,6 +189,7 @@ final class FaultJob implements AutoCloseable {
             if (pid != null && child.isAlive()) {
                 // Killed here, so its driver directory stays until the next rank starts, as after any SIGKILL.
                 killed.add(pid);
+                killedHere.add(pid);
             }
             try {
                 child.kill();
@@ -224,8 +228,41 @@ final class FaultJob implements AutoCloseable {
                 }
             }
         }
+        Set<Long> ours = new LinkedHashSet<>(pids.values());
+        for (Path ring : ringFiles()) {
+            Matcher name = RING_FILE.matcher(ring.getFileName().toString());
+            if (!name.matches() || !ours.contains(Long.parseLong(name.group(1)))) {
+                continue;
+            }
+            if (killedHere.isEmpty()) {
+                // Every rank ended by itself or was killed as the case's fault: the survivors' close
+                // unlinks both ends' rings, a killed writer's included.
+                problems.add("the shared-memory ring file " + ring + " was left behind");
+            }
+            try {
+                Files.deleteIfExists(ring);
+            } catch (IOException e) {
+                problems.add("cannot remove " + ring + ": " + e);
+            }
+        }
         if (!problems.isEmpty()) {
             throw new AssertionError(testName + " left things behind: " + problems);
+        }
+    }
+
+    /** A ring file's name: {@code ringstar-<job>-<writer pid>-<nonce>-<from>to<to>}. */
+    private static final Pattern RING_FILE = Pattern.compile("ringstar-.*-(\\d+)-[0-9a-f]{16}-\\d+to\\d+");
+
+    /** The shared-memory ring files in {@code /dev/shm}. */
+    static List<Path> ringFiles() {
+        Path shm = Paths.get("/dev/shm");
+        if (!Files.isDirectory(shm)) {
+            return List.of();
+        }
+        try (Stream<Path> entries = Files.list(shm)) {
+            return entries.filter(file -> RING_FILE.matcher(file.getFileName().toString()).matches()).toList();
+        } catch (IOException e) {
+            throw new AssertionError("cannot list /dev/shm", e);
         }
     }
 

@@ -154,7 +154,9 @@ class FaultSuiteTest {
             FaultJob.run(ranks.get(rank), settings);
         }
         for (int rank = 0; rank < WORLD_SIZE; rank++) {
-            ranks.get(rank).awaitPrefixSince(mark, "FORMED " + rank + " ", LONG);
+            String formed = ranks.get(rank).awaitPrefixSince(mark, "FORMED " + rank + " ", LONG).text();
+            // Ranks on one host, shared memory by default: the victim dies writing into its rings.
+            assertTrue(formed.endsWith(" shm=" + (rank == 0 ? "[1,2]" : rank == 1 ? "[0,2]" : "[0,1]")), formed);
             job.listening(ranks.get(rank));
         }
         if (phase.startsWith("during")) {

@@ -99,8 +99,10 @@ final class AeronChannel extends PeerChannel implements ControlledFragmentHandle
         }
         if (streams.deathReported != null && read == 0 && !heldBack) {
             // Everything the peer had sent before it died has been read (a poll the full inbox
-            // held back proves nothing: what is left waits until a receive makes room).
-            fail(streams.deathReported, null);
+            // held back proves nothing: what is left waits until a receive makes room); and what
+            // it left in its shared-memory ring, where a goodbye may wait.
+            networkEnded();
+            fail(peerClosed() ? "rank " + peer + " closed its transport" : streams.deathReported, null);
         }
         acknowledgeGoodbye();
         return read;
@@ -150,6 +152,13 @@ final class AeronChannel extends PeerChannel implements ControlledFragmentHandle
     /** Tells the peer that its goodbye arrived, when no frame is half written; never waits. */
     private void acknowledgeGoodbye() {
         if (!streams.acknowledgementOwed || frameInProgress || failure() != null) {
+            return;
+        }
+        if (writesToSharedMemory()) {
+            // Behind every frame sent to the peer, which go through the ring now.
+            if (tryRecordToSharedMemory(PeerStreams.GOODBYE_ACK, 0)) {
+                streams.acknowledgementOwed = false;
+            }
             return;
         }
         if (publication.tryClaim(Frame.HEADER_BYTES, claim) > 0) {

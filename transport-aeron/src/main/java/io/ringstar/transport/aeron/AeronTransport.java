@@ -12,6 +12,7 @@ import io.ringstar.config.NetworkOptions;
 import io.ringstar.spi.BoundTransport;
 import io.ringstar.spi.PeerChannel;
 import io.ringstar.spi.PeerTransport;
+import io.ringstar.spi.SharedMemoryOptions;
 import io.ringstar.spi.WaitSchedule;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -72,6 +73,17 @@ import java.util.function.UnaryOperator;
  * peer's inbox, at most {@value #RECEIVE_BUFFER_OPTION} bytes ({@value #DEFAULT_RECEIVE_BUFFER_BYTES}
  * by default, twice that while this rank sends to the peer); past that it stays in the term and
  * Aeron's flow control holds the sender back.
+ *
+ * <p><b>Peers on this host</b> (an advertised address equal to this rank's, or this rank's media
+ * driver) exchange their frames through a shared-memory ring per direction once the group has
+ * formed (option {@code sharedMemory}: {@code auto} by default, {@code on}, {@code off}; flag
+ * {@code --shared-memory}, variable {@code RINGSTAR_SHARED_MEMORY}; ring size
+ * {@code sharedMemoryBytes}, directory {@code sharedMemoryDirectory}; see
+ * {@link io.ringstar.spi.SharedMemoryRing}): written straight from the caller's memory and read by
+ * the receiver straight out of the mapping, without the media driver. The Aeron streams stay
+ * connected beside them, and the sentinels still report a death. Where a ring cannot be had the
+ * pair keeps its IPC or UDP stream and the process logs one warning; with {@code on} the open
+ * fails instead. {@link #sharedMemoryPeers()} names the peers served so.
  *
  * <p><b>Failures, and pauses.</b> The rendezvous's TCP connections stay open as {@link Sentinels}:
  * a killed process's sockets close at once, so a dead rank is known within milliseconds (rank 0
@@ -176,6 +188,8 @@ public final class AeronTransport extends PeerTransport {
     private long lastCheck;
     /** How this rank's waits spin, yield and block, once the group formed. */
     private WaitSchedule waitSchedule;
+    /** Options {@code sharedMemory*}, read with the others before anything is started. */
+    private final SharedMemoryOptions sharedMemory;
     /** The thread parked in {@link #progress}, for {@link #wakeUp}. */
     private volatile Thread parked;
 
@@ -213,6 +227,7 @@ public final class AeronTransport extends PeerTransport {
         this.timeout = config.timeout();
         this.settings = settings;
         this.waitSpin = NetworkOptions.WAIT_SPIN.value(config);
+        this.sharedMemory = SharedMemoryOptions.from(config);
         this.peers = new AeronChannel[worldSize];
         this.subscriptions = new Subscription[worldSize];
         this.openDeadline = Deadline.after(timeout);
@@ -262,6 +277,8 @@ public final class AeronTransport extends PeerTransport {
             waitSchedule = WaitSchedule.choose(waitSpin, group.busyThreadsOnThisHost());
             start(peers, waitSchedule);
             group.confirm(deadline);
+            // Once every stream is connected, so the negotiation's records go out at once.
+            startSharedMemory(sharedMemory);
         } catch (RuntimeException | Error e) {
             closeAfter(e);
             throw e;
@@ -315,6 +332,12 @@ public final class AeronTransport extends PeerTransport {
     }
 
     // ---- the group as formed ----
+
+    /** A peer that advertised this host's address or this rank's driver is offered a shared-memory ring. */
+    @Override
+    protected boolean mayShareMemoryWith(int peer) {
+        return group != null && group.sameHost(peer);
+    }
 
     /** True if this rank talks to {@code peer} over IPC through a shared driver, false for UDP. */
     public boolean usesIpc(int peer) {

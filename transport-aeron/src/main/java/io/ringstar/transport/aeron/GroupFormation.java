@@ -49,6 +49,8 @@ final class GroupFormation {
     private ServerSocketChannel coordinatorListener;
     /** Ranks of the table (this one included) on this host, and their media drivers if they have several. */
     private int busyThreadsOnThisHost;
+    /** Element r: rank r advertised this host's address or this rank's driver (the shared-memory hint). */
+    private final boolean[] sameHost;
 
     GroupFormation(AeronTransport transport, int rank, int worldSize, Duration timeout, AeronSettings settings,
             DriverHandle driver, AeronChannel[] peers, Subscription[] subscriptions) {
@@ -57,6 +59,7 @@ final class GroupFormation {
         this.worldSize = worldSize;
         this.timeout = timeout;
         this.settings = settings;
+        this.sameHost = new boolean[worldSize];
         this.driver = driver;
         this.peers = peers;
         this.streams = new Streams(transport, rank, worldSize, timeout, settings, driver, subscriptions);
@@ -70,6 +73,11 @@ final class GroupFormation {
      */
     int busyThreadsOnThisHost() {
         return busyThreadsOnThisHost;
+    }
+
+    /** Whether {@code peer} advertised this host's address or this rank's media driver, once the group formed. */
+    boolean sameHost(int peer) {
+        return sameHost[peer];
     }
 
     /** Where this rank receives UDP, once {@link #bind} has bound it. */
@@ -146,6 +154,9 @@ final class GroupFormation {
             if (SameHost.hosts(self.host(), endpoint.host()) || self.driverId().equals(endpoint.driverId())) {
                 ranksOnThisHost++;
                 drivers.add(endpoint.driverId());
+                if (endpoint.rank() >= 0 && endpoint.rank() < worldSize) {
+                    sameHost[endpoint.rank()] = true;
+                }
             }
         }
         // Drivers of their own send and receive the ranks' UDP: each needs a core as much as a rank.

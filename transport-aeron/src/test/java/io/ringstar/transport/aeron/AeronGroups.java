@@ -3,8 +3,10 @@ package io.ringstar.transport.aeron;
 import io.aeron.driver.MediaDriver;
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
+import io.ringstar.config.NetworkOptions;
 import io.ringstar.testing.Ports;
 import io.ringstar.testing.Ranks;
+import io.ringstar.testing.SharedMemoryAssertions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,13 +27,21 @@ public final class AeronGroups {
     private AeronGroups() {
     }
 
-    /** A configuration for {@code rank} of a group around {@code coordinator}, with extra options. */
+    /**
+     * A configuration for {@code rank} of a group around {@code coordinator}, with extra options.
+     * Without a shared driver ({@link AeronTransport#DIR_OPTION}) and unless the options say
+     * otherwise, {@code sharedMemory=off}: the suites of UDP test the network path (its loss, its
+     * flow control), those of IPC the shared-memory rings.
+     */
     static DistributedConfig config(int worldSize, int rank, String coordinator, Duration timeout,
             Map<String, String> options) {
         DistributedConfig.Builder builder = DistributedConfig.builder()
                 .worldSize(worldSize).rank(rank).coordinatorAddr(coordinator).transport(AeronTransport.NAME)
                 .timeout(timeout)
                 .option(AeronTransport.TERM_LENGTH_OPTION, Integer.toString(TEST_TERM_LENGTH));
+        if (!options.containsKey(AeronTransport.DIR_OPTION)) {
+            builder.option(NetworkOptions.SHARED_MEMORY_OPTION, NetworkOptions.SHARED_MEMORY_OFF);
+        }
         options.forEach(builder::option);
         return builder.build();
     }
@@ -44,16 +54,33 @@ public final class AeronGroups {
                 rank -> new AeronTransport(config(worldSize, rank, coordinator, timeout, options), driver));
     }
 
-    /** Over UDP on loopback, each rank with its own embedded driver. */
+    /** Over UDP on loopback, each rank with its own embedded driver; the network path only (checked once). */
     static List<Transport> udp(int worldSize, Duration timeout) {
-        return open(worldSize, timeout, Map.of(), UnaryOperator.identity());
+        return checked(open(worldSize, timeout, Map.of(), UnaryOperator.identity()), false);
     }
 
-    /** Over IPC: every rank a client of {@code shared}. */
+    /**
+     * Ranks that share {@code shared}: their frames go through the shared-memory rings (checked
+     * once), the IPC streams staying connected beside them.
+     */
     static List<Transport> ipc(MediaDriver shared, int worldSize, Duration timeout) {
         Map<String, String> options = new HashMap<>();
         options.put(AeronTransport.DIR_OPTION, shared.aeronDirectoryName());
-        return open(worldSize, timeout, options, UnaryOperator.identity());
+        return checked(open(worldSize, timeout, options, UnaryOperator.identity()), true);
+    }
+
+    private static List<Transport> checked(List<Transport> group, boolean sharedMemory) {
+        try {
+            if (sharedMemory) {
+                SharedMemoryAssertions.assertAllPairsShareMemory(group);
+            } else {
+                SharedMemoryAssertions.assertNoPairSharesMemory(group);
+            }
+        } catch (AssertionError e) {
+            group.forEach(Transport::close);
+            throw e;
+        }
+        return group;
     }
 
     /** One embedded driver that a test class's ranks share, with the transport's defaults. */

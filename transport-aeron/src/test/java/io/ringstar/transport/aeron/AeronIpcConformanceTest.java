@@ -9,8 +9,16 @@ import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The transport contract over IPC: every rank a client of one media driver that the test class shares. */
+/**
+ * The transport contract between ranks that share one media driver (the test class's): their frames
+ * go through the shared-memory rings, the IPC streams carrying the set-up beside them.
+ */
 class AeronIpcConformanceTest extends TransportConformanceTest {
+    @Override
+    protected boolean sharedMemoryExpected() {
+        return true;
+    }
+
     @RegisterExtension
     static final SharedDriver DRIVER = new SharedDriver("ringstar-test-ipc-conformance");
 

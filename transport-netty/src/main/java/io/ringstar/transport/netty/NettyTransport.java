@@ -9,6 +9,7 @@ import io.ringstar.config.NetworkOptions;
 import io.ringstar.spi.BoundTransport;
 import io.ringstar.spi.PeerChannel;
 import io.ringstar.spi.PeerTransport;
+import io.ringstar.spi.SharedMemoryOptions;
 import io.ringstar.spi.WaitSchedule;
 import java.io.IOException;
 import java.net.StandardSocketOptions;
@@ -74,6 +75,19 @@ import java.util.function.Consumer;
  * TCP_NODELAY is on, so small messages are not held back by Nagle's algorithm.
  * {@value #IO_THREADS_OPTION} event-loop threads (1 by default) serve the set-up and the listener.
  *
+ * <p><b>Peers on this host</b> exchange their frames through shared memory (option
+ * {@value #SHARED_MEMORY_OPTION}: {@code auto} by default, {@code on}, {@code off}; flag
+ * {@code --shared-memory}, variable {@code RINGSTAR_SHARED_MEMORY}): a peer whose connection comes
+ * from this host is offered a ring file of {@code sharedMemoryBytes} (4 MiB by default) in
+ * {@code sharedMemoryDirectory} ({@code /dev/shm}) for each direction, and once it has mapped it
+ * every frame goes through it, copied straight from the caller's memory and reduced by the receiver
+ * straight out of the mapping (see {@link io.ringstar.spi.SharedMemoryRing}). The TCP connection
+ * stays open as the death detector. Where the ring cannot be had (a container without the same
+ * {@code /dev/shm}, too little room in it) the pair uses TCP and the process logs one warning; with
+ * {@code on} the open fails instead. The ring files are readable by their owner only and are not
+ * encrypted: TLS protects what crosses the network. {@link #sharedMemoryPeers()} names the peers
+ * served so.
+ *
  * <p><b>Failures.</b> A peer whose connection closes, or that sends bytes that break the framing,
  * fails every pending and later call that involves it with a {@link io.ringstar.PeerFailureException}
  * naming it, as soon as the connection drops (a killed process's sockets close at once). A peer
@@ -115,6 +129,8 @@ public final class NettyTransport extends PeerTransport {
     /** Option: bytes received from one peer and not yet taken by {@code recv} before reading pauses. */
     public static final String RECEIVE_BUFFER_OPTION = NetworkOptions.RECEIVE_BUFFER_OPTION;
     public static final int DEFAULT_RECEIVE_BUFFER_BYTES = NetworkOptions.DEFAULT_RECEIVE_BUFFER_BYTES;
+    /** Option: whether peers on this host talk through shared memory: auto (default), on, off. */
+    public static final String SHARED_MEMORY_OPTION = NetworkOptions.SHARED_MEMORY_OPTION;
 
     private static final System.Logger LOG = System.getLogger(NettyTransport.class.getName());
 
@@ -131,6 +147,8 @@ public final class NettyTransport extends PeerTransport {
     private int moved;
     /** Option {@code waitSpin}, read with the others before anything is bound. */
     private final String waitSpin;
+    /** Options {@code sharedMemory*}, read with the others before anything is bound. */
+    private final SharedMemoryOptions sharedMemory;
     /** When {@link #NettyTransport(DistributedConfig) opening in one step} must have formed the group. */
     private final Deadline openDeadline;
     /** How this rank's waits spin, yield and block, once the group formed. */
@@ -163,6 +181,7 @@ public final class NettyTransport extends PeerTransport {
         this.timeout = config.timeout();
         this.settings = settings;
         this.waitSpin = NetworkOptions.WAIT_SPIN.value(config);
+        this.sharedMemory = SharedMemoryOptions.from(config);
         this.links = new SocketLink[worldSize];
         try {
             this.selector = Selector.open();
@@ -214,6 +233,7 @@ public final class NettyTransport extends PeerTransport {
             }
             waitSchedule = WaitSchedule.choose(waitSpin, countRanksOnThisHost());
             start(links, waitSchedule);
+            startSharedMemory(sharedMemory);
         } catch (RuntimeException | Error e) {
             close();
             throw e;
@@ -243,6 +263,13 @@ public final class NettyTransport extends PeerTransport {
                         + ": " + e, e);
             }
         }
+    }
+
+    /** A peer whose connection comes from this host ({@link SocketLink#onThisHost}) is offered a shared-memory ring. */
+    @Override
+    protected boolean mayShareMemoryWith(int peer) {
+        SocketLink link = links[peer];
+        return link != null && link.onThisHost();
     }
 
     /** This rank and every peer whose connection comes from this host: the busy threads the spin rule counts. */

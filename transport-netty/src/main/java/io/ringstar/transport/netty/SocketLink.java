@@ -129,6 +129,8 @@ final class SocketLink extends PeerChannel {
 
     private void ended() {
         ended = true;
+        // A peer on shared memory said goodbye through its ring before it closed the socket.
+        networkEnded();
         if (peerClosed()) {
             fail("rank " + peer + " closed its transport", null);
         } else {
@@ -140,6 +142,11 @@ final class SocketLink extends PeerChannel {
 
     private void lost(IOException e) {
         ended = true;
+        networkEnded();
+        if (peerClosed()) {
+            fail("rank " + peer + " closed its transport", null);
+            return;
+        }
         fail("the connection to rank " + peer + " was lost (the process died or the network failed): " + e.getMessage(),
                 e);
     }

@@ -2,8 +2,10 @@ package io.ringstar.transport.netty;
 
 import io.ringstar.DistributedConfig;
 import io.ringstar.Transport;
+import io.ringstar.config.NetworkOptions;
 import io.ringstar.testing.Ports;
 import io.ringstar.testing.Ranks;
+import io.ringstar.testing.SharedMemoryAssertions;
 import java.io.IOException;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
@@ -31,12 +33,31 @@ final class NettyGroups {
         return builder.build();
     }
 
-    /** Opens {@code worldSize} ranks at once on a fresh loopback port; element r is rank r. */
+    /**
+     * Opens {@code worldSize} ranks at once on a fresh loopback port; element r is rank r. Checks
+     * once that every pair talks through shared memory, or, with option {@code sharedMemory=off},
+     * that none does.
+     */
     static List<Transport> open(int worldSize, Duration timeout, Map<String, String> options) {
         String coordinator = "127.0.0.1:" + freePort();
-        return Ranks.openAll(worldSize, timeout.plusSeconds(10),
+        List<Transport> group = Ranks.openAll(worldSize, timeout.plusSeconds(10),
                 rank -> new NettyTransport(config(worldSize, rank, coordinator, timeout, options)));
+        try {
+            if (NetworkOptions.SHARED_MEMORY_OFF.equals(options.get(NetworkOptions.SHARED_MEMORY_OPTION))) {
+                SharedMemoryAssertions.assertNoPairSharesMemory(group);
+            } else {
+                SharedMemoryAssertions.assertAllPairsShareMemory(group);
+            }
+        } catch (AssertionError e) {
+            group.forEach(Transport::close);
+            throw e;
+        }
+        return group;
     }
+
+    /** The network path only: option {@code sharedMemory=off}. */
+    static final Map<String, String> NETWORK_PATH = Map.of(NetworkOptions.SHARED_MEMORY_OPTION,
+            NetworkOptions.SHARED_MEMORY_OFF);
 
     static List<Transport> open(int worldSize, Duration timeout) {
         return open(worldSize, timeout, Map.of());

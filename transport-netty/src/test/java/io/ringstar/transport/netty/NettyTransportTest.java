@@ -175,7 +175,9 @@ class NettyTransportTest {
     @Test
     void aRegisteredPeerThatSendsGarbageIsAFailedPeerNamedInTheError() throws Exception {
         String coordinator = "127.0.0.1:" + NettyGroups.freePort();
-        CompletableFuture<NettyTransport> zero = openAsync(config(2, 0, coordinator, Duration.ofSeconds(20)));
+        // The network path: the fake rank answers the shared-memory negotiation with a plain "none".
+        CompletableFuture<NettyTransport> zero = openAsync(config(2, 0, coordinator, Duration.ofSeconds(20),
+                NetworkOptions.SHARED_MEMORY_OPTION, NetworkOptions.SHARED_MEMORY_OFF));
         int port = Integer.parseInt(coordinator.substring(coordinator.indexOf(':') + 1));
         FakeRank fake = null;
         for (int attempt = 0; fake == null; attempt++) {
@@ -193,6 +195,9 @@ class NettyTransportTest {
                     NettyTransport.DEFAULT_JOB_ID, 2, 1, 0, "127.0.0.1", 1, null));
             assertEquals(HandshakeRecords.WELCOME, welcome.type());
             assertEquals(HandshakeRecords.TABLE, rankOne.read().type());
+            ByteBuffer none = ByteBuffer.allocate(Frame.HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            Frame.write(none, 0, Frame.SHM_NONE, 0);
+            rankOne.write(none);
             NettyTransport rankZero = zero.get(20, TimeUnit.SECONDS);
             // A frame header announcing a message of -1 bytes: no message is that long.
             ByteBuffer garbage = ByteBuffer.allocate(Frame.HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);

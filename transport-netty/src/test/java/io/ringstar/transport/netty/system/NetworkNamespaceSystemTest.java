@@ -23,8 +23,9 @@ import org.junit.jupiter.api.Timeout;
  * pair ({@link VethPair}), with nothing else (no shared loopback). Each rank is a JVM started with
  * {@code ip netns exec}, and finds its address by the {@code bind} option given as a CIDR block, as
  * an interface's name, or not at all (the address that routes to the coordinator). Needs root and
- * iproute2; skipped otherwise. A link cut in the middle of a job is a case of the fault suite
- * ({@code io.ringstar.bench.faults.FaultSuiteTest}).
+ * iproute2; skipped otherwise. The namespaces share {@code /dev/shm}: the two ranks in one namespace
+ * (one address) talk through shared memory, the pairs across the veth over TCP. A link cut in the
+ * middle of a job is a case of the fault suite ({@code io.ringstar.bench.faults.FaultSuiteTest}).
  */
 @Tag("slow")
 @Timeout(value = 150, unit = TimeUnit.SECONDS)
@@ -83,6 +84,11 @@ class NetworkNamespaceSystemTest {
             System.out.println("namespaces: " + listening.get(0));
             assertTrue(listening.get(0).contains("listening=/" + expectedHost[rank] + ":"), "rank " + rank
                     + " should listen on " + expectedHost[rank] + ": " + listening.get(0));
+            // A pair in one namespace (one address) shares memory; pairs across the veth talk TCP.
+            String[] sharedWith = {"[3]", "[2]", "[1]", "[0]"};
+            String formedPrefix = "FORMED " + rank + " ";
+            String formed = child.lines(line -> line.startsWith(formedPrefix)).get(0);
+            assertTrue(formed.endsWith(" shm=" + sharedWith[rank]), "rank " + rank + ": " + formed);
             assertTrue(ok.matches(), child.transcript());
             assertEquals(iterations, Integer.parseInt(ok.group(1)));
             assertEquals(elements, Long.parseLong(ok.group(2)), "elements checked by rank " + rank);
