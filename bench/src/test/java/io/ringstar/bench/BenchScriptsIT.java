@@ -122,8 +122,10 @@ class BenchScriptsIT {
         return switch (op) {
             case "allreduce" -> 4.0 / 3;
             case "allgather", "reducescatter" -> 2.0 / 3;
-            // The communicator's reduce and Open MPI's MPI_Reduce go to one root; reduceGradients is an all-reduce.
+            // The communicator's reduce and Open MPI's MPI_Reduce go to one root; reduceGradients (and
+            // reduceGradientsInto) is an all-reduce.
             case "reduce" -> algorithm.equals("comm") || algorithm.equals("mpi-reduce") ? 1 : 4.0 / 3;
+            case "reduceinto" -> 4.0 / 3;
             default -> 1;
         };
     }
@@ -291,7 +293,7 @@ class BenchScriptsIT {
             writeCsv(results.resolve("sweep.csv"), row(4, "inproc", "ring", "reduce", 1024, 10, 0.5),
                     row(4, "inproc", "ps", "reduce", 1024, 20, 0.25));
             writeCsv(results.resolve("compare-mpi/compare-run1.csv"), row(2, "mpi-tcp", "mpi", "reduce", 1024, 5, 0.4),
-                    row(2, "netty", "ring", "reduce", 1024, 10, 0.2));
+                    row(2, "netty-tcp", "ring", "reduce", 1024, 10, 0.2));
             Outcome outcome = run(List.of(ROOT.resolve("bench/benchmarks.sh").toString(), "--quick", "--report-only"),
                     60);
             assertEquals(1, outcome.status(), outcome.output());
@@ -303,7 +305,7 @@ class BenchScriptsIT {
                             + "bench/target/benchmarks-quick/benchmarks.log |",
                     "| size | inproc ring reduce | inproc ps reduce |\n|---:|---:|---:|\n| 1 KiB | 0.5 | 0.25 |\n",
                     "| 1 KiB | 2.00 |\n\n- n=4 inproc float: the ring is faster at every size measured",
-                    "| size | ring ÷ Allreduce, Netty ÷ tcp |\n|---:|---:|\n| 1 KiB | 0.5 |\n",
+                    "| size | ring ÷ Allreduce, Netty TCP ÷ tcp |\n|---:|---:|\n| 1 KiB | 0.5 |\n",
                     "No results: JMH wrote no CSV.", "The sweep runs 4 ranks, compare-mpi.sh up to\n  3 processes")) {
                 assertTrue(report.contains(expected), "no\n" + expected + "\nin\n" + report);
             }
