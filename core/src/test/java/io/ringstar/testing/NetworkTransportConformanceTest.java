@@ -53,7 +53,7 @@ public abstract class NetworkTransportConformanceTest {
     /** The bound on each rank's group formation in tests that expect it to succeed. */
     protected static final Duration FORMING = Duration.ofSeconds(20);
     /** The bound in tests where a rank must give up. */
-    protected static final Duration GIVING_UP = Duration.ofSeconds(3);
+    protected static final Duration GIVING_UP = Duration.ofSeconds(2);
     /** How long after its timeout a rank that gives up may take to say so. */
     private static final Duration GRACE = Duration.ofSeconds(15);
 
