@@ -243,14 +243,20 @@ public abstract class PeerTransport implements Transport, TransportProbe {
         return engine.closed;
     }
 
-    @Override
-    public final void send(int destRank, ByteBuffer header, ByteBuffer payload, Deadline deadline) {
-        PeerChannel channel = channel("send", destRank);
+    /** The length of a message to send, checked against what one message carries. */
+    private long messageLength(int destRank, ByteBuffer header, ByteBuffer payload) {
         long length = (long) header.remaining() + payload.remaining();
         if (length > Frame.MAX_MESSAGE_BYTES) {
             throw new IllegalArgumentException("send on rank " + rank + ": a message of " + length + " bytes to rank "
                     + destRank + " is longer than the " + Frame.MAX_MESSAGE_BYTES + " one message carries");
         }
+        return length;
+    }
+
+    @Override
+    public final void send(int destRank, ByteBuffer header, ByteBuffer payload, Deadline deadline) {
+        PeerChannel channel = channel("send", destRank);
+        long length = messageLength(destRank, header, payload);
         engine.enter("send", destRank, deadline);
         try {
             channel.send(Frame.DATA, length, header, payload, deadline, "send");
@@ -319,28 +325,36 @@ public abstract class PeerTransport implements Transport, TransportProbe {
      * live elsewhere, Aeron's term or an in-process sender's buffer, that saves a copy). Whenever
      * the I/O lock may pass to another thread during the send, the inbox is detached, so the
      * handler is called on this thread only. Once the send has returned, the receive goes on as
-     * {@link #receive} does, unless the message came whole during the send.
+     * {@link #receive} does, unless the message came whole during the send. The arguments are
+     * checked before the handler is attached: a refused send leaves every message where it was.
+     * While another thread's call of this method is under way (it let this one have the I/O
+     * lock), this one sends first and receives after, as {@link Transport}'s default does.
      */
     @Override
     public final int sendAndReceive(int destRank, ByteBuffer header, ByteBuffer payload, int srcRank,
             MessageHandler handler, Deadline deadline) {
         PeerChannel in = channel("recv", srcRank);
         Objects.requireNonNull(handler, "handler");
-        int length;
+        PeerChannel out = channel("send", destRank);
+        long length = messageLength(destRank, header, payload);
+        int received = -1;
         engine.enter("send", destRank, deadline);
         try {
-            engine.post(in, handler);
-            boolean sent = false;
-            try {
-                send(destRank, header, payload, deadline);
-                sent = true;
-            } finally {
-                length = engine.unpost(!sent);
+            if (!engine.post(in, handler)) {
+                out.send(Frame.DATA, length, header, payload, deadline, "send");
+            } else {
+                boolean sent = false;
+                try {
+                    out.send(Frame.DATA, length, header, payload, deadline, "send");
+                    sent = true;
+                } finally {
+                    received = engine.unpost(!sent);
+                }
             }
         } finally {
             engine.exit();
         }
-        return length >= 0 ? length : receive(srcRank, handler, deadline);
+        return received >= 0 ? received : receive(srcRank, handler, deadline);
     }
 
     @Override

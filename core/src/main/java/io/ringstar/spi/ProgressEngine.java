@@ -81,6 +81,16 @@ final class ProgressEngine {
     /** The inbox whose message a send's waits hand to {@link #postedHandler}, or null. */
     private PeerChannel posted;
     private MessageHandler postedHandler;
+    /**
+     * The thread whose send the posting serves. Only its own waits pause and resume the posting:
+     * another thread's I/O never calls the handler, and a second posting waits for this one to end.
+     */
+    private Thread postedBy;
+    /**
+     * How many pauses of the posting thread are open (they nest: a write out of band may share the
+     * I/O lock in turn); the handler is attached only while none is. Changed by the posting thread only.
+     */
+    private int postedPauses;
     /** The posted message's length once it came whole during the send, else -1. */
     private int postedLength = -1;
     /** What the posted handler threw during the send, rethrown once the send is done. */
@@ -209,60 +219,83 @@ final class ProgressEngine {
     }
 
     /**
-     * Attaches {@code handler} to {@code channel}'s inbox for the duration of a send, so that what
-     * the send's waits read from that peer goes to it at once ({@link PeerTransport#sendAndReceive}).
+     * Attaches {@code handler} to {@code channel}'s inbox for the duration of the calling thread's
+     * send, so that what the send's waits read from that peer goes to it at once
+     * ({@link PeerTransport#sendAndReceive}). Refused (false, nothing attached) while another
+     * thread's posting is open, paused because that thread let this one have the I/O lock: one
+     * posting at a time, and the caller receives after its send instead.
      */
-    void post(PeerChannel channel, MessageHandler handler) {
+    boolean post(PeerChannel channel, MessageHandler handler) {
+        if (posted != null) {
+            return false;
+        }
         posted = channel;
         postedHandler = handler;
+        postedBy = Thread.currentThread();
+        postedPauses = 0;
         postedLength = -1;
         postedFailure = null;
         channel.inbox.attach(handler);
+        return true;
     }
 
     /**
-     * Ends the posting: the posted message's length if it came whole, else -1 (the receive is still
-     * to be made). With {@code abandon} (the send failed), a message the handler began is given up.
-     * Without, a failure of the handler is thrown now, after the send, as the receive would have.
+     * Ends the calling thread's posting (after a {@link #post} that returned true): the posted
+     * message's length if it came whole, else -1 (the receive is still to be made). With
+     * {@code abandon} (the send failed), a message the handler began is given up. Without, a
+     * failure of the handler is thrown now, after the send, as the receive would have.
      */
     int unpost(boolean abandon) {
         PeerChannel channel = posted;
         pausePosted();
+        int length = postedLength;
+        RuntimeException failure = postedFailure;
         posted = null;
         postedHandler = null;
-        RuntimeException failure = postedFailure;
+        postedBy = null;
+        postedPauses = 0;
         postedFailure = null;
         if (abandon) {
             channel.inbox.detach(true);
         }
-        if (postedLength >= 0 || abandon) {
+        if (length >= 0 || abandon) {
             channel.onTaken();
         }
         if (failure != null && !abandon) {
             throw failure;
         }
-        return postedLength;
+        return length;
     }
 
     /**
      * Detaches the posted inbox while another thread may drive the I/O (or this one writes out of
      * band), keeping a completion or a failure that happened while it was attached: the handler is
-     * called on the posting thread only, and never for a message after the posted one.
+     * called on the posting thread only, and never for a message after the posted one. Does
+     * nothing on any other thread (the posting is paused already whenever such a thread holds the
+     * lock); pair each call with {@link #resumePosted}.
      */
     void pausePosted() {
         PeerChannel channel = posted;
-        if (channel == null || postedLength >= 0 || postedFailure != null) {
+        if (channel == null || postedBy != Thread.currentThread() || postedPauses++ > 0) {
             return;
         }
-        postedLength = channel.inbox.completed();
-        postedFailure = channel.inbox.takeHandlerFailure();
-        channel.inbox.detach(false);
+        if (postedLength < 0 && postedFailure == null) {
+            postedLength = channel.inbox.completed();
+            postedFailure = channel.inbox.takeHandlerFailure();
+            channel.inbox.detach(false);
+        }
     }
 
-    /** Attaches the posted inbox again after {@link #pausePosted}, unless its message is done or failed. */
+    /**
+     * Ends a {@link #pausePosted} of the posting thread; the last open one attaches the posted inbox
+     * again, unless its message is done or failed. Does nothing on any other thread.
+     */
     void resumePosted() {
         PeerChannel channel = posted;
-        if (channel != null && postedLength < 0 && postedFailure == null) {
+        if (channel == null || postedBy != Thread.currentThread() || --postedPauses > 0) {
+            return;
+        }
+        if (postedLength < 0 && postedFailure == null) {
             channel.inbox.attach(postedHandler);
         }
     }

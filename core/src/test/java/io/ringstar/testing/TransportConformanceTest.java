@@ -3,6 +3,7 @@ package io.ringstar.testing;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -13,6 +14,10 @@ import io.ringstar.Deadline;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -35,6 +40,8 @@ public abstract class TransportConformanceTest {
      * loaded 2-core machine can take more than half a second for three Aeron drivers; so not less.
      */
     private static final Duration SHORT_TIMEOUT = Duration.ofMillis(1500);
+    /** The bound of each call of a multi-rank body that must fail, not hang, if a message goes astray. */
+    private static final Duration CALL_WAIT = Duration.ofSeconds(10);
 
     private List<Transport> group = List.of();
 
@@ -542,6 +549,132 @@ public abstract class TransportConformanceTest {
         ByteBuffer second = ByteBuffer.allocate(10);
         transports.get(1).recv(0, second);
         assertArrayEquals(bytes(pattern(0, 1, 2, 10)), second.array());
+    }
+
+    @Test
+    void sendAndReceiveOnOneThreadLeavesTheCallsOfAnotherThreadOfTheRankAlone() {
+        // Rank 0 runs two threads at once. One exchanges with rank 1 through sendAndReceive all along;
+        // the other first receives from rank 2 a message sent only halfway through, then exchanges
+        // with rank 2 through sendAndReceive calls of its own. Each thread drives the I/O while the
+        // other waits for it, so a posting that belonged to the transport rather than to its thread
+        // would be fed on the other thread, or overwritten by the other thread's posting.
+        List<Transport> transports = group(3, Duration.ofSeconds(20));
+        int rounds = 30;
+        CountDownLatch halfway = new CountDownLatch(1);
+        // Role 3 is rank 0's second thread. Each call waits less than the watchdog, so that a lost
+        // message shows as the call that missed it rather than as a hang.
+        Ranks.runAll(4, LIMIT, role -> {
+            int rank = role % 3;
+            Transport transport = transports.get(rank);
+            if (role < 2) {
+                for (int round = 0; round < rounds; round++) {
+                    if (round == rounds / 2) {
+                        halfway.countDown();
+                    }
+                    exchange(transport, 1 - rank, round, "role " + role);
+                }
+                return null;
+            }
+            int length = exchangedLength(2, 0, 0);
+            if (role == 2) {
+                assertTrue(halfway.await(CALL_WAIT.toMillis(), TimeUnit.MILLISECONDS), "halfway");
+                transport.send(0, pattern(2, 0, 0, length));
+            } else {
+                PiecesOnOneThread pieces = new PiecesOnOneThread();
+                assertEquals(length, transport.receive(2, pieces, Deadline.after(CALL_WAIT)));
+                pieces.check(pattern(2, 0, 0, length), "role 3's receive");
+            }
+            for (int round = 1; round < rounds / 2; round++) {
+                exchange(transport, 2 - rank, round, "role " + role);
+            }
+            return null;
+        });
+    }
+
+    /** A sendAndReceive of round {@code round} with {@code peer}, which makes the matching one. */
+    private static void exchange(Transport transport, int peer, int round, String who) {
+        int rank = transport.rank();
+        PiecesOnOneThread pieces = new PiecesOnOneThread();
+        int length = exchangedLength(peer, rank, round);
+        assertEquals(length, transport.sendAndReceive(peer, pattern(rank, peer, round, 8),
+                pattern(rank, peer, round + 1, exchangedLength(rank, peer, round) - 8), peer, pieces,
+                Deadline.after(CALL_WAIT)), who + ", round " + round);
+        ByteBuffer expected = ByteBuffer.allocate(length).put(pattern(peer, rank, round, 8))
+                .put(pattern(peer, rank, round + 1, length - 8)).flip();
+        pieces.check(expected, who + ", round " + round);
+    }
+
+    /** Lengths from 8 to about 300 KB that differ by pair and round. */
+    private static int exchangedLength(int from, int to, int round) {
+        return 8 + (round * 7919 + from * 104_729 + to * 1301) % 300_000;
+    }
+    /** {@link Pieces} that notes a call on any thread but the one that made it. */
+    private static final class PiecesOnOneThread implements Transport.MessageHandler {
+        private final Thread receiver = Thread.currentThread();
+        private final Pieces pieces = new Pieces();
+        private volatile String strayThread;
+
+        @Override
+        public void onStart(int messageLength) {
+            noteThread();
+            pieces.onStart(messageLength);
+        }
+
+        @Override
+        public void onBytes(ByteBuffer piece, int messageOffset) {
+            noteThread();
+            pieces.onBytes(piece, messageOffset);
+        }
+
+        private void noteThread() {
+            if (Thread.currentThread() != receiver && strayThread == null) {
+                strayThread = Thread.currentThread().getName();
+            }
+        }
+
+        void check(ByteBuffer expected, String what) {
+            assertNull(strayThread, what + ": the handler was called on another thread than the receiver's");
+            assertArrayEquals(bytes(expected), pieces.bytes.toByteArray(), what);
+        }
+    }
+
+    @Test
+    void sendAndReceiveRefusesBadArgumentsWithoutTouchingAQueuedMessage() throws Exception {
+        List<Transport> transports = group(2, Duration.ofSeconds(20));
+        int length = 100_003;
+        Ranks.runAll(2, LIMIT, rank -> {
+            if (rank == 1) {
+                transports.get(1).send(0, pattern(1, 0, 0, length));
+                transports.get(1).send(0, pattern(1, 0, 1, 77));
+            }
+            // Rank 0's barrier returns once it has read rank 1's barrier, sent after both messages.
+            transports.get(rank).barrier();
+            return null;
+        });
+        Transport zero = transports.get(0);
+        for (int dest : new int[] {-1, 0, 2}) {
+            Pieces untouched = new Pieces();
+            assertThrows(IllegalArgumentException.class, () -> zero.sendAndReceive(dest, ByteBuffer.allocate(0),
+                    pattern(0, 1, 0, 10), 1, untouched, Deadline.after(LIMIT)), "to rank " + dest);
+            assertEquals(-1, untouched.length, "the handler of a call to rank " + dest + " was handed a message");
+        }
+        // Longer than one message carries: a sparse file's gigabyte twice, never read.
+        Path file = Files.createTempFile("ringstar-sparse", ".bin");
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                StandardOpenOption.DELETE_ON_CLOSE)) {
+            channel.write(ByteBuffer.allocate(1), (1L << 30) - 1);
+            ByteBuffer gigabyte = channel.map(FileChannel.MapMode.READ_ONLY, 0, 1L << 30);
+            Pieces untouched = new Pieces();
+            assertThrows(IllegalArgumentException.class, () -> zero.sendAndReceive(1, gigabyte, gigabyte.duplicate(),
+                    1, untouched, Deadline.after(LIMIT)));
+            assertEquals(-1, untouched.length, "the handler of a call with an over-long message was handed one");
+        }
+        ByteBuffer first = ByteBuffer.allocate(length);
+        zero.recv(1, first);
+        assertArrayEquals(bytes(pattern(1, 0, 0, length)), first.array(), "the queued message, whole");
+        ByteBuffer second = ByteBuffer.allocate(77);
+        zero.recv(1, second);
+        assertArrayEquals(bytes(pattern(1, 0, 1, 77)), second.array(), "the one after it");
     }
 
     @Test
