@@ -8,7 +8,8 @@ import java.util.concurrent.TimeUnit;
  * The steps of {@link PeerTransport#close()} once the transport is marked closed, in their order and
  * each bounded in time: wake every waiter, let the background reader end, take the I/O lock (for
  * at most about a second), say goodbye to every peer still there, let the transport finish what
- * its peers must hear, close the channels, and release the rest. Run once, by the closing thread;
+ * its peers must hear, close the channels (and unmap their shared-memory rings if the lock was
+ * taken and the background reader ended), and release the rest. Run once, by the closing thread;
  * owned by {@link PeerTransport}.
  */
 final class CloseSequence {
@@ -52,7 +53,12 @@ final class CloseSequence {
                     transport.beforeChannelsClose(goodbye);
                 }
             }
-            closeChannels(transport);
+            // The rings' mappings are freed only when nothing can touch them again: every access to a
+            // ring is made under the I/O lock, which this thread holds from here to the end, and the
+            // background reader is over. After the unlock, callers find the links without rings.
+            // Otherwise they stay mapped until the garbage collector frees them.
+            boolean nobodyElse = locked && (reader == null || !reader.isAlive());
+            closeChannels(transport, nobodyElse);
         } finally {
             try {
                 transport.release(!locked || (reader != null && reader.isAlive()));
@@ -78,15 +84,16 @@ final class CloseSequence {
         }
     }
 
-    private static void closeChannels(PeerTransport transport) {
+    private static void closeChannels(PeerTransport transport, boolean unmapRings) {
         for (PeerChannel channel : transport.engine.channels) {
             if (channel != null) {
                 channel.inbox.close();
                 try {
                     // Before the network: the peer may see the ring closed (its goodbye in it) first.
-                    channel.sharedMemory.close();
+                    channel.sharedMemory.close(unmapRings);
                     channel.closeChannel();
-                } catch (RuntimeException e) {
+                } catch (RuntimeException | InternalError e) {
+                    // InternalError: a shared-memory ring's file truncated beneath its mapping, raised late.
                     LOG.log(System.Logger.Level.DEBUG, "rank " + transport.rank() + ": closing the channel to rank "
                             + channel.peer() + ": " + e);
                 }

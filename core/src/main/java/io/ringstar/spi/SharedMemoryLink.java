@@ -18,6 +18,11 @@ import java.nio.ByteOrder;
  *
  * <p>Threads: everything here but the counters is touched by the holder of the transport's I/O lock;
  * the negotiation's fields are written from {@link PeerChannel#onRecord} under it too.
+ *
+ * <p>Faults: a ring file truncated or replaced after it was mapped makes the JVM throw
+ * {@link InternalError} ({@code SIGBUS}; {@link SharedMemoryRing} makes it surface from its own
+ * methods); every access to the rings here catches it and fails the peer with a message saying
+ * so, instead of letting it end the caller's or the background reader's thread.
  */
 final class SharedMemoryLink {
     private final PeerChannel channel;
@@ -89,13 +94,30 @@ final class SharedMemoryLink {
 
     /** See {@link PeerChannel#tryRecordToSharedMemory}. */
     boolean tryRecord(int type, long value) {
-        if (inFrame || out.writable() < Frame.HEADER_BYTES) {
+        try {
+            if (inFrame || out.writable() < Frame.HEADER_BYTES) {
+                return false;
+            }
+            Frame.write(recordHeader, 0, type, value);
+            out.put(recordHeader.clear());
+        } catch (InternalError e) {
+            faulted(out, "written", e);
             return false;
         }
-        Frame.write(recordHeader, 0, type, value);
-        out.put(recordHeader.clear());
         bytesWritten += Frame.HEADER_BYTES;
         return true;
+    }
+
+    /**
+     * A ring's mapping faulted ({@code SIGBUS}, see the class comment): fails the peer, naming the
+     * file; returns the message.
+     */
+    private String faulted(SharedMemoryRing ring, String how, InternalError e) {
+        String why = "the shared-memory ring " + ring.path() + " between this rank and rank " + channel.peer
+                + " faulted when " + how + " (" + e.getMessage() + "): the file was truncated or replaced beneath"
+                + " its mapping; nothing more goes through it";
+        channel.fail(why, e);
+        return channel.failure();
     }
 
     private void writeWhole(int type, long value, ByteBuffer header, ByteBuffer payload, Deadline deadline) {
@@ -128,7 +150,14 @@ final class SharedMemoryLink {
     private void copy(ByteBuffer source, Deadline deadline) {
         long waitStart = System.nanoTime();
         while (source.hasRemaining()) {
-            if (out.put(source) > 0) {
+            int copied;
+            try {
+                copied = out.put(source);
+            } catch (InternalError e) {
+                throw new PeerFailureException(channel.writing(), channel.rank, channel.peer,
+                        faulted(out, "written", e), e);
+            }
+            if (copied > 0) {
                 waitStart = System.nanoTime();
                 continue;
             }
@@ -162,6 +191,20 @@ final class SharedMemoryLink {
         if (!reading || ring == null || channel.failure() != null) {
             return 0;
         }
+        int moved = 0;
+        try {
+            moved = take(ring, force);
+        } catch (InternalError e) {
+            faulted(ring, "read", e);
+        }
+        if (moved > 0) {
+            bytesRead += moved;
+        }
+        return moved;
+    }
+
+    /** {@link #poll}'s work, as far as a fault of the mapping lets it go (it throws {@link InternalError} then). */
+    private int take(SharedMemoryRing ring, boolean force) {
         Inbox inbox = channel.inbox;
         long available = ring.readable();
         if (available < 0) {
@@ -172,6 +215,11 @@ final class SharedMemoryLink {
         int moved = 0;
         boolean sending = channel.sending();
         while (available > 0 && inbox.malformed() == null) {
+            if (frameLeft == 0 && inbox.completed() >= 0 && !force) {
+                // The waiting receiver has its whole message (from this round or an earlier one):
+                // what follows stays in the ring for the next receive to take without a copy.
+                break;
+            }
             if (frameLeft == 0) {
                 if (available < Frame.HEADER_BYTES) {
                     // The writer publishes the rest of the header in a moment; the inbox needs it whole
@@ -190,12 +238,6 @@ final class SharedMemoryLink {
             frameLeft -= piece;
             available -= piece;
             moved += piece;
-            if (frameLeft == 0 && inbox.completed() >= 0 && !force) {
-                break;
-            }
-        }
-        if (moved > 0) {
-            bytesRead += moved;
         }
         return moved;
     }
@@ -230,17 +272,34 @@ final class SharedMemoryLink {
      */
     boolean peerClosedItsRing() {
         SharedMemoryRing ring = in;
-        return reading && ring != null && ring.writerClosed();
+        if (!reading || ring == null) {
+            return false;
+        }
+        try {
+            return ring.writerClosed();
+        } catch (InternalError e) {
+            faulted(ring, "read", e);
+            return false;
+        }
     }
 
     /**
      * Marks this rank's ring closed (its last frame, the goodbye, is in it), unlinks both ring files
      * (whichever end is first removes a file) and stops using them.
+     *
+     * @param unmap free both mappings now ({@link SharedMemoryRing#unmap}); only when no other
+     *     thread can reach this link again (the closer holds the I/O lock, which it took for good,
+     *     and the background reader has ended): every later call finds the link without rings
      */
-    void close() {
+    void close(boolean unmap) {
         if (out != null) {
-            if (writing) {
-                out.markWriterClosed();
+            // A failed peer needs no mark (and its ring may be the file that faulted).
+            if (writing && channel.failure() == null) {
+                try {
+                    out.markWriterClosed();
+                } catch (InternalError e) {
+                    // The file is gone beneath the mapping: the peer learns of the close from the network.
+                }
             }
             out.close();
         }
@@ -248,6 +307,16 @@ final class SharedMemoryLink {
         reading = false;
         if (in != null) {
             in.close();
+        }
+        if (unmap) {
+            if (out != null) {
+                out.unmap();
+                out = null;
+            }
+            if (in != null) {
+                in.unmap();
+                in = null;
+            }
         }
     }
 }

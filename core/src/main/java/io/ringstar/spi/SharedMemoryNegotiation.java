@@ -186,11 +186,13 @@ final class SharedMemoryNegotiation {
             link.writing = true;
             acted = true;
         } else if (link.peerAnswer == SharedMemoryLink.REFUSED && link.out != null) {
+            // Nobody else has this ring: the peer refused it, and only this thread (holding the I/O
+            // lock) writes to a ring, from the switch on.
             link.out.close();
+            link.out.unmap();
             link.out = null;
             link.peerAnswer = SharedMemoryLink.NOTHING;
-            cannot(transport, options, peer, "rank " + peer + " cannot read this rank's shared-memory ring (it does"
-                    + " not see " + options.directory() + " as this process does, or has sharedMemory=off)", null);
+            cannotBecauseRefused(transport, options, peer);
             acted = true;
         }
         return acted;
@@ -218,8 +220,11 @@ final class SharedMemoryNegotiation {
     }
 
     /**
-     * A pair cannot use shared memory: with {@code sharedMemory=on} the open fails; with auto it
-     * uses the network, and the first such pair of the process logs a warning.
+     * A pair cannot use shared memory because of this rank's side (no room, no file to read): with
+     * {@code sharedMemory=on} the open fails; with auto it uses the network, and the first such
+     * pair of the process logs a warning.
+     *
+     * @param why what this rank cannot do, a predicate of "rank N" ("cannot make ...")
      */
     private static void cannot(PeerTransport transport, SharedMemoryOptions options, int peer, String why,
             Throwable cause) {
@@ -228,20 +233,48 @@ final class SharedMemoryNegotiation {
             throw new CollectiveException("connect", rank, peer, "option sharedMemory=on, but rank " + rank + " "
                     + why, cause);
         }
-        warnOnce(WARNED, rank, why, options);
+        warnOnce(WARNED, rank, why, roomHint(options));
+    }
+
+    /**
+     * The peer refused this rank's ring: it has {@code sharedMemory=off}, or could not read the file
+     * (then its own warning or failure says why). As {@link #cannot}, with a hint that fits.
+     */
+    private static void cannotBecauseRefused(PeerTransport transport, SharedMemoryOptions options, int peer) {
+        int rank = transport.rank();
+        String why = "had its shared-memory ring refused by rank " + peer + " (rank " + peer + " has option"
+                + " sharedMemory=off, or cannot open the file in " + options.directory() + ": rank " + peer
+                + " says why)";
+        if (options.required()) {
+            throw new CollectiveException("connect", rank, peer, "option sharedMemory=on, but rank " + rank + " "
+                    + why);
+        }
+        warnOnce(WARNED, rank, why, refusalHint(options));
+    }
+
+    /** What to do when a ring could not be made or read on this side. */
+    static String roomHint(SharedMemoryOptions options) {
+        return "To have shared memory: give " + options.directory() + " room for 2 x " + options.ringBytes()
+                + " bytes per pair of ranks on the host (docker: --shm-size=1g; a container's default is 64 MiB),"
+                + " or lower option sharedMemoryBytes, or point sharedMemoryDirectory at a memory file system both"
+                + " ranks see; --shared-memory off silences this.";
+    }
+
+    /** What to do when the peer refused the ring. */
+    static String refusalHint(SharedMemoryOptions options) {
+        return "To have shared memory: give every rank of the host the same option sharedMemory (auto or on) and a"
+                + " sharedMemoryDirectory they all see (" + options.directory() + " here), and see the peer's log"
+                + " for why it refused; --shared-memory off silences this.";
     }
 
     /** Logs the fallback warning if {@code warned} was not set yet; true if it logged. */
-    static boolean warnOnce(AtomicBoolean warned, int rank, String why, SharedMemoryOptions options) {
+    static boolean warnOnce(AtomicBoolean warned, int rank, String why, String hint) {
         if (!warned.compareAndSet(false, true)) {
             return false;
         }
         LOG.log(System.Logger.Level.WARNING, "rank " + rank + " " + why + "; that pair of ranks (and any other of"
                 + " this process that cannot either, without more warnings) talks over the network instead, which is"
-                + " slower. To have shared memory: give " + options.directory() + " room for 2 x "
-                + options.ringBytes() + " bytes per pair of ranks on the host (docker: --shm-size=1g; a container's"
-                + " default is 64 MiB), or lower option sharedMemoryBytes, or point sharedMemoryDirectory at a memory"
-                + " file system both ranks see; --shared-memory off silences this.");
+                + " slower. " + hint);
         return true;
     }
 

@@ -1,7 +1,9 @@
 package io.ringstar.spi;
 
 import java.io.IOException;
+import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -13,6 +15,7 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.EnumSet;
@@ -84,9 +87,25 @@ import java.util.function.ToLongFunction;
  * {@code /dev/shm} is an {@link IOException} ("No space left on device") at creation rather than a
  * {@code SIGBUS} when a page is first touched; it checks the file store's usable space first too.
  * The file is readable by its owner only (mode 600). Its name is
- * {@code ringstar-<job id, sanitised>-<writer pid>-<16 hex digits of nonce>-<writer>to<reader>}:
+ * {@code ringstar-<job id, sanitised>-<pid namespace>-<writer pid>-<16 hex digits of nonce>-<writer>to<reader>}:
  * two jobs (or two groups of one job) never meet, and {@link #removeStale} can tell from the name
- * whether the process that made a file is gone.
+ * whether the process that made a file is gone. The PID namespace (the number in
+ * {@code /proc/self/ns/pid}'s link, 0 where there is none) is in the name because a pid means
+ * something only inside its namespace: containers that share {@code /dev/shm} but not their pids
+ * (a Kubernetes pod's) must not judge each other's files.
+ *
+ * <p><b>Faults.</b> Opening checks the file whole ({@link #open}). A file truncated or replaced
+ * <em>after</em> it was mapped makes the next access to the lost pages raise {@code SIGBUS}, which
+ * the JVM reports as an {@link InternalError} ("a fault occurred in a recent unsafe memory access")
+ * in the accessing thread; the faulting load reads garbage. The JVM throws that error not at the
+ * faulting access but later, when the thread next passes a point where it looks (HotSpot: a
+ * runtime call or a safepoint; JDK 17 does not look on a native method's return), so it can come
+ * out of unrelated code of the same thread. {@code SharedMemoryLink} catches it around every use
+ * of a ring and fails the peer, naming the file: that is what happens when the error comes inside.
+ * On JDK 25 it does (HotSpot delivers it at the thread's next safepoint check, within the same use
+ * of the ring); on JDK 17 it often comes later, and the thread that touched the ring then gets it
+ * wherever it is. Either way HotSpot does not crash. Truncating a live ring is outside ringstar's
+ * control (another process with write access to the file).
  *
  * <p>Threads: the writer's methods are called by one thread at a time (the holder of the writer
  * transport's I/O lock), the reader's likewise on the reader's side; the only state the two share is
@@ -104,6 +123,12 @@ public final class SharedMemoryRing implements AutoCloseable {
     public static final int MAX_CAPACITY = 1 << 30;
     /** Prefix of every ring file's name. */
     public static final String FILE_PREFIX = "ringstar-";
+    /**
+     * This process's PID namespace: the inode number {@code /proc/self/ns/pid} links to
+     * ({@code pid:[4026531836]}), or 0 where it cannot be read (no {@code /proc}: then
+     * {@link #removeStale} judges no file).
+     */
+    public static final long PID_NAMESPACE = readPidNamespace();
 
     static final int MAGIC_OFFSET = 0;
     static final int VERSION_OFFSET = 8;
@@ -125,6 +150,8 @@ public final class SharedMemoryRing implements AutoCloseable {
 
     private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class,
             ByteOrder.LITTLE_ENDIAN);
+    /** {@code sun.misc.Unsafe.invokeCleaner} bound to the instance, or null where it cannot be had. */
+    private static final MethodHandle CLEANER = findCleaner();
 
     private final Path path;
     private final MappedByteBuffer mapping;
@@ -144,6 +171,8 @@ public final class SharedMemoryRing implements AutoCloseable {
     /** The reader's own position (reader side only). */
     private long consumer;
     private boolean closed;
+    /** The mapping was freed ({@link #unmap}): nothing may touch it again. */
+    private boolean unmapped;
 
     private SharedMemoryRing(Path path, MappedByteBuffer mapping, int capacity, long nonce, int writerRank,
             int readerRank) {
@@ -165,9 +194,35 @@ public final class SharedMemoryRing implements AutoCloseable {
     // ---- files ----
 
     /** The file name of the ring from {@code writer} to {@code reader} (see the class comment). */
-    public static String fileName(String jobId, long writerPid, long nonce, int writer, int reader) {
-        return FILE_PREFIX + sanitise(jobId) + '-' + writerPid + '-' + String.format("%016x", nonce) + '-' + writer
-                + "to" + reader;
+    public static String fileName(String jobId, long pidNamespace, long writerPid, long nonce, int writer,
+            int reader) {
+        return FILE_PREFIX + sanitise(jobId) + '-' + pidNamespace + '-' + writerPid + '-'
+                + String.format("%016x", nonce) + '-' + writer + "to" + reader;
+    }
+
+    private static long readPidNamespace() {
+        try {
+            String link = Files.readSymbolicLink(Paths.get("/proc/self/ns/pid")).toString();
+            int open = link.indexOf('[');
+            int close = link.indexOf(']', open + 1);
+            return open < 0 || close < 0 ? 0 : Long.parseLong(link.substring(open + 1, close));
+        } catch (IOException | RuntimeException e) {
+            // No /proc (not Linux, or not mounted): no namespace to name.
+            return 0;
+        }
+    }
+
+    private static MethodHandle findCleaner() {
+        try {
+            Class<?> unsafeClass = Class.forName("sun.misc.Unsafe");
+            java.lang.reflect.Field field = unsafeClass.getDeclaredField("theUnsafe");
+            field.setAccessible(true);
+            return MethodHandles.lookup().findVirtual(unsafeClass, "invokeCleaner",
+                    MethodType.methodType(void.class, ByteBuffer.class)).bindTo(field.get(null));
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+            // Module jdk.unsupported absent or closed: mappings are left to the garbage collector.
+            return null;
+        }
     }
 
     /** The job id with every character but letters, digits, '.' and '_' replaced by '_', at most 64 of them. */
@@ -213,7 +268,7 @@ public final class SharedMemoryRing implements AutoCloseable {
                     + " needs " + size);
         }
         long pid = ProcessHandle.current().pid();
-        Path path = directory.resolve(fileName(jobId, pid, nonce, writer, reader));
+        Path path = directory.resolve(fileName(jobId, PID_NAMESPACE, pid, nonce, writer, reader));
         ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
         header.putLong(MAGIC_OFFSET, MAGIC).putInt(VERSION_OFFSET, LAYOUT_VERSION).putInt(CAPACITY_OFFSET, capacity)
                 .putLong(NONCE_OFFSET, nonce).putLong(WRITER_PID_OFFSET, pid).putInt(WRITER_RANK_OFFSET, writer)
@@ -276,6 +331,7 @@ public final class SharedMemoryRing implements AutoCloseable {
             SharedMemoryRing ring = new SharedMemoryRing(path, mapping, header.getInt(CAPACITY_OFFSET), nonce, writer,
                     reader);
             if (ring.readable() < 0) {
+                ring.unmap();
                 throw new IOException("the ring file " + path + " is corrupt: its positions are " + ring.producer
                         + " and " + ring.consumer);
             }
@@ -323,19 +379,26 @@ public final class SharedMemoryRing implements AutoCloseable {
     }
 
     /**
-     * Removes the ring files in {@code directory} whose writer process is gone (by the pid in the
-     * name: {@link ProcessHandle#of} finds nothing), left by a killed process; never touches a file
-     * of a living process, nor a file whose name is not a ring's. Best effort: a file that cannot be
-     * removed stays.
+     * Removes the ring files in {@code directory} whose writer process is gone, left by a killed
+     * process: files made in this process's PID namespace ({@link #PID_NAMESPACE}) whose pid
+     * {@link ProcessHandle#of} does not find. Never touches a file of a living process, a file of
+     * another PID namespace (its pid means nothing here: another container's live ring, say), a
+     * file whose name is not a ring's, nor any file when this process's namespace is unknown.
+     * Another namespace's stale files are left to a process of that namespace, or to whoever
+     * empties the directory. Best effort: a file that cannot be removed stays.
      *
      * @return how many files it removed
      */
     public static int removeStale(Path directory) {
+        if (PID_NAMESPACE == 0) {
+            return 0;
+        }
         int removed = 0;
         try (DirectoryStream<Path> files = Files.newDirectoryStream(directory, FILE_PREFIX + "*")) {
             for (Path file : files) {
-                long pid = writerPid(file.getFileName().toString());
-                if (pid > 0 && ProcessHandle.of(pid).isEmpty()) {
+                String name = file.getFileName().toString();
+                long pid = writerPid(name);
+                if (pid > 0 && writerPidNamespace(name) == PID_NAMESPACE && ProcessHandle.of(pid).isEmpty()) {
                     try {
                         if (Files.deleteIfExists(file)) {
                             removed++;
@@ -353,13 +416,24 @@ public final class SharedMemoryRing implements AutoCloseable {
 
     /** The writer's pid in a ring file's name, or -1 if the name is not a ring file's. */
     static long writerPid(String name) {
+        return namePart(name, 3);
+    }
+
+    /** The writer's PID namespace in a ring file's name (0: unknown to the writer), or -1 if not a ring file's. */
+    static long writerPidNamespace(String name) {
+        return namePart(name, 4);
+    }
+
+    /** The number {@code fromEnd} parts before the end of a ring file's name, or -1 if it is not one. */
+    private static long namePart(String name, int fromEnd) {
         String[] parts = name.split("-");
-        if (parts.length < 5 || !name.startsWith(FILE_PREFIX) || !parts[parts.length - 1].matches("[0-9]+to[0-9]+")
+        if (parts.length < 6 || !name.startsWith(FILE_PREFIX) || !parts[parts.length - 1].matches("[0-9]+to[0-9]+")
                 || !parts[parts.length - 2].matches("[0-9a-f]{16}")) {
             return -1;
         }
         try {
-            return Long.parseLong(parts[parts.length - 3]);
+            long value = Long.parseLong(parts[parts.length - fromEnd]);
+            return value < 0 ? -1 : value;
         } catch (NumberFormatException e) {
             return -1;
         }
@@ -402,11 +476,52 @@ public final class SharedMemoryRing implements AutoCloseable {
         }
     }
 
-    /** Unlinks the file; the mapping is left to the garbage collector (there is no safe unmap in the JDK). */
+    /**
+     * Unlinks the file; the mapping stays until {@link #unmap} or, without it, until the garbage
+     * collector frees the buffer (the pages of {@code /dev/shm} stay taken until then).
+     */
     @Override
     public void close() {
         closed = true;
         unlink();
+    }
+
+    /**
+     * Frees the mapping now, and with it the file's pages once both ends did (and the file is
+     * unlinked). Only for a caller that is certain no thread touches this ring, or a view it
+     * handed out, ever again: an access to a freed mapping crashes the JVM. A later call on this
+     * ring from a thread that sees the flag throws {@link IllegalStateException}. Idempotent; where
+     * {@code sun.misc.Unsafe.invokeCleaner} cannot be had, the mapping is left to the garbage
+     * collector.
+     *
+     * @return true if the mapping was freed (now or before)
+     */
+    public boolean unmap() {
+        if (unmapped) {
+            return true;
+        }
+        if (CLEANER == null) {
+            return false;
+        }
+        unmapped = true;
+        try {
+            CLEANER.invokeExact((ByteBuffer) mapping);
+            return true;
+        } catch (Throwable e) {
+            // Not freed after all (a JDK that refuses): the garbage collector frees it, as without a cleaner.
+            return false;
+        }
+    }
+
+    /** Whether {@link #unmap} freed the mapping. */
+    public boolean isUnmapped() {
+        return unmapped;
+    }
+
+    private void checkMapped() {
+        if (unmapped) {
+            throw new IllegalStateException(this + " is unmapped");
+        }
     }
 
     public boolean isClosed() {
@@ -417,6 +532,7 @@ public final class SharedMemoryRing implements AutoCloseable {
 
     /** Bytes the writer may write now without waiting for the reader. */
     public int writable() {
+        checkMapped();
         long consumed = (long) LONGS.getAcquire(mapping, CONSUMER_OFFSET);
         consumerSeen = consumed;
         return capacity - (int) (producer - consumed);
@@ -430,6 +546,7 @@ public final class SharedMemoryRing implements AutoCloseable {
      * @return bytes copied, 0 when the ring is full (or {@code source} empty)
      */
     public int put(ByteBuffer source) {
+        checkMapped();
         int wanted = source.remaining();
         if (wanted == 0) {
             return 0;
@@ -459,11 +576,13 @@ public final class SharedMemoryRing implements AutoCloseable {
      * waiting for the network connection to end.
      */
     public void markWriterClosed() {
+        checkMapped();
         LONGS.setRelease(mapping, WRITER_CLOSED_OFFSET, 1L);
     }
 
     /** Whether the writer closed the ring ({@link #markWriterClosed}); every frame it wrote is published. */
     public boolean writerClosed() {
+        checkMapped();
         return (long) LONGS.getAcquire(mapping, WRITER_CLOSED_OFFSET) != 0;
     }
 
@@ -479,6 +598,7 @@ public final class SharedMemoryRing implements AutoCloseable {
      * was overwritten): then nothing more is to be read from it.
      */
     public long readable() {
+        checkMapped();
         long published = (long) LONGS.getAcquire(mapping, PRODUCER_OFFSET);
         long available = published - consumer;
         return available < 0 || available > capacity ? -1 : available;
@@ -499,6 +619,7 @@ public final class SharedMemoryRing implements AutoCloseable {
      * the reader hands to its inbox; the inbox may move its position and limit.
      */
     public ByteBuffer view() {
+        checkMapped();
         return readView.clear();
     }
 
@@ -522,6 +643,7 @@ public final class SharedMemoryRing implements AutoCloseable {
 
     /** Hands {@code count} bytes back to the writer: they are taken. */
     public void release(int count) {
+        checkMapped();
         consumer += count;
         LONGS.setRelease(mapping, CONSUMER_OFFSET, consumer);
     }

@@ -134,37 +134,72 @@ class SharedMemoryRingTest {
         }
         AtomicBoolean warned = new AtomicBoolean();
         SharedMemoryOptions options = SharedMemoryOptions.OFF;
-        assertTrue(SharedMemoryNegotiation.warnOnce(warned, 0, full.getMessage(), options));
-        assertFalse(SharedMemoryNegotiation.warnOnce(warned, 0, full.getMessage(), options));
+        String hint = SharedMemoryNegotiation.roomHint(options);
+        assertTrue(SharedMemoryNegotiation.warnOnce(warned, 0, full.getMessage(), hint));
+        assertFalse(SharedMemoryNegotiation.warnOnce(warned, 0, full.getMessage(), hint));
     }
 
     @Test
-    void staleFilesOfDeadProcessesGoAndThoseOfLivingOnesStay() throws Exception {
+    void staleFilesOfDeadProcessesOfThisPidNamespaceGoAndAllOthersStay() throws Exception {
+        long namespace = SharedMemoryRing.PID_NAMESPACE;
+        assertTrue(namespace > 0, "this test runs where /proc/self/ns/pid can be read");
         Process child = new ProcessBuilder("true").start();
         assertTrue(child.waitFor(10, TimeUnit.SECONDS));
         long deadPid = child.pid();
         while (ProcessHandle.of(deadPid).isPresent()) {
             Thread.sleep(10);
         }
-        Path dead = directory.resolve(SharedMemoryRing.fileName("job-x", deadPid, 0xabcL, 0, 1));
-        Path alive = directory.resolve(SharedMemoryRing.fileName("job-x", ProcessHandle.current().pid(), 0xabcL, 1,
+        Path dead = directory.resolve(SharedMemoryRing.fileName("job-x", namespace, deadPid, 0xabcL, 0, 1));
+        Path alive = directory.resolve(SharedMemoryRing.fileName("job-x", namespace, ProcessHandle.current().pid(),
+                0xabcL, 1, 0));
+        // Another container's live ring: its pid means nothing in this namespace, dead here or not.
+        Path otherNamespace = directory.resolve(SharedMemoryRing.fileName("job-x", namespace + 1, deadPid, 0xabcL, 2,
                 0));
+        Path unknownNamespace = directory.resolve(SharedMemoryRing.fileName("job-x", 0, deadPid, 0xabcL, 3, 0));
         Path notARing = directory.resolve("ringstar-notes.txt");
-        Files.write(dead, new byte[1]);
-        Files.write(alive, new byte[1]);
-        Files.write(notARing, new byte[1]);
+        for (Path file : new Path[] {dead, alive, otherNamespace, unknownNamespace, notARing}) {
+            Files.write(file, new byte[1]);
+        }
         assertEquals(deadPid, SharedMemoryRing.writerPid(dead.getFileName().toString()));
+        assertEquals(namespace + 1, SharedMemoryRing.writerPidNamespace(otherNamespace.getFileName().toString()));
 
         assertEquals(1, SharedMemoryRing.removeStale(directory));
         assertFalse(Files.exists(dead));
         assertTrue(Files.exists(alive));
+        assertTrue(Files.exists(otherNamespace), "a file of another PID namespace is left alone");
+        assertTrue(Files.exists(unknownNamespace), "a file of an unknown PID namespace is left alone");
         assertTrue(Files.exists(notARing));
     }
 
     @Test
-    void theFileIsNamedByJobPidNonceAndRanksAndOnlyItsOwnerMayReadIt() throws IOException {
+    void unmapFreesTheMappingAndLaterCallsAreRefusedNotCrashes() throws IOException {
+        SharedMemoryRing writer = create(11);
+        SharedMemoryRing reader = SharedMemoryRing.open(writer.path(), "job one/α", 2, 5, 11);
+        String name = writer.path().getFileName().toString();
+        assertEquals(2, mappingsOf(name), "both ends map the file");
+        writer.close();
+        reader.close();
+        assertEquals(2, mappingsOf(name), "unlinked, the file stays mapped (its pages taken) until unmapped");
+        assertTrue(writer.unmap());
+        assertTrue(reader.unmap());
+        assertTrue(reader.unmap(), "idempotent");
+        assertEquals(0, mappingsOf(name), "no mapping left: the pages are free");
+        assertThrows(IllegalStateException.class, writer::writable);
+        assertThrows(IllegalStateException.class, reader::readable);
+    }
+
+    /** How many mappings of this process show a file named {@code name} ({@code /proc/self/maps}). */
+    private static long mappingsOf(String name) throws IOException {
+        try (Stream<String> lines = Files.lines(Path.of("/proc/self/maps"))) {
+            return lines.filter(line -> line.contains(name)).count();
+        }
+    }
+
+    @Test
+    void theFileIsNamedByJobPidNamespacePidNonceAndRanksAndOnlyItsOwnerMayReadIt() throws IOException {
         try (SharedMemoryRing ring = create(0x1234L)) {
-            assertEquals("ringstar-job_one__-" + ProcessHandle.current().pid() + "-0000000000001234-2to5",
+            assertEquals("ringstar-job_one__-" + SharedMemoryRing.PID_NAMESPACE + "-" + ProcessHandle.current().pid()
+                    + "-0000000000001234-2to5",
                     ring.path().getFileName().toString());
             assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(
                     Files.getPosixFilePermissions(ring.path())));

@@ -77,11 +77,23 @@ public abstract class TransportConformanceTest {
         long receivedBefore = one.sharedMemoryBytesReceived();
         // Longer than one publication of the ring's writer, so the reader takes it in pieces.
         ByteBuffer message = pattern(0, 1, 0, 300_007);
-        Thread sender = new Thread(() -> zero.send(1, message.duplicate()));
+        java.util.concurrent.atomic.AtomicReference<Throwable> sendFailure =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        Thread sender = new Thread(() -> {
+            try {
+                zero.send(1, message.duplicate());
+            } catch (Throwable e) {
+                sendFailure.set(e);
+            }
+        });
         sender.start();
         ByteBuffer into = ByteBuffer.allocateDirect(message.capacity());
         one.recv(0, into);
         sender.join(LIMIT.toMillis());
+        assertTrue(!sender.isAlive(), "rank 0's send returned");
+        if (sendFailure.get() != null) {
+            throw new AssertionError("rank 0's send failed", sendFailure.get());
+        }
         assertArrayEquals(bytes(message), bytes(into.flip()));
         long frame = io.ringstar.spi.Frame.HEADER_BYTES + message.capacity();
         assertEquals(sentBefore + frame, zero.sharedMemoryBytesSent(), "bytes rank 0 wrote into rings");

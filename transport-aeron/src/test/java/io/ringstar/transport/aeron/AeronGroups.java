@@ -69,6 +69,17 @@ public final class AeronGroups {
         return checked(open(worldSize, timeout, options, UnaryOperator.identity()), true);
     }
 
+    /**
+     * Ranks that share {@code shared} with option {@code sharedMemory=off}: their frames go through
+     * the IPC term buffers (checked once), the data path the rings replace otherwise.
+     */
+    static List<Transport> ipcNetworkPath(MediaDriver shared, int worldSize, Duration timeout) {
+        Map<String, String> options = new HashMap<>();
+        options.put(AeronTransport.DIR_OPTION, shared.aeronDirectoryName());
+        options.put(NetworkOptions.SHARED_MEMORY_OPTION, NetworkOptions.SHARED_MEMORY_OFF);
+        return checked(open(worldSize, timeout, options, UnaryOperator.identity()), false);
+    }
+
     private static List<Transport> checked(List<Transport> group, boolean sharedMemory) {
         try {
             if (sharedMemory) {

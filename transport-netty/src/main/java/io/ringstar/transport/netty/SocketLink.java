@@ -22,7 +22,10 @@ import java.nio.channels.SocketChannel;
  *
  * <p>The socket is registered with the transport's selector for reading while the inbox has room
  * (so a peer that sends more than this rank takes is held back by TCP itself) and for writing
- * while a send waits for the socket to take its bytes.
+ * while a send waits for the socket to take its bytes. Once the peer's frames come through
+ * shared memory ({@link #readsFromSharedMemory}) the socket carries nothing but its end: it is
+ * then read always, whatever the inbox holds, into a small buffer of its own, so that the peer's
+ * death is seen at once even while the inbox from it is full; a byte there breaks the protocol.
  */
 final class SocketLink extends PeerChannel {
     /** Reads per round at most, so one busy peer does not starve the others. */
@@ -38,6 +41,8 @@ final class SocketLink extends PeerChannel {
     /** A send waits for the socket to take more. */
     private boolean wantsWrite;
     private boolean ended;
+    /** Where the socket is read once frames come through shared memory (only its end is expected). */
+    private ByteBuffer endOnly;
 
     SocketLink(NettyTransport transport, int peer, Handover.Taken taken, Selector selector, long receiveBufferBytes)
             throws IOException {
@@ -61,7 +66,7 @@ final class SocketLink extends PeerChannel {
     /** Sets the selector interest this link needs now: read while the inbox has room, write while a send waits. */
     void updateInterest() {
         int wanted = 0;
-        if (!ended && failure() == null && inbox().room(sending()) >= readSpaceNeeded()) {
+        if (!ended && failure() == null && (readsFromSharedMemory() || inbox().room(sending()) >= readSpaceNeeded())) {
             wanted |= SelectionKey.OP_READ;
         }
         if (wantsWrite) {
@@ -98,6 +103,11 @@ final class SocketLink extends PeerChannel {
         int total = 0;
         try {
             for (int round = 0; round < READS_PER_ROUND; round++) {
+                if (readsFromSharedMemory()) {
+                    // The peer's switch record came (maybe in this very read): its frames are in the ring.
+                    readEnd();
+                    break;
+                }
                 Inbox inbox = inbox();
                 if (inbox.room(sending()) < readSpaceNeeded()) {
                     break;
@@ -125,6 +135,23 @@ final class SocketLink extends PeerChannel {
             lost(e);
         }
         return total;
+    }
+
+    /**
+     * Reads the socket of a peer whose frames come through shared memory: the end of the stream is
+     * the peer's close or death (its goodbye, if any, is in the ring); bytes are a protocol breach.
+     */
+    private void readEnd() throws IOException {
+        if (endOnly == null) {
+            endOnly = ByteBuffer.allocate(tls == null ? 64 : readSpaceNeeded());
+        }
+        int n = tls == null ? socket.read(endOnly.clear()) : tls.read(socket, endOnly.clear());
+        if (n < 0) {
+            ended();
+        } else if (n > 0) {
+            fail("rank " + peer + " sent " + n + " bytes over the network after it switched to shared memory,"
+                    + " where nothing but the connection's end may come; nothing more is read from it", null);
+        }
     }
 
     private void ended() {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.ringstar.CollectiveException;
 import io.ringstar.CollectiveTimeoutException;
@@ -12,6 +13,7 @@ import io.ringstar.Deadline;
 import io.ringstar.PeerFailureException;
 import io.ringstar.Transport;
 import io.ringstar.config.NetworkOptions;
+import io.ringstar.spi.Frame;
 import io.ringstar.spi.PeerTransport;
 import io.ringstar.spi.SharedMemoryRing;
 import io.ringstar.testing.Ranks;
@@ -26,6 +28,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.logging.Handler;
@@ -40,7 +44,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * What the shared-memory path adds to the Netty transport, in one JVM: the fallback to TCP with one
  * warning, {@code sharedMemory=on} failing the open instead, a ring that stays full, a ring file
- * overwritten with garbage, and no file left once the group closes.
+ * overwritten with garbage or truncated, a peer that dies while the inbox from it is full, and no
+ * file left once the group closes.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class NettySharedMemoryTest {
@@ -158,6 +163,90 @@ class NettySharedMemoryTest {
             group.forEach(Transport::close);
         }
         assertNoRingFiles();
+    }
+
+    @Test
+    void aPeerThatDiesWhileTheInboxFromItIsFullIsFailedAtOnceNotAtTheDeadline() throws Exception {
+        List<Transport> group = NettyGroups.open(2, LIMIT, Map.of(
+                NetworkOptions.SHARED_MEMORY_DIRECTORY_OPTION, directory.toString(),
+                NetworkOptions.SHARED_MEMORY_BYTES_OPTION, "64K",
+                NettyTransport.RECEIVE_BUFFER_OPTION, "64K"));
+        try {
+            PeerTransport zero = (PeerTransport) group.get(0);
+            // Rank 0 sends what rank 1 never takes (rank 1's inbox and ring fill, then the send waits);
+            // meanwhile its inbox from rank 1 may hold twice its limit, 128 KiB.
+            long sendTimeout = 20;
+            CompletableFuture<Void> blocked = CompletableFuture.runAsync(() -> {
+                Deadline deadline = Deadline.after(Duration.ofSeconds(sendTimeout));
+                for (int m = 0; m < 16; m++) {
+                    zero.send(1, ByteBuffer.allocate(0), ByteBuffer.allocateDirect(64 << 10), deadline);
+                }
+            });
+            // Rank 1 fills that inbox to the byte (the head message's frame header is parsed, so 16
+            // bytes more than eight frames of 16 KiB): no room is left to read the socket into.
+            int frame = 16 << 10;
+            for (int m = 0; m < 9; m++) {
+                int payload = m < 8 ? frame - Frame.HEADER_BYTES : 0;
+                group.get(1).send(0, ByteBuffer.allocate(0), ByteBuffer.allocateDirect(payload), Deadline.after(LIMIT));
+            }
+            long filled = 8L * frame + Frame.HEADER_BYTES;
+            Deadline full = Deadline.after(Duration.ofSeconds(10));
+            while (zero.sharedMemoryBytesReceived() < filled && !blocked.isDone()) {
+                assertFalse(full.passed(), "rank 0 took only " + zero.sharedMemoryBytesReceived() + " bytes");
+                Thread.sleep(5);
+            }
+            assertFalse(blocked.isDone(), "rank 0's send waits for rank 1");
+            // Rank 1 dies: its connection ends without a goodbye, its ring is not marked closed.
+            linkOf((NettyTransport) group.get(1), 0).close();
+            ExecutionException thrown = assertThrows(ExecutionException.class, () -> blocked.get(sendTimeout * 2,
+                    TimeUnit.SECONDS));
+            PeerFailureException failure = assertInstanceOf(PeerFailureException.class, thrown.getCause(),
+                    "the death is seen, not the deadline: " + thrown.getCause());
+            assertEquals(1, failure.peerRank());
+            assertTrue(failure.getMessage().contains("connection to rank 1 was lost"), failure.getMessage());
+        } finally {
+            group.forEach(Transport::close);
+        }
+        assertNoRingFiles();
+    }
+
+    @Test
+    void aRingFileTruncatedAfterMappingFailsThePeerOnBothEndsWithAClearMessage() throws Exception {
+        // JDK 17 throws the fault's InternalError late, often outside the catch (SharedMemoryRing's comment).
+        assumeTrue(Runtime.version().feature() >= 25, "the JVM raises the fault where ringstar catches it");
+        List<Transport> group = NettyGroups.open(2, LIMIT, Map.of(
+                NetworkOptions.SHARED_MEMORY_DIRECTORY_OPTION, directory.toString()));
+        try {
+            exchange(group);
+            Path ring;
+            try (Stream<Path> files = Files.list(directory)) {
+                ring = files.filter(file -> file.getFileName().toString().endsWith("-0to1")).findFirst().orElseThrow();
+            }
+            // Both ends have it mapped; its pages are gone now: every access to them raises SIGBUS.
+            try (FileChannel file = FileChannel.open(ring, StandardOpenOption.WRITE)) {
+                file.truncate(0);
+            }
+            PeerFailureException writer = assertThrows(PeerFailureException.class,
+                    () -> group.get(0).send(1, ByteBuffer.allocate(64)));
+            assertEquals(1, writer.peerRank());
+            PeerFailureException reader = assertThrows(PeerFailureException.class,
+                    () -> group.get(1).recv(0, ByteBuffer.allocate(64)));
+            assertEquals(0, reader.peerRank());
+            for (PeerFailureException e : List.of(writer, reader)) {
+                assertTrue(e.getMessage().contains("faulted when") && e.getMessage().contains("truncated or replaced")
+                        && e.getMessage().contains(ring.getFileName().toString()), e.getMessage());
+            }
+        } finally {
+            group.forEach(Transport::close);
+        }
+        assertNoRingFiles();
+    }
+
+    /** This rank's link to {@code peer}. */
+    private static SocketLink linkOf(NettyTransport transport, int peer) throws ReflectiveOperationException {
+        Field links = NettyTransport.class.getDeclaredField("links");
+        links.setAccessible(true);
+        return ((SocketLink[]) links.get(transport))[peer];
     }
 
     private List<Transport> openWithoutCheck(int worldSize, Map<String, String> options) {
