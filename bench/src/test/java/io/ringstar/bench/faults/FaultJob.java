@@ -250,7 +250,7 @@ final class FaultJob implements AutoCloseable {
         }
     }
 
-    /** A ring file's name: {@code ringstar-<job>-<writer pid>-<nonce>-<from>to<to>}. */
+    /** A ring file's name: {@code ringstar-<job>-<pid namespace>-<writer pid>-<nonce>-<from>to<to>}. */
     private static final Pattern RING_FILE = Pattern.compile("ringstar-.*-(\\d+)-[0-9a-f]{16}-\\d+to\\d+");
 
     /** The shared-memory ring files in {@code /dev/shm}. */
