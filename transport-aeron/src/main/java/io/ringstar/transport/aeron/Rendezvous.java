@@ -33,7 +33,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class Rendezvous {
     /** The most one connection's handshake may take before rank 0 drops it and serves the next. */
-    static final long HANDSHAKE_MILLIS = 10_000;
+    static final long HANDSHAKE_MILLIS = 5_000;
     private static final long CONNECT_ATTEMPT_MILLIS = 5_000;
     private static final long LONGEST_BACKOFF_MILLIS = 1_000;
 

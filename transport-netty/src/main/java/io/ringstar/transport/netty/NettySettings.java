@@ -26,7 +26,7 @@ record NettySettings(String jobId, byte[] secret, InetAddress coordinatorAddress
         long pauseReadingBytes, Duration handshakeTimeout, TlsContexts tls) {
 
     /** The most a connection waits for its handshake before the acceptor closes it. */
-    static final Duration MAX_HANDSHAKE_TIME = Duration.ofSeconds(10);
+    static final Duration MAX_HANDSHAKE_TIME = Duration.ofSeconds(5);
     static final int MIN_RECEIVE_BUFFER_BYTES = NetworkOptions.MIN_RECEIVE_BUFFER_BYTES;
 
     /** Declares {@value NettyTransport#IO_THREADS_OPTION}. */

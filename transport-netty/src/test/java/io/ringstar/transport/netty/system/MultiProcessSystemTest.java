@@ -236,7 +236,7 @@ class MultiProcessSystemTest {
         return Ports.freeLoopbackPorts(count);
     }
 
-    /** Sends {@code bytes} and expects the rank to close the connection (at most its 10 s handshake limit). */
+    /** Sends {@code bytes} and expects the rank to close the connection (at most its 5 s handshake limit). */
     private static String closesAfter(int port, byte[] bytes, String what) throws IOException {
         try (Socket socket = Intruder.connect(port, Duration.ofSeconds(25))) {
             Intruder.writeQuietly(socket, bytes);
